@@ -42,11 +42,26 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a1: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, "a", 0), |r, _| Some(r.next_u64())).collect();
-        let a2: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, "a", 0), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, "b", 0), |r, _| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, "a", 1), |r, _| Some(r.next_u64())).collect();
-        let d: Vec<u64> = (0..4).map(|_| 0).scan(stream(8, "a", 0), |r, _| Some(r.next_u64())).collect();
+        let a1: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(7, "a", 0), |r, _| Some(r.next_u64()))
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(7, "a", 0), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(7, "b", 0), |r, _| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(7, "a", 1), |r, _| Some(r.next_u64()))
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(stream(8, "a", 0), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(a1, c);
@@ -60,6 +75,10 @@ mod tests {
         // Pinning one value catches an accidental change of generator or derivation, which would
         // silently change every published result.
         let mut r = stream(1, "pin", 0);
-        assert_eq!(r.next_u64(), PINNED, "the stream derivation changed: published results would move");
+        assert_eq!(
+            r.next_u64(),
+            PINNED,
+            "the stream derivation changed: published results would move"
+        );
     }
 }

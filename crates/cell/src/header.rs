@@ -1,0 +1,467 @@
+//! Zero-copy views: [`Header`] over the first 8 bytes of a buffer, [`Cell`] over a whole cell.
+//!
+//! The views do no semantic checking: getters return whatever bits are on the wire, even when
+//! the CRC is wrong, because a node still reads `feedback` and `lcd` from a corrupted cell
+//! before discarding it (paper, App. D). [`crate::HeaderRepr::parse`] is the validating path.
+//!
+//! A view built with `new_checked` never panics, whatever its setters later write. One built
+//! with `new_unchecked` over a buffer shorter than [`HEADER_LEN`] panics on the first access.
+
+use crate::{Error, HEADER_LEN};
+
+/// Where each field sits in the header, read as one big-endian `u64`.
+pub(crate) mod field {
+    use core::ops::Range;
+
+    /// A run of `width` bits whose lowest bit is bit `shift` of the header word.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Bits {
+        pub shift: u32,
+        pub width: u32,
+    }
+
+    impl Bits {
+        const fn new(shift: u32, width: u32) -> Self {
+            Bits { shift, width }
+        }
+
+        /// Largest value the field holds; also its mask before shifting.
+        pub(crate) const fn max(self) -> u64 {
+            (1 << self.width) - 1
+        }
+
+        pub(crate) const fn mask(self) -> u64 {
+            self.max() << self.shift
+        }
+
+        pub(crate) const fn get(self, word: u64) -> u64 {
+            (word >> self.shift) & self.max()
+        }
+
+        /// Replaces the field; bits of `value` above the width are dropped.
+        pub(crate) const fn set(self, word: u64, value: u64) -> u64 {
+            (word & !self.mask()) | ((value & self.max()) << self.shift)
+        }
+    }
+
+    // (lowest bit, width), from the top of the word down.
+    pub(crate) const DST: Bits = Bits::new(54, 10);
+    pub(crate) const SRC: Bits = Bits::new(44, 10);
+    pub(crate) const SEQ: Bits = Bits::new(29, 15);
+    pub(crate) const FEEDBACK: Bits = Bits::new(19, 10);
+    pub(crate) const SOP: Bits = Bits::new(18, 1);
+    pub(crate) const EOP: Bits = Bits::new(17, 1);
+    pub(crate) const LCD: Bits = Bits::new(16, 1);
+    pub(crate) const CLASS: Bits = Bits::new(14, 2);
+    pub(crate) const LEN: Bits = Bits::new(8, 6);
+    pub(crate) const CRC: Bits = Bits::new(0, 8);
+
+    const ALL: [Bits; 10] = [DST, SRC, SEQ, FEEDBACK, SOP, EOP, LCD, CLASS, LEN, CRC];
+
+    // The fields must tile the 64-bit word exactly: no overlap, no unused bit.
+    const _: () = {
+        let mut covered = 0u64;
+        let mut i = 0;
+        while i < ALL.len() {
+            assert!(covered & ALL[i].mask() == 0, "header fields overlap");
+            covered |= ALL[i].mask();
+            i += 1;
+        }
+        assert!(covered == u64::MAX, "header has unassigned bits");
+    };
+
+    /// The whole header.
+    pub(crate) const HEADER: Range<usize> = 0..8;
+    /// Bytes protected by the CRC: everything but the CRC byte itself.
+    pub(crate) const CRC_COVERED: Range<usize> = 0..7;
+}
+
+/// CRC-8/AUTOSAR (poly 0x2F, init 0xFF, xorout 0xFF), table built at compile time.
+const CRC8: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_8_AUTOSAR);
+
+/// A read/write view of an 8-byte cell header at the start of `buffer`.
+///
+/// Longer buffers are fine (e.g. a whole cell); only the first [`HEADER_LEN`] bytes are used.
+/// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Header { buffer }
+    }
+
+    /// Wraps `buffer` after checking it holds a whole header.
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let header = Self::new_unchecked(buffer);
+        header.check_len()?;
+        Ok(header)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than [`HEADER_LEN`].
+    pub fn check_len(&self) -> Result<(), Error> {
+        let got = self.buffer.as_ref().len();
+        if got < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    fn word(&self) -> u64 {
+        let mut bytes = [0u8; HEADER_LEN];
+        bytes.copy_from_slice(&self.buffer.as_ref()[field::HEADER]);
+        u64::from_be_bytes(bytes)
+    }
+
+    fn get(&self, bits: field::Bits) -> u64 {
+        bits.get(self.word())
+    }
+
+    // The narrowing casts below cannot lose bits: each field is at most 15 bits wide.
+
+    /// Final destination node.
+    pub fn dst(&self) -> u16 {
+        self.get(field::DST) as u16
+    }
+
+    /// Node that sourced the cell; an intermediate hop leaves it unchanged.
+    pub fn src(&self) -> u16 {
+        self.get(field::SRC) as u16
+    }
+
+    /// Per-(src, dst) sequence number, modulo [`crate::SEQ_MODULUS`].
+    pub fn seq(&self) -> u16 {
+        self.get(field::SEQ) as u16
+    }
+
+    /// Rate-limit feedback: a queue length in cells, saturated at [`crate::MAX_FEEDBACK`].
+    pub fn feedback(&self) -> u16 {
+        self.get(field::FEEDBACK) as u16
+    }
+
+    pub fn sop(&self) -> bool {
+        self.get(field::SOP) != 0
+    }
+
+    pub fn eop(&self) -> bool {
+        self.get(field::EOP) != 0
+    }
+
+    /// Last-cell-dropped: the previous cell from the receiver of this one to its sender was lost.
+    pub fn lcd(&self) -> bool {
+        self.get(field::LCD) != 0
+    }
+
+    /// Traffic class, 0 = highest priority.
+    pub fn class(&self) -> u8 {
+        self.get(field::CLASS) as u8
+    }
+
+    /// Payload bytes carried by this cell.
+    pub fn payload_len(&self) -> u8 {
+        self.get(field::LEN) as u8
+    }
+
+    /// The CRC as stored in byte 7.
+    pub fn crc(&self) -> u8 {
+        self.get(field::CRC) as u8
+    }
+
+    /// The CRC that bytes 0..=6 should carry.
+    pub fn computed_crc(&self) -> u8 {
+        CRC8.checksum(&self.buffer.as_ref()[field::CRC_COVERED])
+    }
+
+    pub fn verify_crc(&self) -> bool {
+        self.crc() == self.computed_crc()
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
+    fn set(&mut self, bits: field::Bits, value: u64) {
+        let word = bits.set(self.word(), value);
+        self.buffer.as_mut()[field::HEADER].copy_from_slice(&word.to_be_bytes());
+    }
+
+    // Setters keep only the low bits that fit the field, like a hardware register would.
+    // `HeaderRepr::emit` is the range-checked way to write a header.
+
+    pub fn set_dst(&mut self, value: u16) {
+        self.set(field::DST, value.into());
+    }
+
+    pub fn set_src(&mut self, value: u16) {
+        self.set(field::SRC, value.into());
+    }
+
+    pub fn set_seq(&mut self, value: u16) {
+        self.set(field::SEQ, value.into());
+    }
+
+    pub fn set_feedback(&mut self, value: u16) {
+        self.set(field::FEEDBACK, value.into());
+    }
+
+    pub fn set_sop(&mut self, value: bool) {
+        self.set(field::SOP, value.into());
+    }
+
+    pub fn set_eop(&mut self, value: bool) {
+        self.set(field::EOP, value.into());
+    }
+
+    pub fn set_lcd(&mut self, value: bool) {
+        self.set(field::LCD, value.into());
+    }
+
+    pub fn set_class(&mut self, value: u8) {
+        self.set(field::CLASS, value.into());
+    }
+
+    pub fn set_payload_len(&mut self, value: u8) {
+        self.set(field::LEN, value.into());
+    }
+
+    /// Stores an arbitrary CRC byte (fault injection, tests); [`Header::fill_crc`] is the norm.
+    pub fn set_crc(&mut self, value: u8) {
+        self.set(field::CRC, value.into());
+    }
+
+    /// Computes the CRC over bytes 0..=6 and stores it in byte 7.
+    pub fn fill_crc(&mut self) {
+        let crc = self.computed_crc();
+        self.set_crc(crc);
+    }
+}
+
+/// A view of one whole cell: the header followed by the payload area.
+///
+/// The cell size is the buffer length (64 B in the paper, any size >= [`HEADER_LEN`] here).
+/// Only the first `payload_len` bytes of the area are payload; the rest is padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Cell<T> {
+    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Cell { buffer }
+    }
+
+    /// Wraps `buffer` after checking it holds a header and the payload length it declares.
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let cell = Self::new_unchecked(buffer);
+        cell.check_len()?;
+        Ok(cell)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than a header, or than header + `payload_len`.
+    pub fn check_len(&self) -> Result<(), Error> {
+        let got = self.buffer.as_ref().len();
+        if got < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+        }
+        let need = HEADER_LEN + usize::from(self.header().payload_len());
+        if got < need {
+            return Err(Error::Truncated { need, got });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn header(&self) -> Header<&[u8]> {
+        Header::new_unchecked(self.buffer.as_ref())
+    }
+
+    /// Cell size in bytes: the buffer length.
+    pub fn cell_len(&self) -> usize {
+        self.buffer.as_ref().len()
+    }
+
+    /// Most payload bytes this cell could carry: cell size minus the header.
+    pub fn payload_capacity(&self) -> usize {
+        self.cell_len().saturating_sub(HEADER_LEN)
+    }
+
+    /// The `payload_len` valid bytes. If a setter has since raised `payload_len` past the
+    /// buffer end, the slice stops at the end instead of panicking.
+    pub fn payload(&self) -> &[u8] {
+        let range = self.payload_range();
+        &self.buffer.as_ref()[range]
+    }
+
+    fn payload_range(&self) -> core::ops::Range<usize> {
+        let end = HEADER_LEN + usize::from(self.header().payload_len());
+        HEADER_LEN..end.min(self.cell_len())
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Cell<T> {
+    pub fn header_mut(&mut self) -> Header<&mut [u8]> {
+        Header::new_unchecked(self.buffer.as_mut())
+    }
+
+    /// The `payload_len` valid bytes, writable; clipped at the buffer end like [`Cell::payload`].
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let range = self.payload_range();
+        &mut self.buffer.as_mut()[range]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DEFAULT_CELL_LEN;
+
+    /// Every field as (name, bits, setter), to check that each setter touches its bits only.
+    type Setter = fn(&mut Header<&mut [u8]>, u64);
+    const SETTERS: [(&str, field::Bits, Setter); 10] = [
+        ("dst", field::DST, |h, v| h.set_dst(v as u16)),
+        ("src", field::SRC, |h, v| h.set_src(v as u16)),
+        ("seq", field::SEQ, |h, v| h.set_seq(v as u16)),
+        ("feedback", field::FEEDBACK, |h, v| h.set_feedback(v as u16)),
+        ("sop", field::SOP, |h, v| h.set_sop(v != 0)),
+        ("eop", field::EOP, |h, v| h.set_eop(v != 0)),
+        ("lcd", field::LCD, |h, v| h.set_lcd(v != 0)),
+        ("class", field::CLASS, |h, v| h.set_class(v as u8)),
+        ("len", field::LEN, |h, v| h.set_payload_len(v as u8)),
+        ("crc", field::CRC, |h, v| h.set_crc(v as u8)),
+    ];
+
+    #[test]
+    fn each_setter_writes_exactly_its_bits() {
+        for background in [0u64, u64::MAX, 0x0123_4567_89ab_cdef] {
+            for (name, bits, set) in SETTERS {
+                for value in [0, bits.max()] {
+                    let mut buf = background.to_be_bytes();
+                    set(&mut Header::new_unchecked(&mut buf[..]), value);
+                    let after = u64::from_be_bytes(buf);
+                    assert_eq!(
+                        after & !bits.mask(),
+                        background & !bits.mask(),
+                        "{name} disturbed other bits"
+                    );
+                    assert_eq!(bits.get(after), value, "{name} did not store {value}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn setters_drop_bits_above_the_field_width() {
+        let mut buf = [0u8; HEADER_LEN];
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        h.set_dst(1024 + 7);
+        h.set_seq(0x8000 | 3);
+        h.set_class(4 | 1);
+        h.set_payload_len(64 + 5);
+        assert_eq!((h.dst(), h.seq(), h.class(), h.payload_len()), (7, 3, 1, 5));
+        assert_eq!(h.src(), 0, "dst overflow leaked into src");
+    }
+
+    #[test]
+    fn getters_read_a_header_whose_crc_is_wrong() {
+        let mut buf = [0u8; HEADER_LEN];
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        h.set_dst(9);
+        h.set_src(4);
+        h.set_feedback(321);
+        h.set_lcd(true);
+        h.fill_crc();
+        assert!(h.verify_crc());
+        let good = h.crc();
+        h.set_crc(good ^ 0x5a);
+        assert!(!h.verify_crc());
+        assert_eq!((h.feedback(), h.lcd(), h.dst(), h.src()), (321, true, 9, 4));
+    }
+
+    #[test]
+    fn crc_is_the_autosar_catalogue_entry() {
+        // The catalogue's check value: CRC of the ASCII digits "123456789".
+        assert_eq!(CRC8.checksum(b"123456789"), 0xdf);
+    }
+
+    #[test]
+    fn all_zero_and_all_one_headers_fail_the_crc() {
+        for byte in [0x00, 0xff] {
+            let buf = [byte; HEADER_LEN];
+            assert!(
+                !Header::new_unchecked(&buf[..]).verify_crc(),
+                "{byte:#04x} passed"
+            );
+        }
+    }
+
+    #[test]
+    fn short_buffers_are_truncated_errors() {
+        let buf = [0u8; HEADER_LEN];
+        for got in 0..HEADER_LEN {
+            let want = Some(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+            assert_eq!(Header::new_checked(&buf[..got]).err(), want);
+            assert_eq!(Cell::new_checked(&buf[..got]).err(), want);
+        }
+        assert!(Header::new_checked(&buf[..]).is_ok());
+        assert!(
+            Cell::new_checked(&buf[..]).is_ok(),
+            "a header-only cell with len 0 is fine"
+        );
+    }
+
+    #[test]
+    fn payload_length_is_checked_against_the_payload_area() {
+        let mut buf = [0u8; DEFAULT_CELL_LEN];
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        h.set_payload_len(57);
+        assert_eq!(
+            Cell::new_checked(&buf[..]),
+            Err(Error::Truncated { need: 65, got: 64 })
+        );
+        Header::new_unchecked(&mut buf[..]).set_payload_len(56);
+        let cell = Cell::new_checked(&buf[..]).expect("56 bytes fit a 64-byte cell");
+        assert_eq!(cell.payload().len(), 56);
+        assert_eq!(cell.payload_capacity(), 56);
+    }
+
+    #[test]
+    fn payload_is_the_declared_prefix_of_the_area() {
+        let mut buf = [0u8; DEFAULT_CELL_LEN];
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut cell = Cell::new_unchecked(&mut buf[..]);
+        cell.header_mut().set_payload_len(3);
+        assert_eq!(cell.payload(), &[8, 9, 10]);
+        cell.payload_mut().copy_from_slice(&[0xaa, 0xbb, 0xcc]);
+        assert_eq!(&cell.into_inner()[8..12], &[0xaa, 0xbb, 0xcc, 11]);
+    }
+
+    #[test]
+    fn payload_is_clipped_when_len_is_raised_after_checking() {
+        let mut buf = [0u8; 12];
+        let mut cell = Cell::new_checked(&mut buf[..]).expect("len 0 fits");
+        cell.header_mut().set_payload_len(63);
+        assert_eq!(cell.payload().len(), 4);
+        assert_eq!(cell.payload_mut().len(), 4);
+        assert!(cell.check_len().is_err());
+    }
+}

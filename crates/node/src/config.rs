@@ -1,0 +1,102 @@
+//! The parameters a Shoal node needs, checked once.
+
+use shoal_base::NodeId;
+use std::fmt;
+
+/// Everything a node must know about its rack. All of it is static for the life of the node.
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    /// This node.
+    pub id: NodeId,
+    /// Nodes in the rack (N).
+    pub nodes: u16,
+    /// Slots in one epoch (E): the interval at which each ordered pair is connected once.
+    pub epoch_slots: u32,
+    /// A cell transmitted in slot `s` is handed to its receiver at slot `s + delay_slots`
+    /// (serialization plus propagation, in whole slots; App. A). At least 1.
+    pub delay_slots: u32,
+    /// Payload bytes per cell: cell size minus header size (64 − 8 = 56 by default).
+    pub payload_bytes: u16,
+    /// Traffic classes (App. C), 1..=4. Class 0 has strict priority over class 1, and so on.
+    pub classes: u8,
+    /// Tail-drop limit, in cells, of each queue of a class below the highest. The highest class
+    /// needs no limit: Eq. 3/5 bound it. Lower classes can be starved and must drop (App. C).
+    pub low_class_queue_cells: u32,
+    /// §3.3.3 at the intermediate node: local flows wait in a ready queue `R_jk` and at most one
+    /// local cell sits in `Q_jk` (Eq. 4-6). Off reproduces the "without optimizations" curve of
+    /// Fig. 14.
+    pub ready_queue: bool,
+    /// §3.3.3 at the source: a new flow adds a cell to `Q_ij` only while
+    /// `len(Q_ij) <= 2^age`, age in epochs since the flow started.
+    pub age_rule: bool,
+    /// Check the per-subflow invariant behind the queue bounds of Eq. 3 and 5 on every enqueue
+    /// (debug builds only). Turn it off where the paper says the bound can break: corrupted
+    /// feedback (App. D) and retransmissions.
+    pub check_bounds: bool,
+}
+
+/// Why a configuration cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl NodeConfig {
+    /// The paper's defaults for a rack of `nodes` with an epoch of `epoch_slots`: 64 B cells with
+    /// an 8 B header, one traffic class, both §3.3.3 optimizations on.
+    pub fn new(id: NodeId, nodes: u16, epoch_slots: u32, delay_slots: u32) -> Self {
+        NodeConfig {
+            id,
+            nodes,
+            epoch_slots,
+            delay_slots,
+            payload_bytes: 56,
+            classes: 1,
+            low_class_queue_cells: 64,
+            ready_queue: true,
+            age_rule: true,
+            check_bounds: true,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |s: String| Err(ConfigError(s));
+        if self.nodes < 2 {
+            return err(format!("a rack needs at least 2 nodes, got {}", self.nodes));
+        }
+        if self.id.0 >= self.nodes {
+            return err(format!(
+                "node id {} outside a rack of {} nodes",
+                self.id.0, self.nodes
+            ));
+        }
+        if self.epoch_slots == 0 {
+            return err("epoch_slots must be at least 1".into());
+        }
+        if self.delay_slots == 0 {
+            return err("delay_slots must be at least 1: a cell sent in a slot is received at its end at the earliest".into());
+        }
+        if self.payload_bytes == 0 || self.payload_bytes > 63 {
+            return err(format!(
+                "payload_bytes must be 1..=63 (the header's 6-bit length field), got {}",
+                self.payload_bytes
+            ));
+        }
+        if !(1..=4).contains(&self.classes) {
+            return err(format!(
+                "classes must be 1..=4 (2-bit field), got {}",
+                self.classes
+            ));
+        }
+        if self.classes > 1 && self.low_class_queue_cells == 0 {
+            return err("low_class_queue_cells must be at least 1".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,178 @@
+//! Failures (§3.5). Every pair of nodes exchanges a cell every epoch, so silence in a peer's slot
+//! means the peer or the path to it has failed. The node then (i) stops sending to the peer,
+//! (ii) tells every other node it can no longer reach it, (iii) sends its last cell to the peer,
+//! if it was one of ours bound elsewhere, by another path, and (iv) discards the cells it was to
+//! forward to the peer.
+//!
+//! Choices where the paper is silent:
+//! - (iii) "via some other node": we queue the cell directly to its destination (one hop, no
+//!   further detour), which avoids the failed node by construction.
+//! - Our own cells queued for the failed intermediate but bound elsewhere are rerouted the same
+//!   way rather than discarded: they are not cells "to forward to j".
+//! - Notices go out one per peer per slot, ahead of data, in the order failures were detected.
+//! - A notice from `m` that it cannot reach `x` blocks subflows via `m` for flows to `x`; our cells
+//!   for `x` already queued to `m` are rerouted directly.
+
+use crate::flow::{Payload, SubState};
+use crate::node::{Event, NONE, Node, Origin, Queued};
+use shoal_base::NodeId;
+
+impl<P: Payload> Node<P> {
+    pub(crate) fn peer_failed(&mut self, j: usize) {
+        self.alive[j] = false;
+        self.stats.peers_failed += 1;
+        self.unreachable.push(NodeId(j as u16));
+        self.events.push_back(Event::PeerFailed(NodeId(j as u16)));
+        self.last_rx[j] = NONE;
+        self.lcd_out[j] = false;
+        self.resend[j] = false;
+
+        // (iii) The last cell we sent to j may be lost with it.
+        if let Some((cell, payload)) = self.last_tx[j].take()
+            && cell.src == self.me
+            && cell.len > 0
+            && cell.dst.idx() != j
+        {
+            self.reroute(cell, payload);
+        }
+
+        // (iv) Cells queued for j: transit cells and ours destined to j are discarded; ours
+        // detoured via j are rerouted.
+        for c in 0..self.cfg.classes as usize {
+            let qi = c * self.n + j;
+            let mut drained = Vec::new();
+            self.q.drain(qi, |e| drained.push(e));
+            self.queued_total -= drained.len() as u64;
+            for e in drained {
+                match e.origin {
+                    Origin::Transit => {
+                        self.transit_left(&e.cell);
+                        self.stats.discarded_for_failure += 1;
+                    }
+                    Origin::Local | Origin::Orphan => {
+                        if e.origin == Origin::Local {
+                            let f = self.flow_of[c * self.n + e.cell.dst.idx()];
+                            self.flows[f as usize].refs -= 1;
+                            self.flows[f as usize].subs[j].state = SubState::Blocked;
+                            self.maybe_free(f);
+                        }
+                        if e.cell.dst.idx() == j {
+                            self.stats.discarded_for_failure += 1;
+                        } else {
+                            self.reroute(e.cell, e.payload);
+                        }
+                    }
+                }
+            }
+            self.local_in_q[qi] = false;
+            self.release_refs(qi, j, ListKind::Ready);
+        }
+        self.release_refs(j, j, ListKind::Pending);
+        self.release_refs(j, j, ListKind::InFlight);
+
+        // Flows to j are abandoned; every other flow stops using j as an intermediate.
+        for c in 0..self.cfg.classes as usize {
+            let f = self.flow_of[c * self.n + j];
+            if f != NONE {
+                let flow = &mut self.flows[f as usize];
+                let unsent_bytes = flow.unsent_bytes();
+                flow.clear_data();
+                self.events.push_back(Event::FlowAborted {
+                    dst: NodeId(j as u16),
+                    class: c as u8,
+                    unsent_bytes,
+                });
+                self.maybe_free(f);
+            }
+        }
+        for fi in 0..self.flow_of.len() {
+            let f = self.flow_of[fi];
+            if f != NONE {
+                self.flows[f as usize].subs[j].state = SubState::Blocked;
+            }
+        }
+    }
+
+    /// `from` told us it can no longer reach `x`.
+    pub(crate) fn on_unreachable(&mut self, from: usize, x: NodeId) {
+        if x == self.me || x.idx() >= self.n || from == x.idx() {
+            return;
+        }
+        if !self.blocked.insert((from as u16, x.0)) {
+            return;
+        }
+        for c in 0..self.cfg.classes as usize {
+            let f = self.flow_of[c * self.n + x.idx()];
+            if f == NONE {
+                continue;
+            }
+            let was = self.flows[f as usize].subs[from].state;
+            self.flows[f as usize].subs[from].state = SubState::Blocked;
+            if was == SubState::Queued {
+                // Take our queued cell for x off the path through `from`.
+                let qi = c * self.n + from;
+                let mut moved = Vec::new();
+                self.q.retain(
+                    qi,
+                    |e| !(e.origin == Origin::Local && e.cell.dst == x),
+                    |e| moved.push(e),
+                );
+                self.queued_total -= moved.len() as u64;
+                for e in moved {
+                    self.flows[f as usize].refs -= 1;
+                    if self.cfg.ready_queue {
+                        self.local_in_q[qi] = false;
+                    }
+                    self.reroute(e.cell, e.payload);
+                }
+                if self.cfg.ready_queue {
+                    self.promote(qi, from);
+                }
+                self.maybe_free(f);
+            }
+        }
+    }
+
+    /// Queues one of our cells straight to its destination, outside any subflow.
+    fn reroute(&mut self, cell: crate::frame::CellRec, payload: P) {
+        let k = cell.dst.idx();
+        if !self.alive[k] {
+            self.stats.discarded_for_failure += 1;
+            return;
+        }
+        self.stats.rerouted += 1;
+        let qi = cell.class as usize * self.n + k;
+        self.enqueue(
+            qi,
+            Queued {
+                cell,
+                payload,
+                origin: Origin::Orphan,
+            },
+        );
+    }
+
+    /// Empties a ready, pending or in-flight list of intermediate `j`, blocking the subflows
+    /// it held and dropping their references.
+    fn release_refs(&mut self, list_index: usize, j: usize, kind: ListKind) {
+        let mut flows = Vec::new();
+        match kind {
+            ListKind::Ready => self.ready.drain(list_index, |f| flows.push(f)),
+            ListKind::Pending => self.pending.drain(list_index, |f| flows.push(f)),
+            ListKind::InFlight => self.inflight.drain(list_index, |(_, f)| flows.push(f)),
+        }
+        for f in flows {
+            let flow = &mut self.flows[f as usize];
+            flow.refs -= 1;
+            flow.subs[j].state = SubState::Blocked;
+            self.maybe_free(f);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ListKind {
+    Ready,
+    Pending,
+    InFlight,
+}

@@ -1,0 +1,197 @@
+//! The source side of one Shoal flow: all traffic from this node to one destination in one
+//! traffic class (§3.3.2: "a flow refers to all layer-2 packets being exchanged between a pair of
+//! nodes"). Data waits here as messages and is cut into cells only when a subflow is allowed to
+//! release one, so a 1 GB flow costs one record, not 18 million cells.
+
+use crate::frame::{CellRec, Kind, SEQ_MODULUS};
+use shoal_base::NodeId;
+use std::collections::VecDeque;
+use std::fmt::Debug;
+
+/// What a cell carries. The simulator uses `()`; the live emulator uses a handle into its own
+/// byte store, so the node never copies or even sees payload bytes.
+pub trait Payload: Copy + Default + Debug {
+    /// What the host hands over with each message.
+    type Packet: Copy + Debug;
+    /// The payload of the cell holding bytes `offset..offset + len` of message `packet`.
+    fn fragment(packet: Self::Packet, offset: u64, len: u8) -> Self;
+}
+
+impl Payload for () {
+    type Packet = ();
+    fn fragment(_: (), _: u64, _: u8) {}
+}
+
+/// Bytes submitted by the host, cut into packets of `packet_bytes` and packets into cells.
+#[derive(Clone, Copy, Debug)]
+struct Message<K> {
+    /// Bytes of the message not yet cut into cells.
+    left: u64,
+    /// Bytes already cut, i.e. the offset of the next cell within the message.
+    offset: u64,
+    packet_bytes: u32,
+    /// Bytes left in the packet being cut; 0 means the next cell starts a packet.
+    packet_left: u32,
+    packet: K,
+}
+
+/// Where subflow `i → j → k` of a flow stands (§3.3.2 congestion control, §3.3.3 age rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SubState {
+    /// May release a cell as soon as the flow has data; listed in the flow's idle list.
+    Idle,
+    /// Waiting in the intermediate's pending list for Eq. 2 (feedback `fb` received at slot
+    /// `since`) or the age rule to hold.
+    Pending,
+    /// In the ready queue `R_ij` (ready-queue mode only).
+    Ready,
+    /// Its cell sits in `Q_ij`.
+    Queued,
+    /// Its cell was sent to the intermediate; the feedback for it has not arrived.
+    InFlight,
+    /// The intermediate cannot be used: failed, or it reported the destination unreachable.
+    Blocked,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sub {
+    pub state: SubState,
+    /// Rate-limit feedback of the last cell (Eq. 1/6), in cells.
+    pub fb: u16,
+    /// Slot at which that feedback arrived (T in Eq. 2).
+    pub since: u64,
+}
+
+const FRESH: Sub = Sub {
+    state: SubState::Idle,
+    fb: 0,
+    since: 0,
+};
+
+/// One active local flow.
+pub(crate) struct LocalFlow<P: Payload> {
+    pub dst: NodeId,
+    pub class: u8,
+    messages: VecDeque<Message<P::Packet>>,
+    /// Slot at which the flow (re)started, for the age rule.
+    pub start_slot: u64,
+    /// Per intermediate (indexed by node id; the entry of this node is unused).
+    pub subs: Vec<Sub>,
+    /// Intermediates whose subflow is `Idle`: the ones to wake when data arrives.
+    pub idle: Vec<u16>,
+    /// List entries, queued cells and in-flight records that name this flow. The flow's slot is
+    /// recycled only when this is zero and no data is left, so no stale index ever resolves to
+    /// another flow.
+    pub refs: u32,
+}
+
+impl<P: Payload> LocalFlow<P> {
+    pub fn new(nodes: usize) -> Self {
+        LocalFlow {
+            dst: NodeId(0),
+            class: 0,
+            messages: VecDeque::new(),
+            start_slot: 0,
+            subs: vec![FRESH; nodes],
+            idle: Vec::with_capacity(nodes),
+            refs: 0,
+        }
+    }
+
+    /// Resets a recycled record for a new (destination, class).
+    pub fn reset(&mut self, dst: NodeId, class: u8, slot: u64) {
+        self.dst = dst;
+        self.class = class;
+        self.messages.clear();
+        self.start_slot = slot;
+        self.subs.fill(FRESH);
+        self.idle.clear();
+        self.refs = 0;
+    }
+
+    pub fn has_data(&self) -> bool {
+        !self.messages.is_empty()
+    }
+
+    pub fn unsent_bytes(&self) -> u64 {
+        self.messages.iter().map(|m| m.left).sum()
+    }
+
+    pub fn push(&mut self, bytes: u64, packet_bytes: u32, packet: P::Packet) {
+        self.messages.push_back(Message {
+            left: bytes,
+            offset: 0,
+            packet_bytes,
+            packet_left: 0,
+            packet,
+        });
+    }
+
+    pub fn clear_data(&mut self) {
+        self.messages.clear();
+    }
+
+    /// Cuts the next cell. `seq` is the per-(destination, class) counter, advanced here.
+    /// Callers check `has_data` first.
+    pub fn take_cell(&mut self, src: NodeId, payload_bytes: u16, seq: &mut u16) -> (CellRec, P) {
+        let m = self
+            .messages
+            .front_mut()
+            .expect("take_cell on a flow without data");
+        let sop = m.packet_left == 0;
+        if sop {
+            m.packet_left = m.left.min(m.packet_bytes as u64) as u32;
+        }
+        let len = m.packet_left.min(payload_bytes as u32) as u8;
+        m.packet_left -= len as u32;
+        let eop = m.packet_left == 0;
+        let payload = P::fragment(m.packet, m.offset, len);
+        m.offset += len as u64;
+        m.left -= len as u64;
+        if m.left == 0 {
+            self.messages.pop_front();
+        }
+        let cell = CellRec {
+            dst: self.dst,
+            src,
+            seq: *seq,
+            len,
+            class: self.class,
+            kind: Kind::Data { sop, eop },
+        };
+        *seq = ((*seq as u32 + 1) % SEQ_MODULUS) as u16;
+        (cell, payload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragmentation_marks_packet_boundaries_and_conserves_bytes() {
+        let mut f: LocalFlow<()> = LocalFlow::new(4);
+        f.reset(NodeId(2), 0, 0);
+        // 130 bytes in packets of 100: one packet of 100 (cells 56 + 44), one of 30.
+        f.push(130, 100, ());
+        let mut seq = SEQ_MODULUS as u16 - 1;
+        let mut cells = Vec::new();
+        while f.has_data() {
+            cells.push(f.take_cell(NodeId(0), 56, &mut seq).0);
+        }
+        let shape: Vec<(u8, bool, bool)> = cells
+            .iter()
+            .map(|c| match c.kind {
+                Kind::Data { sop, eop } => (c.len, sop, eop),
+                _ => panic!("not data"),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![(56, true, false), (44, false, true), (30, true, true)]
+        );
+        // Sequence numbers wrap at 2^15.
+        let seqs: Vec<u16> = cells.iter().map(|c| c.seq).collect();
+        assert_eq!(seqs, vec![SEQ_MODULUS as u16 - 1, 0, 1]);
+    }
+}

@@ -1,0 +1,540 @@
+//! The node: its state and its public inputs and outputs.
+
+use crate::arena::FifoArena;
+use crate::config::{ConfigError, NodeConfig};
+use crate::flow::{LocalFlow, Payload, SubState};
+use crate::frame::{CellRec, Frame, Kind, MAX_FEEDBACK, Rx};
+use crate::reasm::{Held, Placed, Reassembly};
+use crate::stats::NodeStats;
+use shoal_base::NodeId;
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt;
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Why a cell sits in a queue, which decides the bookkeeping when it leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Received from its source, to be forwarded to its destination (second hop).
+    Transit,
+    /// Released by one of our subflows (first hop, via the queue's node).
+    Local,
+    /// One of our cells moved off a failed or blocked path; no subflow waits for it.
+    Orphan,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued<P> {
+    pub cell: CellRec,
+    pub payload: P,
+    pub origin: Origin,
+}
+
+/// A cell of a flow destined to this node, handed to the host in sequence order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery<P> {
+    pub src: NodeId,
+    pub class: u8,
+    pub len: u8,
+    pub sop: bool,
+    pub eop: bool,
+    pub payload: P,
+}
+
+/// Something the driver should know about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// No cell arrived from this peer in its slot: the node treats it as failed (§3.5).
+    PeerFailed(NodeId),
+    /// A local flow to a failed node was abandoned with this many bytes never sent; the
+    /// transport above must recover (§3.5).
+    FlowAborted {
+        dst: NodeId,
+        class: u8,
+        unsent_bytes: u64,
+    },
+}
+
+/// Why `submit` refused data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitError {
+    ToSelf,
+    NoSuchNode(NodeId),
+    NoSuchClass(u8),
+    Empty,
+    /// The destination has been declared failed.
+    Unreachable(NodeId),
+}
+
+impl fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SubmitError::ToSelf => write!(f, "a node cannot send to itself"),
+            SubmitError::NoSuchNode(n) => write!(f, "no node {n} in this rack"),
+            SubmitError::NoSuchClass(c) => write!(f, "no traffic class {c}"),
+            SubmitError::Empty => write!(f, "nothing to send: zero bytes or zero-byte packets"),
+            SubmitError::Unreachable(n) => write!(f, "{n} has failed"),
+        }
+    }
+}
+
+impl std::error::Error for SubmitError {}
+
+/// A Shoal node. `P` is the payload handle carried with each cell (`()` in the simulator).
+pub struct Node<P: Payload = ()> {
+    pub(crate) cfg: NodeConfig,
+    pub(crate) n: usize,
+    pub(crate) me: NodeId,
+
+    /// `Q[class][node]`: cells to send to `node`, ours (detoured via `node`) and transit ones
+    /// (destined to `node`).
+    pub(crate) q: FifoArena<Queued<P>>,
+    /// `R[class][node]`: local flows allowed to put a cell into `Q[class][node]` (Eq. 4).
+    pub(crate) ready: FifoArena<u32>,
+    /// Whether `Q[class][node]` holds one of our cells (ready-queue mode keeps at most one).
+    pub(crate) local_in_q: Vec<bool>,
+    /// Per intermediate: local flows whose subflow waits for Eq. 2 or the age rule.
+    pub(crate) pending: FifoArena<u32>,
+    /// Per intermediate: (slot sent, flow) of our cells awaiting feedback, oldest first.
+    pub(crate) inflight: FifoArena<(u64, u32)>,
+
+    pub(crate) flows: Vec<LocalFlow<P>>,
+    pub(crate) free_flows: Vec<u32>,
+    /// `[class][dst]` → index into `flows`, or `NONE`.
+    pub(crate) flow_of: Vec<u32>,
+    /// `[class][dst]` → next sequence number; survives the flow record being recycled.
+    pub(crate) next_seq: Vec<u16>,
+
+    pub(crate) alive: Vec<bool>,
+    /// Per peer: `[class][dst]` index of the queue the peer's last cell joined, or `NONE`.
+    pub(crate) last_rx: Vec<u32>,
+    /// Per peer: set last-cell-dropped in our next cell to it.
+    pub(crate) lcd_out: Vec<bool>,
+    /// Per peer: retransmit our last cell to it.
+    pub(crate) resend: Vec<bool>,
+    pub(crate) last_tx: Vec<Option<(CellRec, P)>>,
+    /// Nodes we cannot reach, in the order we found out; each peer is told them in turn.
+    pub(crate) unreachable: Vec<NodeId>,
+    pub(crate) notice_cursor: Vec<u32>,
+    /// (via, dst): `via` told us it cannot reach `dst`.
+    pub(crate) blocked: BTreeSet<(u16, u16)>,
+
+    /// `[class][src]` reassembly state.
+    pub(crate) reasm: Vec<Reassembly<P>>,
+
+    pub(crate) delivered: VecDeque<Delivery<P>>,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) stats: NodeStats,
+    pub(crate) queued_total: u64,
+    /// Scratch list for re-checking pending subflows without allocating.
+    pub(crate) scratch: Vec<u32>,
+    /// Debug builds: `[dst][src]` bit set while a transit cell of subflow src→me→dst is queued
+    /// in the highest class, to assert the per-subflow invariant behind Eq. 3 and 5.
+    #[cfg(debug_assertions)]
+    pub(crate) present: Vec<u64>,
+}
+
+impl<P: Payload> Node<P> {
+    pub fn new(cfg: NodeConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.nodes as usize;
+        let cq = cfg.classes as usize * n;
+        let mut alive = vec![true; n];
+        alive[cfg.id.idx()] = false;
+        Ok(Node {
+            me: cfg.id,
+            n,
+            q: FifoArena::new(cq),
+            ready: FifoArena::new(cq),
+            local_in_q: vec![false; cq],
+            pending: FifoArena::new(n),
+            inflight: FifoArena::new(n),
+            flows: Vec::new(),
+            free_flows: Vec::new(),
+            flow_of: vec![NONE; cq],
+            next_seq: vec![0; cq],
+            alive,
+            last_rx: vec![NONE; n],
+            lcd_out: vec![false; n],
+            resend: vec![false; n],
+            last_tx: vec![None; n],
+            unreachable: Vec::new(),
+            notice_cursor: vec![0; n],
+            blocked: BTreeSet::new(),
+            reasm: (0..cq).map(|_| Reassembly::default()).collect(),
+            delivered: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: NodeStats::default(),
+            queued_total: 0,
+            scratch: Vec::new(),
+            #[cfg(debug_assertions)]
+            present: if cfg.check_bounds {
+                vec![0; (n * n).div_ceil(64)]
+            } else {
+                Vec::new()
+            },
+            cfg,
+        })
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.me
+    }
+
+    pub fn config(&self) -> &NodeConfig {
+        &self.cfg
+    }
+
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    /// Cells queued for `node` in `class` (`len(Q_ij)`).
+    pub fn queue_len(&self, class: u8, node: NodeId) -> usize {
+        self.q.len(class as usize * self.n + node.idx())
+    }
+
+    /// Cells queued at this node over all queues.
+    pub fn queued_cells(&self) -> u64 {
+        self.queued_total
+    }
+
+    /// Local flows with data left or cells not yet acknowledged by feedback.
+    pub fn active_flows(&self) -> usize {
+        self.flows.len() - self.free_flows.len()
+    }
+
+    /// Nothing queued and no local flow active: the node only sends idle cells.
+    pub fn is_quiet(&self) -> bool {
+        self.queued_total == 0 && self.active_flows() == 0
+    }
+
+    /// Whether this node still exchanges cells with `peer`.
+    pub fn peer_alive(&self, peer: NodeId) -> bool {
+        self.alive[peer.idx()]
+    }
+
+    /// Hands `bytes` for `dst` to the node, cut into packets of at most `packet_bytes` (the
+    /// last may be shorter). `packet` is passed back through [`Payload::fragment`].
+    pub fn submit(
+        &mut self,
+        slot: u64,
+        dst: NodeId,
+        class: u8,
+        bytes: u64,
+        packet_bytes: u32,
+        packet: P::Packet,
+    ) -> Result<(), SubmitError> {
+        if dst == self.me {
+            return Err(SubmitError::ToSelf);
+        }
+        if dst.idx() >= self.n {
+            return Err(SubmitError::NoSuchNode(dst));
+        }
+        if class >= self.cfg.classes {
+            return Err(SubmitError::NoSuchClass(class));
+        }
+        if bytes == 0 || packet_bytes == 0 {
+            return Err(SubmitError::Empty);
+        }
+        if !self.alive[dst.idx()] {
+            return Err(SubmitError::Unreachable(dst));
+        }
+        let fi = class as usize * self.n + dst.idx();
+        let f = self.flow_of[fi];
+        if f == NONE {
+            let f = self.alloc_flow(dst, class, slot);
+            self.flows[f as usize].push(bytes, packet_bytes, packet);
+            self.start_subflows(f, slot);
+        } else {
+            let flow = &mut self.flows[f as usize];
+            if !flow.has_data() {
+                // A flow that had sent everything starts again: the age rule treats it as new.
+                flow.start_slot = slot;
+            }
+            flow.push(bytes, packet_bytes, packet);
+            self.wake_idle(f, slot);
+        }
+        Ok(())
+    }
+
+    /// One expected reception from `from` at `slot`.
+    pub fn handle_rx(&mut self, slot: u64, from: NodeId, rx: Rx<P>) {
+        let j = from.idx();
+        if j >= self.n || !self.alive[j] {
+            return;
+        }
+        match rx {
+            Rx::Missing => self.peer_failed(j),
+            Rx::Corrupt { feedback } => {
+                // App. D: keep the congestion-control fields, drop the cell, ask the peer to
+                // resend it, and resend ours in case its last-cell-dropped bit was the one hit.
+                self.stats.corrupt_received += 1;
+                self.apply_feedback(slot, j, feedback);
+                self.lcd_out[j] = true;
+                self.resend[j] = true;
+            }
+            Rx::Cell(frame) => {
+                self.apply_feedback(slot, j, frame.feedback);
+                if frame.lcd {
+                    self.resend[j] = true;
+                }
+                let cell = frame.cell;
+                match cell.kind {
+                    Kind::Idle => self.last_rx[j] = NONE,
+                    Kind::Unreachable => {
+                        self.last_rx[j] = NONE;
+                        self.on_unreachable(j, cell.dst);
+                    }
+                    Kind::Data { sop, eop } => {
+                        if cell.dst == self.me {
+                            self.last_rx[j] = NONE;
+                            self.deliver(cell, sop, eop, frame.payload);
+                        } else {
+                            self.accept_transit(j, cell, frame.payload);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The cell to send to `to` in this slot; `None` once `to` is considered failed, so that
+    /// it detects our silence in turn (§3.5: detection is symmetric).
+    pub fn poll_tx(&mut self, slot: u64, to: NodeId) -> Option<Frame<P>> {
+        let j = to.idx();
+        if j >= self.n || !self.alive[j] {
+            return None;
+        }
+        let lcd = std::mem::take(&mut self.lcd_out[j]);
+        let feedback = self.feedback_for(j);
+        if std::mem::take(&mut self.resend[j])
+            && let Some((cell, payload)) = self.last_tx[j]
+        {
+            self.stats.retransmissions += 1;
+            return Some(Frame {
+                cell,
+                feedback,
+                lcd,
+                payload,
+            });
+        }
+        if let Some(&x) = self.unreachable.get(self.notice_cursor[j] as usize) {
+            self.notice_cursor[j] += 1;
+            self.stats.notices_sent += 1;
+            let cell = self.control_cell(x, Kind::Unreachable);
+            self.last_tx[j] = Some((cell, P::default()));
+            return Some(Frame {
+                cell,
+                feedback,
+                lcd,
+                payload: P::default(),
+            });
+        }
+        self.check_pending(slot, j);
+        for c in 0..self.cfg.classes as usize {
+            let qi = c * self.n + j;
+            if let Some(entry) = self.q.pop_front(qi) {
+                self.queued_total -= 1;
+                self.stats.data_cells_sent += 1;
+                self.last_tx[j] = Some((entry.cell, entry.payload));
+                self.on_departure(slot, j, qi, entry);
+                return Some(Frame {
+                    cell: entry.cell,
+                    feedback,
+                    lcd,
+                    payload: entry.payload,
+                });
+            }
+        }
+        self.stats.idle_cells_sent += 1;
+        self.last_tx[j] = None;
+        Some(Frame {
+            cell: self.control_cell(to, Kind::Idle),
+            feedback,
+            lcd,
+            payload: P::default(),
+        })
+    }
+
+    /// The next in-order delivery, if any.
+    pub fn poll_delivered(&mut self) -> Option<Delivery<P>> {
+        self.delivered.pop_front()
+    }
+
+    pub fn has_deliveries(&self) -> bool {
+        !self.delivered.is_empty()
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn control_cell(&self, dst: NodeId, kind: Kind) -> CellRec {
+        CellRec {
+            dst,
+            src: self.me,
+            seq: 0,
+            len: 0,
+            class: 0,
+            kind,
+        }
+    }
+
+    /// Eq. 1 and 6, per class (App. C): the load on `Q[.][k]` seen by the subflow of the last
+    /// cell `j` sent us, summed over classes of equal or higher priority.
+    ///
+    /// Eq. 6 reads `len(Q_jk) + len(R_jk) − 1`: in the paper the local flow whose cell sits in
+    /// `Q_jk` is still listed in `R_jk`, and the −1 removes that double count. Our ready queue
+    /// drops a flow when its cell moves into `Q`, so the same quantity — every competing subflow
+    /// counted once — is `len(Q) + len(R)` here, and it reduces to Eq. 1 when there is no local
+    /// traffic, as the paper's derivation requires.
+    fn feedback_for(&self, j: usize) -> u16 {
+        let v = self.last_rx[j];
+        if v == NONE {
+            return 0;
+        }
+        let (class, k) = (v as usize / self.n, v as usize % self.n);
+        let mut load = 0;
+        for c in 0..=class {
+            let qi = c * self.n + k;
+            load += self.q.len(qi);
+            if self.cfg.ready_queue {
+                load += self.ready.len(qi);
+            }
+        }
+        load.min(MAX_FEEDBACK as usize) as u16
+    }
+
+    fn accept_transit(&mut self, j: usize, cell: CellRec, payload: P) {
+        let (k, c) = (cell.dst.idx(), cell.class as usize);
+        if k >= self.n || c >= self.cfg.classes as usize || cell.src.idx() != j {
+            self.stats.protocol_errors += 1;
+            self.last_rx[j] = NONE;
+            return;
+        }
+        let qi = c * self.n + k;
+        self.last_rx[j] = qi as u32;
+        if !self.alive[k] {
+            self.stats.discarded_for_failure += 1;
+            return;
+        }
+        if c > 0 && self.q.len(qi) >= self.cfg.low_class_queue_cells as usize {
+            self.stats.tail_drops += 1;
+            self.lcd_out[j] = true;
+            return;
+        }
+        #[cfg(debug_assertions)]
+        if c == 0 && self.cfg.check_bounds {
+            let bit = k * self.n + j;
+            let (w, b) = (bit / 64, bit % 64);
+            assert!(
+                self.present[w] & (1 << b) == 0,
+                "{}: a second cell of subflow {} -> {} -> {} joined Q; Eq. 3/5 rest on one",
+                self.me,
+                cell.src,
+                self.me,
+                cell.dst
+            );
+            self.present[w] |= 1 << b;
+        }
+        self.stats.transit_cells += 1;
+        self.enqueue(
+            qi,
+            Queued {
+                cell,
+                payload,
+                origin: Origin::Transit,
+            },
+        );
+    }
+
+    pub(crate) fn enqueue(&mut self, qi: usize, entry: Queued<P>) {
+        self.q.push_back(qi, entry);
+        self.queued_total += 1;
+        let len = self.q.len(qi) as u32;
+        self.stats.max_queue = self.stats.max_queue.max(len);
+        self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
+    }
+
+    /// Clears the debug presence bit of a transit cell leaving or discarded from a queue.
+    pub(crate) fn transit_left(&mut self, _cell: &CellRec) {
+        #[cfg(debug_assertions)]
+        if _cell.class == 0 && self.cfg.check_bounds {
+            let bit = _cell.dst.idx() * self.n + _cell.src.idx();
+            self.present[bit / 64] &= !(1 << (bit % 64));
+        }
+    }
+
+    /// Bookkeeping for a cell leaving `Q[qi]` towards `j`.
+    fn on_departure(&mut self, slot: u64, j: usize, qi: usize, entry: Queued<P>) {
+        match entry.origin {
+            Origin::Transit => self.transit_left(&entry.cell),
+            Origin::Orphan => {}
+            Origin::Local => {
+                let c = entry.cell.class as usize;
+                let f = self.flow_of[c * self.n + entry.cell.dst.idx()];
+                debug_assert!(f != NONE, "a local cell outlived its flow");
+                if self.cfg.ready_queue {
+                    self.local_in_q[qi] = false;
+                }
+                let flow = &mut self.flows[f as usize];
+                debug_assert_eq!(flow.subs[j].state, SubState::Queued);
+                if entry.cell.dst.idx() == j {
+                    // The direct subflow has no remote queue: no feedback to wait for.
+                    flow.refs -= 1;
+                    self.settle(f, j, slot);
+                } else {
+                    // The queue entry's reference passes to the in-flight record.
+                    flow.subs[j].state = SubState::InFlight;
+                    self.inflight.push_back(j, (slot, f));
+                }
+                if self.cfg.ready_queue {
+                    self.promote(qi, j);
+                }
+                self.maybe_free(f);
+            }
+        }
+    }
+
+    fn deliver(&mut self, cell: CellRec, sop: bool, eop: bool, payload: P) {
+        let c = cell.class as usize;
+        if cell.src.idx() >= self.n || c >= self.cfg.classes as usize {
+            self.stats.protocol_errors += 1;
+            return;
+        }
+        let ri = c * self.n + cell.src.idx();
+        let held = Held {
+            len: cell.len,
+            sop,
+            eop,
+            payload,
+        };
+        match self.reasm[ri].place(cell.seq, held) {
+            Placed::InOrder => {
+                self.push_delivery(cell.src, cell.class, held);
+                while let Some(h) = self.reasm[ri].pop_ready() {
+                    self.push_delivery(cell.src, cell.class, h);
+                }
+            }
+            Placed::Buffered => {
+                let held_bytes = self.reasm[ri].held_bytes();
+                self.stats.max_reorder_bytes = self.stats.max_reorder_bytes.max(held_bytes);
+            }
+            Placed::Duplicate => self.stats.duplicates += 1,
+        }
+    }
+
+    fn push_delivery(&mut self, src: NodeId, class: u8, h: Held<P>) {
+        self.stats.cells_delivered += 1;
+        self.stats.bytes_delivered += h.len as u64;
+        self.delivered.push_back(Delivery {
+            src,
+            class,
+            len: h.len,
+            sop: h.sop,
+            eop: h.eop,
+            payload: h.payload,
+        });
+    }
+}
