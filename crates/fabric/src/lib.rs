@@ -1,1 +1,87 @@
-//! placeholder
+//! The one trait every fabric implements (DESIGN.md, principle 3), so that any set of fabrics can
+//! run the identical flow list and be reported the same way.
+
+use serde::Serialize;
+use shoal_base::Time;
+use shoal_metrics::FlowRecord;
+use shoal_workload::Flow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// When a run stops. With no limit at all, a run stops when every flow has completed (or can
+/// never complete, e.g. because its destination failed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RunLimits {
+    /// Stop at this simulated time.
+    pub until: Option<Time>,
+    /// Stop once this many flows have completed (§7.3 stops at one million).
+    pub completed_flows: Option<u64>,
+    /// Count delivered bytes per destination only from this time on (warm-up exclusion for
+    /// throughput measurements).
+    pub measure_from: Option<Time>,
+}
+
+/// Queueing a fabric observed, in its own unit (cells for cell fabrics, packets otherwise).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct QueueStats {
+    /// Longest single queue (for Shoal: one `Q_ij`).
+    pub max_queue: u64,
+    /// Most queued at one node over all its queues.
+    pub max_node_queue: u64,
+    /// Most payload bytes of one flow held out of order at its destination.
+    pub max_reorder_bytes: u64,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunOutput {
+    /// One record per flow handed to the fabric, in flow order.
+    pub records: Vec<FlowRecord>,
+    /// Simulated time at which the run stopped.
+    pub sim_time: Time,
+    pub queues: QueueStats,
+    /// Fabric-specific counters (cells sent, drops, failures detected, ...), by name.
+    pub counters: BTreeMap<String, u64>,
+    /// Payload bytes delivered in order at each node since `RunLimits::measure_from`.
+    pub delivered_bytes: Vec<u64>,
+}
+
+/// Why a fabric refused to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricError(pub String);
+
+impl fmt::Display for FabricError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FabricError {}
+
+/// Receives progress from long runs: the simulated time reached and flows completed so far.
+/// Fabrics call it at most every few thousand steps, never per event.
+pub trait Progress {
+    fn update(&mut self, now: Time, completed: u64);
+}
+
+/// Progress that goes nowhere.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn update(&mut self, _: Time, _: u64) {}
+}
+
+/// A network under test.
+pub trait Fabric {
+    /// A short name for tables and files ("shoal", "dctcp", ...).
+    fn name(&self) -> &str;
+    /// Nodes (hosts) the fabric connects; flows must name nodes below this.
+    fn nodes(&self) -> usize;
+    /// Runs `flows`, which must be sorted by start time, until `limits`.
+    fn run(
+        &mut self,
+        flows: &mut dyn Iterator<Item = Flow>,
+        limits: RunLimits,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError>;
+}

@@ -2,3 +2,8 @@
 //! every fabric.
 
 pub mod maxmin;
+pub mod record;
+pub mod summary;
+
+pub use record::FlowRecord;
+pub use summary::{FlowSummary, Percentiles};

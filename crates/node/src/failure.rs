@@ -15,20 +15,21 @@
 
 use crate::flow::{Payload, SubState};
 use crate::node::{Event, NONE, Node, Origin, Queued};
+use crate::peer::{ALIVE, LCD_OUT, RESEND};
 use shoal_base::NodeId;
 
 impl<P: Payload> Node<P> {
     pub(crate) fn peer_failed(&mut self, j: usize) {
-        self.alive[j] = false;
+        let peer = &mut self.peers[j];
+        peer.set(ALIVE | LCD_OUT | RESEND, false);
+        peer.last_rx = NONE;
+        let last_tx = peer.last_tx.take();
         self.stats.peers_failed += 1;
         self.unreachable.push(NodeId(j as u16));
         self.events.push_back(Event::PeerFailed(NodeId(j as u16)));
-        self.last_rx[j] = NONE;
-        self.lcd_out[j] = false;
-        self.resend[j] = false;
 
         // (iii) The last cell we sent to j may be lost with it.
-        if let Some((cell, payload)) = self.last_tx[j].take()
+        if let Some((cell, payload)) = last_tx
             && cell.src == self.me
             && cell.len > 0
             && cell.dst.idx() != j
@@ -39,11 +40,7 @@ impl<P: Payload> Node<P> {
         // (iv) Cells queued for j: transit cells and ours destined to j are discarded; ours
         // detoured via j are rerouted.
         for c in 0..self.cfg.classes as usize {
-            let qi = c * self.n + j;
-            let mut drained = Vec::new();
-            self.q.drain(qi, |e| drained.push(e));
-            self.queued_total -= drained.len() as u64;
-            for e in drained {
+            for e in self.take_from_q(c, j, |_| false) {
                 match e.origin {
                     Origin::Transit => {
                         self.transit_left(&e.cell);
@@ -64,11 +61,13 @@ impl<P: Payload> Node<P> {
                     }
                 }
             }
-            self.local_in_q[qi] = false;
-            self.release_refs(qi, j, ListKind::Ready);
+            let lane = self.lane_mut(c, j);
+            lane.local_in_q = false;
+            lane.ready_len = 0;
+            self.release_refs(c, j, ListKind::Ready);
         }
-        self.release_refs(j, j, ListKind::Pending);
-        self.release_refs(j, j, ListKind::InFlight);
+        self.release_refs(0, j, ListKind::Pending);
+        self.release_refs(0, j, ListKind::InFlight);
 
         // Flows to j are abandoned; every other flow stops using j as an intermediate.
         for c in 0..self.cfg.classes as usize {
@@ -110,23 +109,17 @@ impl<P: Payload> Node<P> {
             self.flows[f as usize].subs[from].state = SubState::Blocked;
             if was == SubState::Queued {
                 // Take our queued cell for x off the path through `from`.
-                let qi = c * self.n + from;
-                let mut moved = Vec::new();
-                self.q.retain(
-                    qi,
-                    |e| !(e.origin == Origin::Local && e.cell.dst == x),
-                    |e| moved.push(e),
-                );
-                self.queued_total -= moved.len() as u64;
+                let moved =
+                    self.take_from_q(c, from, |e| !(e.origin == Origin::Local && e.cell.dst == x));
                 for e in moved {
                     self.flows[f as usize].refs -= 1;
                     if self.cfg.ready_queue {
-                        self.local_in_q[qi] = false;
+                        self.lane_mut(c, from).local_in_q = false;
                     }
                     self.reroute(e.cell, e.payload);
                 }
                 if self.cfg.ready_queue {
-                    self.promote(qi, from);
+                    self.promote(c, from);
                 }
                 self.maybe_free(f);
             }
@@ -136,14 +129,14 @@ impl<P: Payload> Node<P> {
     /// Queues one of our cells straight to its destination, outside any subflow.
     fn reroute(&mut self, cell: crate::frame::CellRec, payload: P) {
         let k = cell.dst.idx();
-        if !self.alive[k] {
+        if !self.peers[k].has(ALIVE) {
             self.stats.discarded_for_failure += 1;
             return;
         }
         self.stats.rerouted += 1;
-        let qi = cell.class as usize * self.n + k;
-        self.enqueue(
-            qi,
+        self.push_q(
+            cell.class as usize,
+            k,
             Queued {
                 cell,
                 payload,
@@ -152,14 +145,27 @@ impl<P: Payload> Node<P> {
         );
     }
 
-    /// Empties a ready, pending or in-flight list of intermediate `j`, blocking the subflows
-    /// it held and dropping their references.
-    fn release_refs(&mut self, list_index: usize, j: usize, kind: ListKind) {
+    /// Empties a ready (of class `c`), pending or in-flight list of intermediate `j`, blocking
+    /// the subflows it held and dropping their references.
+    fn release_refs(&mut self, c: usize, j: usize, kind: ListKind) {
         let mut flows = Vec::new();
         match kind {
-            ListKind::Ready => self.ready.drain(list_index, |f| flows.push(f)),
-            ListKind::Pending => self.pending.drain(list_index, |f| flows.push(f)),
-            ListKind::InFlight => self.inflight.drain(list_index, |(_, f)| flows.push(f)),
+            ListKind::Ready => {
+                let lane = if c == 0 {
+                    &mut self.peers[j].lane
+                } else {
+                    &mut self.low[(c - 1) * self.n + j]
+                };
+                self.flow_slab.drain(&mut lane.ready, |f| flows.push(f));
+            }
+            ListKind::Pending => {
+                self.flow_slab
+                    .drain(&mut self.peers[j].pending, |f| flows.push(f));
+            }
+            ListKind::InFlight => {
+                self.inflight_slab
+                    .drain(&mut self.peers[j].inflight, |(_, f)| flows.push(f));
+            }
         }
         for f in flows {
             let flow = &mut self.flows[f as usize];

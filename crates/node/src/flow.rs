@@ -14,12 +14,12 @@ pub trait Payload: Copy + Default + Debug {
     /// What the host hands over with each message.
     type Packet: Copy + Debug;
     /// The payload of the cell holding bytes `offset..offset + len` of message `packet`.
-    fn fragment(packet: Self::Packet, offset: u64, len: u8) -> Self;
+    fn fragment(packet: Self::Packet, offset: u64, len: u16) -> Self;
 }
 
 impl Payload for () {
     type Packet = ();
-    fn fragment(_: (), _: u64, _: u8) {}
+    fn fragment(_: (), _: u64, _: u16) {}
 }
 
 /// Bytes submitted by the host, cut into packets of `packet_bytes` and packets into cells.
@@ -142,7 +142,7 @@ impl<P: Payload> LocalFlow<P> {
         if sop {
             m.packet_left = m.left.min(m.packet_bytes as u64) as u32;
         }
-        let len = m.packet_left.min(payload_bytes as u32) as u8;
+        let len = m.packet_left.min(payload_bytes as u32) as u16;
         m.packet_left -= len as u32;
         let eop = m.packet_left == 0;
         let payload = P::fragment(m.packet, m.offset, len);
@@ -179,7 +179,7 @@ mod tests {
         while f.has_data() {
             cells.push(f.take_cell(NodeId(0), 56, &mut seq).0);
         }
-        let shape: Vec<(u8, bool, bool)> = cells
+        let shape: Vec<(u16, bool, bool)> = cells
             .iter()
             .map(|c| match c.kind {
                 Kind::Data { sop, eop } => (c.len, sop, eop),

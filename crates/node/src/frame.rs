@@ -28,8 +28,9 @@ pub struct CellRec {
     pub src: NodeId,
     /// Per-(src, dst) sequence number modulo 2^15.
     pub seq: u16,
-    /// Payload bytes in this cell.
-    pub len: u8,
+    /// Payload bytes in this cell. The simulator allows any cell size; the 8-byte wire
+    /// header carries at most 63.
+    pub len: u16,
     /// Traffic class, 0 = highest priority.
     pub class: u8,
     pub kind: Kind,

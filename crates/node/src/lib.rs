@@ -19,12 +19,12 @@
 //! classes with per-class feedback and tail drop (App. C); retransmission of the last cell after
 //! corruption (App. D).
 
-mod arena;
 pub mod config;
 mod failure;
 pub mod flow;
 pub mod frame;
 mod node;
+mod peer;
 mod reasm;
 mod source;
 pub mod stats;

@@ -1,12 +1,12 @@
 //! The node: its state and its public inputs and outputs.
 
-use crate::arena::FifoArena;
 use crate::config::{ConfigError, NodeConfig};
 use crate::flow::{LocalFlow, Payload, SubState};
 use crate::frame::{CellRec, Frame, Kind, MAX_FEEDBACK, Rx};
+use crate::peer::{ALIVE, LCD_OUT, Lane, Peer, RESEND};
 use crate::reasm::{Held, Placed, Reassembly};
 use crate::stats::NodeStats;
-use shoal_base::NodeId;
+use shoal_base::{NodeId, Slab};
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 
@@ -35,7 +35,7 @@ pub(crate) struct Queued<P> {
 pub struct Delivery<P> {
     pub src: NodeId,
     pub class: u8,
-    pub len: u8,
+    pub len: u16,
     pub sop: bool,
     pub eop: bool,
     pub payload: P,
@@ -86,17 +86,16 @@ pub struct Node<P: Payload = ()> {
     pub(crate) n: usize,
     pub(crate) me: NodeId,
 
-    /// `Q[class][node]`: cells to send to `node`, ours (detoured via `node`) and transit ones
-    /// (destined to `node`).
-    pub(crate) q: FifoArena<Queued<P>>,
-    /// `R[class][node]`: local flows allowed to put a cell into `Q[class][node]` (Eq. 4).
-    pub(crate) ready: FifoArena<u32>,
-    /// Whether `Q[class][node]` holds one of our cells (ready-queue mode keeps at most one).
-    pub(crate) local_in_q: Vec<bool>,
-    /// Per intermediate: local flows whose subflow waits for Eq. 2 or the age rule.
-    pub(crate) pending: FifoArena<u32>,
-    /// Per intermediate: (slot sent, flow) of our cells awaiting feedback, oldest first.
-    pub(crate) inflight: FifoArena<(u64, u32)>,
+    /// Per peer, class-0 lanes included (see `peer.rs` for why it is one record).
+    pub(crate) peers: Vec<Peer<P>>,
+    /// `[class − 1][peer]` lanes of the lower classes; empty with one class.
+    pub(crate) low: Vec<Lane>,
+    /// Entries of every `Q`.
+    pub(crate) cells: Slab<Queued<P>>,
+    /// Entries of every ready queue `R` and pending list: flow indices.
+    pub(crate) flow_slab: Slab<u32>,
+    /// Entries of every in-flight list: (slot sent, flow).
+    pub(crate) inflight_slab: Slab<(u64, u32)>,
 
     pub(crate) flows: Vec<LocalFlow<P>>,
     pub(crate) free_flows: Vec<u32>,
@@ -105,17 +104,8 @@ pub struct Node<P: Payload = ()> {
     /// `[class][dst]` → next sequence number; survives the flow record being recycled.
     pub(crate) next_seq: Vec<u16>,
 
-    pub(crate) alive: Vec<bool>,
-    /// Per peer: `[class][dst]` index of the queue the peer's last cell joined, or `NONE`.
-    pub(crate) last_rx: Vec<u32>,
-    /// Per peer: set last-cell-dropped in our next cell to it.
-    pub(crate) lcd_out: Vec<bool>,
-    /// Per peer: retransmit our last cell to it.
-    pub(crate) resend: Vec<bool>,
-    pub(crate) last_tx: Vec<Option<(CellRec, P)>>,
     /// Nodes we cannot reach, in the order we found out; each peer is told them in turn.
     pub(crate) unreachable: Vec<NodeId>,
-    pub(crate) notice_cursor: Vec<u32>,
     /// (via, dst): `via` told us it cannot reach `dst`.
     pub(crate) blocked: BTreeSet<(u16, u16)>,
 
@@ -138,30 +128,23 @@ impl<P: Payload> Node<P> {
     pub fn new(cfg: NodeConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let n = cfg.nodes as usize;
-        let cq = cfg.classes as usize * n;
-        let mut alive = vec![true; n];
-        alive[cfg.id.idx()] = false;
+        let classes = cfg.classes as usize;
+        let me = cfg.id;
         Ok(Node {
-            me: cfg.id,
+            me,
             n,
-            q: FifoArena::new(cq),
-            ready: FifoArena::new(cq),
-            local_in_q: vec![false; cq],
-            pending: FifoArena::new(n),
-            inflight: FifoArena::new(n),
+            peers: (0..n).map(|j| Peer::new(j != me.idx())).collect(),
+            low: vec![Lane::default(); (classes - 1) * n],
+            cells: Slab::new(),
+            flow_slab: Slab::new(),
+            inflight_slab: Slab::new(),
             flows: Vec::new(),
             free_flows: Vec::new(),
-            flow_of: vec![NONE; cq],
-            next_seq: vec![0; cq],
-            alive,
-            last_rx: vec![NONE; n],
-            lcd_out: vec![false; n],
-            resend: vec![false; n],
-            last_tx: vec![None; n],
+            flow_of: vec![NONE; classes * n],
+            next_seq: vec![0; classes * n],
             unreachable: Vec::new(),
-            notice_cursor: vec![0; n],
             blocked: BTreeSet::new(),
-            reasm: (0..cq).map(|_| Reassembly::default()).collect(),
+            reasm: (0..classes * n).map(|_| Reassembly::default()).collect(),
             delivered: VecDeque::new(),
             events: VecDeque::new(),
             stats: NodeStats::default(),
@@ -191,7 +174,7 @@ impl<P: Payload> Node<P> {
 
     /// Cells queued for `node` in `class` (`len(Q_ij)`).
     pub fn queue_len(&self, class: u8, node: NodeId) -> usize {
-        self.q.len(class as usize * self.n + node.idx())
+        self.lane(class as usize, node.idx()).q_len as usize
     }
 
     /// Cells queued at this node over all queues.
@@ -209,9 +192,17 @@ impl<P: Payload> Node<P> {
         self.queued_total == 0 && self.active_flows() == 0
     }
 
+    /// Hint that `peer` will be sent to or heard from soon: fetches its state into the cache.
+    #[inline]
+    pub fn prefetch_peer(&self, peer: NodeId) {
+        if let Some(p) = self.peers.get(peer.idx()) {
+            shoal_base::hint::prefetch(p);
+        }
+    }
+
     /// Whether this node still exchanges cells with `peer`.
     pub fn peer_alive(&self, peer: NodeId) -> bool {
-        self.alive[peer.idx()]
+        self.peers[peer.idx()].has(ALIVE)
     }
 
     /// Hands `bytes` for `dst` to the node, cut into packets of at most `packet_bytes` (the
@@ -237,11 +228,10 @@ impl<P: Payload> Node<P> {
         if bytes == 0 || packet_bytes == 0 {
             return Err(SubmitError::Empty);
         }
-        if !self.alive[dst.idx()] {
+        if !self.peers[dst.idx()].has(ALIVE) {
             return Err(SubmitError::Unreachable(dst));
         }
-        let fi = class as usize * self.n + dst.idx();
-        let f = self.flow_of[fi];
+        let f = self.flow_of[class as usize * self.n + dst.idx()];
         if f == NONE {
             let f = self.alloc_flow(dst, class, slot);
             self.flows[f as usize].push(bytes, packet_bytes, packet);
@@ -261,7 +251,7 @@ impl<P: Payload> Node<P> {
     /// One expected reception from `from` at `slot`.
     pub fn handle_rx(&mut self, slot: u64, from: NodeId, rx: Rx<P>) {
         let j = from.idx();
-        if j >= self.n || !self.alive[j] {
+        if j >= self.n || !self.peers[j].has(ALIVE) {
             return;
         }
         match rx {
@@ -271,24 +261,23 @@ impl<P: Payload> Node<P> {
                 // resend it, and resend ours in case its last-cell-dropped bit was the one hit.
                 self.stats.corrupt_received += 1;
                 self.apply_feedback(slot, j, feedback);
-                self.lcd_out[j] = true;
-                self.resend[j] = true;
+                self.peers[j].set(LCD_OUT | RESEND, true);
             }
             Rx::Cell(frame) => {
                 self.apply_feedback(slot, j, frame.feedback);
                 if frame.lcd {
-                    self.resend[j] = true;
+                    self.peers[j].set(RESEND, true);
                 }
                 let cell = frame.cell;
                 match cell.kind {
-                    Kind::Idle => self.last_rx[j] = NONE,
+                    Kind::Idle => self.peers[j].last_rx = NONE,
                     Kind::Unreachable => {
-                        self.last_rx[j] = NONE;
+                        self.peers[j].last_rx = NONE;
                         self.on_unreachable(j, cell.dst);
                     }
                     Kind::Data { sop, eop } => {
                         if cell.dst == self.me {
-                            self.last_rx[j] = NONE;
+                            self.peers[j].last_rx = NONE;
                             self.deliver(cell, sop, eop, frame.payload);
                         } else {
                             self.accept_transit(j, cell, frame.payload);
@@ -303,13 +292,13 @@ impl<P: Payload> Node<P> {
     /// it detects our silence in turn (§3.5: detection is symmetric).
     pub fn poll_tx(&mut self, slot: u64, to: NodeId) -> Option<Frame<P>> {
         let j = to.idx();
-        if j >= self.n || !self.alive[j] {
+        if j >= self.n || !self.peers[j].has(ALIVE) {
             return None;
         }
-        let lcd = std::mem::take(&mut self.lcd_out[j]);
+        let lcd = self.peers[j].take(LCD_OUT);
         let feedback = self.feedback_for(j);
-        if std::mem::take(&mut self.resend[j])
-            && let Some((cell, payload)) = self.last_tx[j]
+        if self.peers[j].take(RESEND)
+            && let Some((cell, payload)) = self.peers[j].last_tx
         {
             self.stats.retransmissions += 1;
             return Some(Frame {
@@ -319,11 +308,12 @@ impl<P: Payload> Node<P> {
                 payload,
             });
         }
-        if let Some(&x) = self.unreachable.get(self.notice_cursor[j] as usize) {
-            self.notice_cursor[j] += 1;
+        let cursor = self.peers[j].notice_cursor as usize;
+        if let Some(&x) = self.unreachable.get(cursor) {
+            self.peers[j].notice_cursor += 1;
             self.stats.notices_sent += 1;
             let cell = self.control_cell(x, Kind::Unreachable);
-            self.last_tx[j] = Some((cell, P::default()));
+            self.peers[j].last_tx = Some((cell, P::default()));
             return Some(Frame {
                 cell,
                 feedback,
@@ -331,14 +321,14 @@ impl<P: Payload> Node<P> {
                 payload: P::default(),
             });
         }
-        self.check_pending(slot, j);
+        if !self.peers[j].pending.is_empty() {
+            self.check_pending(slot, j);
+        }
         for c in 0..self.cfg.classes as usize {
-            let qi = c * self.n + j;
-            if let Some(entry) = self.q.pop_front(qi) {
-                self.queued_total -= 1;
+            if let Some(entry) = self.pop_q(c, j) {
                 self.stats.data_cells_sent += 1;
-                self.last_tx[j] = Some((entry.cell, entry.payload));
-                self.on_departure(slot, j, qi, entry);
+                self.peers[j].last_tx = Some((entry.cell, entry.payload));
+                self.on_departure(slot, j, c, entry);
                 return Some(Frame {
                     cell: entry.cell,
                     feedback,
@@ -348,7 +338,7 @@ impl<P: Payload> Node<P> {
             }
         }
         self.stats.idle_cells_sent += 1;
-        self.last_tx[j] = None;
+        self.peers[j].last_tx = None;
         Some(Frame {
             cell: self.control_cell(to, Kind::Idle),
             feedback,
@@ -370,6 +360,76 @@ impl<P: Payload> Node<P> {
         self.events.pop_front()
     }
 
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    #[inline]
+    pub(crate) fn lane(&self, c: usize, j: usize) -> &Lane {
+        if c == 0 {
+            &self.peers[j].lane
+        } else {
+            &self.low[(c - 1) * self.n + j]
+        }
+    }
+
+    #[inline]
+    pub(crate) fn lane_mut(&mut self, c: usize, j: usize) -> &mut Lane {
+        if c == 0 {
+            &mut self.peers[j].lane
+        } else {
+            &mut self.low[(c - 1) * self.n + j]
+        }
+    }
+
+    /// Appends to `Q[c][j]`, keeping the counters.
+    pub(crate) fn push_q(&mut self, c: usize, j: usize, entry: Queued<P>) {
+        let lane = if c == 0 {
+            &mut self.peers[j].lane
+        } else {
+            &mut self.low[(c - 1) * self.n + j]
+        };
+        self.cells.push_back(&mut lane.q, entry);
+        lane.q_len += 1;
+        let len = lane.q_len;
+        self.queued_total += 1;
+        self.stats.max_queue = self.stats.max_queue.max(len);
+        self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
+    }
+
+    /// Takes the head of `Q[c][j]`.
+    #[inline]
+    pub(crate) fn pop_q(&mut self, c: usize, j: usize) -> Option<Queued<P>> {
+        let lane = if c == 0 {
+            &mut self.peers[j].lane
+        } else {
+            &mut self.low[(c - 1) * self.n + j]
+        };
+        let entry = self.cells.pop_front(&mut lane.q)?;
+        lane.q_len -= 1;
+        self.queued_total -= 1;
+        Some(entry)
+    }
+
+    /// Removes from `Q[c][j]` the entries `keep` rejects, handing them to the caller in order.
+    pub(crate) fn take_from_q(
+        &mut self,
+        c: usize,
+        j: usize,
+        keep: impl FnMut(&Queued<P>) -> bool,
+    ) -> Vec<Queued<P>> {
+        let lane = if c == 0 {
+            &mut self.peers[j].lane
+        } else {
+            &mut self.low[(c - 1) * self.n + j]
+        };
+        let mut taken = Vec::new();
+        let count = self.cells.retain(&mut lane.q, keep, |e| taken.push(e));
+        lane.q_len -= count as u32;
+        self.queued_total -= count as u64;
+        taken
+    }
+
     fn control_cell(&self, dst: NodeId, kind: Kind) -> CellRec {
         CellRec {
             dst,
@@ -389,39 +449,39 @@ impl<P: Payload> Node<P> {
     /// drops a flow when its cell moves into `Q`, so the same quantity — every competing subflow
     /// counted once — is `len(Q) + len(R)` here, and it reduces to Eq. 1 when there is no local
     /// traffic, as the paper's derivation requires.
+    #[inline]
     fn feedback_for(&self, j: usize) -> u16 {
-        let v = self.last_rx[j];
+        let v = self.peers[j].last_rx;
         if v == NONE {
             return 0;
         }
         let (class, k) = (v as usize / self.n, v as usize % self.n);
         let mut load = 0;
         for c in 0..=class {
-            let qi = c * self.n + k;
-            load += self.q.len(qi);
+            let lane = self.lane(c, k);
+            load += lane.q_len;
             if self.cfg.ready_queue {
-                load += self.ready.len(qi);
+                load += lane.ready_len;
             }
         }
-        load.min(MAX_FEEDBACK as usize) as u16
+        load.min(MAX_FEEDBACK as u32) as u16
     }
 
     fn accept_transit(&mut self, j: usize, cell: CellRec, payload: P) {
         let (k, c) = (cell.dst.idx(), cell.class as usize);
         if k >= self.n || c >= self.cfg.classes as usize || cell.src.idx() != j {
             self.stats.protocol_errors += 1;
-            self.last_rx[j] = NONE;
+            self.peers[j].last_rx = NONE;
             return;
         }
-        let qi = c * self.n + k;
-        self.last_rx[j] = qi as u32;
-        if !self.alive[k] {
+        self.peers[j].last_rx = (c * self.n + k) as u32;
+        if !self.peers[k].has(ALIVE) {
             self.stats.discarded_for_failure += 1;
             return;
         }
-        if c > 0 && self.q.len(qi) >= self.cfg.low_class_queue_cells as usize {
+        if c > 0 && self.lane(c, k).q_len >= self.cfg.low_class_queue_cells {
             self.stats.tail_drops += 1;
-            self.lcd_out[j] = true;
+            self.peers[j].set(LCD_OUT, true);
             return;
         }
         #[cfg(debug_assertions)]
@@ -439,22 +499,15 @@ impl<P: Payload> Node<P> {
             self.present[w] |= 1 << b;
         }
         self.stats.transit_cells += 1;
-        self.enqueue(
-            qi,
+        self.push_q(
+            c,
+            k,
             Queued {
                 cell,
                 payload,
                 origin: Origin::Transit,
             },
         );
-    }
-
-    pub(crate) fn enqueue(&mut self, qi: usize, entry: Queued<P>) {
-        self.q.push_back(qi, entry);
-        self.queued_total += 1;
-        let len = self.q.len(qi) as u32;
-        self.stats.max_queue = self.stats.max_queue.max(len);
-        self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
     }
 
     /// Clears the debug presence bit of a transit cell leaving or discarded from a queue.
@@ -466,17 +519,16 @@ impl<P: Payload> Node<P> {
         }
     }
 
-    /// Bookkeeping for a cell leaving `Q[qi]` towards `j`.
-    fn on_departure(&mut self, slot: u64, j: usize, qi: usize, entry: Queued<P>) {
+    /// Bookkeeping for a cell that just left `Q[c][j]` towards `j`.
+    fn on_departure(&mut self, slot: u64, j: usize, c: usize, entry: Queued<P>) {
         match entry.origin {
             Origin::Transit => self.transit_left(&entry.cell),
             Origin::Orphan => {}
             Origin::Local => {
-                let c = entry.cell.class as usize;
                 let f = self.flow_of[c * self.n + entry.cell.dst.idx()];
                 debug_assert!(f != NONE, "a local cell outlived its flow");
                 if self.cfg.ready_queue {
-                    self.local_in_q[qi] = false;
+                    self.lane_mut(c, j).local_in_q = false;
                 }
                 let flow = &mut self.flows[f as usize];
                 debug_assert_eq!(flow.subs[j].state, SubState::Queued);
@@ -487,10 +539,11 @@ impl<P: Payload> Node<P> {
                 } else {
                     // The queue entry's reference passes to the in-flight record.
                     flow.subs[j].state = SubState::InFlight;
-                    self.inflight.push_back(j, (slot, f));
+                    self.inflight_slab
+                        .push_back(&mut self.peers[j].inflight, (slot, f));
                 }
                 if self.cfg.ready_queue {
-                    self.promote(qi, j);
+                    self.promote(c, j);
                 }
                 self.maybe_free(f);
             }

@@ -13,7 +13,7 @@ pub(crate) const WINDOW: u32 = SEQ_MODULUS / 2;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Held<P> {
-    pub len: u8,
+    pub len: u16,
     pub sop: bool,
     pub eop: bool,
     pub payload: P,
@@ -109,7 +109,7 @@ impl<P: Copy> Reassembly<P> {
 mod tests {
     use super::*;
 
-    fn held(len: u8) -> Held<u32> {
+    fn held(len: u16) -> Held<u32> {
         Held {
             len,
             sop: false,
@@ -127,7 +127,7 @@ mod tests {
         let mut out = Vec::new();
         for &k in order {
             let seq = ((base as u32 + k as u32) % SEQ_MODULUS) as u16;
-            match r.place(seq, held(k as u8)) {
+            match r.place(seq, held(k)) {
                 Placed::InOrder => {
                     out.push(k as u32);
                     while let Some(c) = r.pop_ready() {

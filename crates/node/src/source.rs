@@ -15,6 +15,7 @@
 
 use crate::flow::{LocalFlow, SubState};
 use crate::node::{NONE, Node, Origin, Queued};
+use crate::peer::ALIVE;
 use shoal_base::NodeId;
 
 /// The age rule stops mattering once 2^age exceeds any queue length; capping the exponent
@@ -39,7 +40,7 @@ impl<P: crate::flow::Payload> Node<P> {
     pub(crate) fn start_subflows(&mut self, f: u32, slot: u64) {
         let dst = self.flows[f as usize].dst;
         for j in 0..self.n {
-            let usable = self.alive[j] && !self.blocked.contains(&(j as u16, dst.0));
+            let usable = self.peers[j].has(ALIVE) && !self.blocked.contains(&(j as u16, dst.0));
             if usable {
                 self.settle(f, j, slot);
             } else {
@@ -68,8 +69,8 @@ impl<P: crate::flow::Payload> Node<P> {
     /// now. Ready-queue entries are not counted: a ready flow may have run out of data by its
     /// turn and be skipped, so counting them could release a cell too early and put two cells
     /// of one subflow in the intermediate's queue.
-    fn backlog(&self, qi: usize) -> u64 {
-        self.q.len(qi) as u64
+    fn backlog(&self, c: usize, j: usize) -> u64 {
+        self.lane(c, j).q_len as u64
     }
 
     /// §3.3.3: a new flow adds a cell to `Q_ij` only while `len(Q_ij) <= 2^age`.
@@ -91,37 +92,43 @@ impl<P: crate::flow::Payload> Node<P> {
             flow.idle.push(j as u16);
             return;
         }
-        let qi = flow.class as usize * self.n + j;
-        if !self.age_allows(flow.start_slot, self.backlog(qi), slot) {
+        let c = flow.class as usize;
+        if !self.age_allows(flow.start_slot, self.backlog(c, j), slot) {
             let flow = &mut self.flows[f as usize];
             flow.subs[j].state = SubState::Pending;
             flow.subs[j].fb = 0;
             flow.subs[j].since = slot;
             flow.refs += 1;
-            self.pending.push_back(j, f);
+            self.flow_slab.push_back(&mut self.peers[j].pending, f);
             return;
         }
-        self.release(f, j, qi);
+        self.release(f, j, c);
     }
 
     /// Lets subflow `j` of flow `f` put a cell towards `j`: through the ready queue (Eq. 4) or
     /// straight into `Q_ij`.
-    fn release(&mut self, f: u32, j: usize, qi: usize) {
+    fn release(&mut self, f: u32, j: usize, c: usize) {
         if self.cfg.ready_queue {
             let flow = &mut self.flows[f as usize];
             flow.subs[j].state = SubState::Ready;
             flow.refs += 1;
-            self.ready.push_back(qi, f);
-            if !self.local_in_q[qi] {
-                self.promote(qi, j);
+            let lane = if c == 0 {
+                &mut self.peers[j].lane
+            } else {
+                &mut self.low[(c - 1) * self.n + j]
+            };
+            self.flow_slab.push_back(&mut lane.ready, f);
+            lane.ready_len += 1;
+            if !lane.local_in_q {
+                self.promote(c, j);
             }
         } else {
-            self.queue_local_cell(f, j, qi);
+            self.queue_local_cell(f, j, c);
         }
     }
 
     /// Cuts the flow's next cell into `Q_ij` for subflow `j`.
-    fn queue_local_cell(&mut self, f: u32, j: usize, qi: usize) {
+    fn queue_local_cell(&mut self, f: u32, j: usize, c: usize) {
         let seq_i =
             self.flows[f as usize].class as usize * self.n + self.flows[f as usize].dst.idx();
         let (cell, payload) = self.flows[f as usize].take_cell(
@@ -134,11 +141,13 @@ impl<P: crate::flow::Payload> Node<P> {
         flow.subs[j].state = SubState::Queued;
         flow.refs += 1;
         if self.cfg.ready_queue {
-            debug_assert!(!self.local_in_q[qi], "Eq. 5 allows one local cell in Q");
-            self.local_in_q[qi] = true;
+            let lane = self.lane_mut(c, j);
+            debug_assert!(!lane.local_in_q, "Eq. 5 allows one local cell in Q");
+            lane.local_in_q = true;
         }
-        self.enqueue(
-            qi,
+        self.push_q(
+            c,
+            j,
             Queued {
                 cell,
                 payload,
@@ -147,13 +156,22 @@ impl<P: crate::flow::Payload> Node<P> {
         );
     }
 
-    /// Moves the first ready flow that still has data from `R[qi]` into `Q[qi]` (Eq. 4-5: at
+    /// Moves the first ready flow that still has data from `R[c][j]` into `Q[c][j]` (Eq. 4-5: at
     /// most one local cell in `Q`).
-    pub(crate) fn promote(&mut self, qi: usize, j: usize) {
-        if self.local_in_q[qi] {
-            return;
-        }
-        while let Some(f) = self.ready.pop_front(qi) {
+    pub(crate) fn promote(&mut self, c: usize, j: usize) {
+        loop {
+            let lane = if c == 0 {
+                &mut self.peers[j].lane
+            } else {
+                &mut self.low[(c - 1) * self.n + j]
+            };
+            if lane.local_in_q {
+                return;
+            }
+            let Some(f) = self.flow_slab.pop_front(&mut lane.ready) else {
+                return;
+            };
+            lane.ready_len -= 1;
             let flow = &mut self.flows[f as usize];
             flow.refs -= 1;
             if flow.subs[j].state != SubState::Ready {
@@ -167,18 +185,16 @@ impl<P: crate::flow::Payload> Node<P> {
                 self.maybe_free(f);
                 continue;
             }
-            self.queue_local_cell(f, j, qi);
+            self.queue_local_cell(f, j, c);
             return;
         }
     }
 
     /// Re-checks the subflows waiting on intermediate `j`, just before we transmit to it.
     pub(crate) fn check_pending(&mut self, slot: u64, j: usize) {
-        if self.pending.is_empty(j) {
-            return;
-        }
         let mut waiting = std::mem::take(&mut self.scratch);
-        self.pending.drain(j, |f| waiting.push(f));
+        self.flow_slab
+            .drain(&mut self.peers[j].pending, |f| waiting.push(f));
         for &f in &waiting {
             let flow = &self.flows[f as usize];
             let sub = flow.subs[j];
@@ -187,8 +203,7 @@ impl<P: crate::flow::Payload> Node<P> {
                 self.maybe_free(f);
                 continue;
             }
-            let qi = flow.class as usize * self.n + j;
-            let backlog = self.backlog(qi);
+            let backlog = self.backlog(flow.class as usize, j);
             let e = self.cfg.epoch_slots as u64;
             let eq2 = backlog * e + slot.saturating_sub(sub.since) >= sub.fb as u64 * e;
             if eq2 && self.age_allows(flow.start_slot, backlog, slot) {
@@ -196,7 +211,7 @@ impl<P: crate::flow::Payload> Node<P> {
                 self.settle(f, j, slot);
                 self.maybe_free(f);
             } else {
-                self.pending.push_back(j, f);
+                self.flow_slab.push_back(&mut self.peers[j].pending, f);
             }
         }
         waiting.clear();
@@ -208,11 +223,11 @@ impl<P: crate::flow::Payload> Node<P> {
     /// records are settled with it too (only possible when the delay exceeds the turnaround).
     pub(crate) fn apply_feedback(&mut self, slot: u64, j: usize, fb: u16) {
         let horizon = 2 * self.cfg.delay_slots as u64;
-        while let Some(&(sent, f)) = self.inflight.front(j) {
+        while let Some(&(sent, f)) = self.inflight_slab.front(&self.peers[j].inflight) {
             if sent + horizon > slot {
                 break;
             }
-            self.inflight.pop_front(j);
+            self.inflight_slab.pop_front(&mut self.peers[j].inflight);
             let flow = &mut self.flows[f as usize];
             if flow.subs[j].state != SubState::InFlight {
                 flow.refs -= 1;
@@ -221,14 +236,14 @@ impl<P: crate::flow::Payload> Node<P> {
             }
             flow.subs[j].fb = fb;
             flow.subs[j].since = slot;
-            let qi = flow.class as usize * self.n + j;
-            if self.backlog(qi) >= fb as u64 {
+            let c = flow.class as usize;
+            if self.backlog(c, j) >= fb as u64 {
                 self.flows[f as usize].refs -= 1;
                 self.settle(f, j, slot);
             } else {
                 // The in-flight record's reference passes to the pending entry.
                 self.flows[f as usize].subs[j].state = SubState::Pending;
-                self.pending.push_back(j, f);
+                self.flow_slab.push_back(&mut self.peers[j].pending, f);
             }
             self.maybe_free(f);
         }

@@ -18,7 +18,11 @@ pub fn encode<P>(frame: &Frame<P>) -> Result<[u8; 8], Error> {
         Kind::Data { sop, eop } => CellKind::Data {
             sop,
             eop,
-            len: c.len,
+            len: u8::try_from(c.len).map_err(|_| Error::FieldRange {
+                field: "len",
+                value: c.len as u64,
+                max: 63,
+            })?,
         },
     };
     HeaderRepr {
@@ -45,7 +49,7 @@ pub fn decode<P>(bytes: &[u8], payload: P) -> Rx<P> {
             let (kind, len) = match h.kind {
                 CellKind::Idle => (Kind::Idle, 0),
                 CellKind::Unreachable => (Kind::Unreachable, 0),
-                CellKind::Data { sop, eop, len } => (Kind::Data { sop, eop }, len),
+                CellKind::Data { sop, eop, len } => (Kind::Data { sop, eop }, len as u16),
             };
             Rx::Cell(Frame {
                 cell: CellRec {

@@ -1,1 +1,11 @@
-//! placeholder
+//! The Shoal rack as a fabric (§3, §7): N sans-IO nodes from `shoal-node`, the static schedule
+//! and its Clos of circuit switches from `shoal-schedule`, driven slot by slot by the slotted
+//! engine. Failures of nodes, links and switches, and header corruption, are injected here.
+
+pub mod config;
+mod endpoint;
+mod host;
+mod rack;
+
+pub use config::{Failure, RackConfig, RackError};
+pub use rack::ShoalRack;

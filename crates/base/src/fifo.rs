@@ -1,0 +1,270 @@
+//! Many FIFO queues sharing one slab of entries.
+//!
+//! For models with very many mostly-empty queues. A Shoal node keeps one FIFO per (traffic
+//! class, destination), one ready queue per (class, intermediate), one pending list and one
+//! in-flight list per intermediate: O(N) queues per node, O(N²) in a rack, almost all of them
+//! empty at any time. A `VecDeque` per queue would cost a heap block per non-empty queue; here a
+//! queue is a [`Fifo`] of two `u32`s that the owner keeps wherever its hot state lives (so that
+//! one cache line holds everything about one peer), and all entries live in one [`Slab`] with a
+//! free list, so steady-state operation never allocates.
+//!
+//! [`FifoArena`] bundles a slab with a vector of queues and their lengths for owners that do not
+//! need to place the queue heads themselves.
+
+const NIL: u32 = u32::MAX;
+
+/// The two ends of one queue in a [`Slab`]. Only the slab that filled it may operate on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Fifo {
+    pub const EMPTY: Fifo = Fifo {
+        head: NIL,
+        tail: NIL,
+    };
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo::EMPTY
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Entry<T> {
+    value: T,
+    next: u32,
+}
+
+/// Storage for the entries of any number of [`Fifo`]s.
+pub struct Slab<T> {
+    entries: Vec<Entry<T>>,
+    free: u32,
+}
+
+impl<T: Copy> Default for Slab<T> {
+    fn default() -> Self {
+        Slab::new()
+    }
+}
+
+impl<T: Copy> Slab<T> {
+    pub fn new() -> Self {
+        Slab {
+            entries: Vec::new(),
+            free: NIL,
+        }
+    }
+
+    /// Entries ever allocated (the high-water mark of all queues together).
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, q: &mut Fifo, value: T) {
+        let idx = if self.free != NIL {
+            let idx = self.free;
+            self.free = self.entries[idx as usize].next;
+            self.entries[idx as usize] = Entry { value, next: NIL };
+            idx
+        } else {
+            self.entries.push(Entry { value, next: NIL });
+            (self.entries.len() - 1) as u32
+        };
+        if q.tail == NIL {
+            q.head = idx;
+        } else {
+            self.entries[q.tail as usize].next = idx;
+        }
+        q.tail = idx;
+    }
+
+    #[inline]
+    pub fn front(&self, q: &Fifo) -> Option<&T> {
+        (q.head != NIL).then(|| &self.entries[q.head as usize].value)
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, q: &mut Fifo) -> Option<T> {
+        let idx = q.head;
+        if idx == NIL {
+            return None;
+        }
+        let entry = self.entries[idx as usize];
+        q.head = entry.next;
+        if q.head == NIL {
+            q.tail = NIL;
+        }
+        self.entries[idx as usize].next = self.free;
+        self.free = idx;
+        Some(entry.value)
+    }
+
+    /// Keeps the entries for which `keep` returns true, in order; hands the others to `removed`
+    /// in order and returns how many it removed. Linear in the queue length.
+    pub fn retain(
+        &mut self,
+        q: &mut Fifo,
+        mut keep: impl FnMut(&T) -> bool,
+        mut removed: impl FnMut(T),
+    ) -> usize {
+        let mut cur = q.head;
+        let mut prev = NIL;
+        let mut count = 0;
+        while cur != NIL {
+            let Entry { value, next } = self.entries[cur as usize];
+            if keep(&value) {
+                prev = cur;
+            } else {
+                if prev == NIL {
+                    q.head = next;
+                } else {
+                    self.entries[prev as usize].next = next;
+                }
+                self.entries[cur as usize].next = self.free;
+                self.free = cur;
+                count += 1;
+                removed(value);
+            }
+            cur = next;
+        }
+        q.tail = prev;
+        if prev == NIL {
+            q.head = NIL;
+        }
+        count
+    }
+
+    /// Empties the queue, handing each entry to `removed` in order; returns the count.
+    pub fn drain(&mut self, q: &mut Fifo, removed: impl FnMut(T)) -> usize {
+        self.retain(q, |_| false, removed)
+    }
+
+    /// The entries of a queue in order.
+    pub fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = &'a T> + 'a {
+        let mut cur = q.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                return None;
+            }
+            let e = &self.entries[cur as usize];
+            cur = e.next;
+            Some(&e.value)
+        })
+    }
+}
+
+/// `queues` FIFO queues of `T`, indexed `0..queues`, over one shared slab, with their lengths.
+pub struct FifoArena<T> {
+    slab: Slab<T>,
+    queues: Vec<(Fifo, u32)>,
+}
+
+impl<T: Copy> FifoArena<T> {
+    pub fn new(queues: usize) -> Self {
+        FifoArena {
+            slab: Slab::new(),
+            queues: vec![(Fifo::EMPTY, 0); queues],
+        }
+    }
+
+    #[inline]
+    pub fn len(&self, q: usize) -> usize {
+        self.queues[q].1 as usize
+    }
+
+    #[inline]
+    pub fn is_empty(&self, q: usize) -> bool {
+        self.queues[q].1 == 0
+    }
+
+    pub fn push_back(&mut self, q: usize, value: T) {
+        let (fifo, len) = &mut self.queues[q];
+        self.slab.push_back(fifo, value);
+        *len += 1;
+    }
+
+    pub fn front(&self, q: usize) -> Option<&T> {
+        self.slab.front(&self.queues[q].0)
+    }
+
+    pub fn pop_front(&mut self, q: usize) -> Option<T> {
+        let (fifo, len) = &mut self.queues[q];
+        let v = self.slab.pop_front(fifo)?;
+        *len -= 1;
+        Some(v)
+    }
+
+    pub fn retain(&mut self, q: usize, keep: impl FnMut(&T) -> bool, removed: impl FnMut(T)) {
+        let (fifo, len) = &mut self.queues[q];
+        *len -= self.slab.retain(fifo, keep, removed) as u32;
+    }
+
+    pub fn iter(&self, q: usize) -> impl Iterator<Item = &T> + '_ {
+        self.slab.iter(&self.queues[q].0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// The arena against `VecDeque` as the reference, over a pseudo-random operation mix.
+    #[test]
+    fn behaves_like_independent_vecdeques() {
+        let queues = 5;
+        let mut arena = FifoArena::new(queues);
+        let mut reference: Vec<VecDeque<u32>> = vec![VecDeque::new(); queues];
+        let mut x: u64 = 12345;
+        for step in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let q = (x % queues as u64) as usize;
+            match (x >> 8) % 7 {
+                0..=2 => {
+                    arena.push_back(q, step);
+                    reference[q].push_back(step);
+                }
+                3 | 4 => assert_eq!(arena.pop_front(q), reference[q].pop_front()),
+                5 => {
+                    let m = ((x >> 16) % 3) as u32;
+                    let mut got = Vec::new();
+                    arena.retain(q, |v| v % 3 != m, |v| got.push(v));
+                    let want: Vec<u32> = reference[q]
+                        .iter()
+                        .copied()
+                        .filter(|v| v % 3 == m)
+                        .collect();
+                    reference[q].retain(|v| v % 3 != m);
+                    assert_eq!(got, want);
+                }
+                _ => {
+                    assert_eq!(arena.front(q).copied(), reference[q].front().copied());
+                }
+            }
+            assert_eq!(arena.len(q), reference[q].len());
+            assert!(arena.iter(q).copied().eq(reference[q].iter().copied()));
+        }
+        // Freed entries are reused: the slab never grows beyond the peak occupancy.
+        let peak = arena.slab.capacity();
+        for q in 0..queues {
+            arena.retain(q, |_| false, |_| {});
+            assert!(arena.queues[q].0.is_empty());
+        }
+        for i in 0..peak as u32 {
+            arena.push_back(0, i);
+        }
+        assert_eq!(arena.slab.capacity(), peak);
+    }
+}

@@ -1,0 +1,172 @@
+//! A Shoal rack's parameters (§3.4, §4, §6.1, §7.1), checked for consistency once.
+
+use serde::Serialize;
+use shoal_base::{Dur, Rate, Time};
+use shoal_schedule::{Arrangement, Component};
+use std::fmt;
+
+/// A component failing at a given time (§3.5, Fig. 17).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Failure {
+    pub component: Component,
+    pub at: Time,
+}
+
+/// Everything needed to build a rack. Field docs name the paper's values.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RackConfig {
+    /// Nodes in the rack (8 in the prototype, 512 in §7).
+    pub nodes: u16,
+    /// Parallel channels per node, each switched by its own Clos plane (4 × 25 Gb/s in §7.1).
+    pub channels: u8,
+    /// Rate of one channel.
+    pub channel_rate: Rate,
+    /// Slot length including the guard band (76.8 ns in the prototype, 23.25 ns in §7.1).
+    pub slot: Dur,
+    /// Guard band for reconfiguration and synchronisation error (6.4 ns; 2.75 ns).
+    pub guard: Dur,
+    /// Cell size (64 B).
+    pub cell_bytes: u16,
+    /// Cell header size (8 B): the cell carries `cell_bytes - header_bytes` of payload.
+    pub header_bytes: u16,
+    /// Framing sent with every cell outside it, e.g. the prototype's 24 B of MAC overhead.
+    pub overhead_bytes: u16,
+    /// Node-to-node latency in whole slots: a cell sent in slot `s` is received at `s + delay`.
+    pub delay_slots: u32,
+    /// Ports of each circuit switch (k): a two-tier Clos plane connects up to k²/2 nodes.
+    pub switch_ports: u16,
+    pub arrangement: Arrangement,
+    /// Traffic classes (App. C).
+    pub classes: u8,
+    /// Tail-drop limit for queues of classes below the highest (App. C).
+    pub low_class_queue_cells: u32,
+    /// §3.3.3 ready queues at intermediates.
+    pub ready_queue: bool,
+    /// §3.3.3 2^age rule at sources.
+    pub age_rule: bool,
+    /// The host cuts flows into packets of this many bytes before handing them to the node.
+    pub packet_bytes: u32,
+    pub failures: Vec<Failure>,
+    /// Probability that any one header bit is flipped in transit (App. D); 0 disables it.
+    pub header_bit_error_rate: f64,
+    /// Run the schedule verifier when the rack is built.
+    pub verify_schedule: bool,
+}
+
+/// Why a rack cannot be built: the parameter (as the scenario names it) and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RackError {
+    pub key: String,
+    pub reason: String,
+}
+
+impl fmt::Display for RackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.reason)
+    }
+}
+
+impl std::error::Error for RackError {}
+
+fn bad(key: &str, reason: String) -> RackError {
+    RackError {
+        key: key.to_string(),
+        reason,
+    }
+}
+
+impl RackConfig {
+    /// Payload bytes per cell.
+    pub fn payload_bytes(&self) -> u16 {
+        self.cell_bytes - self.header_bytes
+    }
+
+    /// Node bandwidth: all channels together.
+    pub fn node_rate(&self) -> Rate {
+        Rate(self.channel_rate.0 * self.channels as u64)
+    }
+
+    pub fn validate(&self) -> Result<(), RackError> {
+        if self.nodes < 2 {
+            return Err(bad(
+                "rack.nodes",
+                format!("at least 2 nodes, got {}", self.nodes),
+            ));
+        }
+        if self.channels == 0 {
+            return Err(bad("rack.channels", "at least one channel".into()));
+        }
+        if self.channel_rate.0 == 0 {
+            return Err(bad("rack.channel_gbps", "must be positive".into()));
+        }
+        if self.header_bytes == 0 || self.header_bytes >= self.cell_bytes {
+            return Err(bad(
+                "rack.header_bytes",
+                format!(
+                    "must be at least 1 and below cell_bytes ({}), got {}",
+                    self.cell_bytes, self.header_bytes
+                ),
+            ));
+        }
+        if self.guard >= self.slot {
+            return Err(bad(
+                "rack.guard_ns",
+                format!(
+                    "the guard band ({}) must be shorter than the slot ({})",
+                    self.guard, self.slot
+                ),
+            ));
+        }
+        let on_wire = self
+            .channel_rate
+            .serialize((self.cell_bytes + self.overhead_bytes) as u64);
+        let usable = Dur(self.slot.0 - self.guard.0);
+        if on_wire > usable {
+            return Err(bad(
+                "rack.slot_ns",
+                format!(
+                    "a {} B cell plus {} B of framing takes {} at {} Gb/s, more than the {} a slot \
+                     leaves after its guard band",
+                    self.cell_bytes,
+                    self.overhead_bytes,
+                    on_wire,
+                    self.channel_rate.as_gbps_f64(),
+                    usable
+                ),
+            ));
+        }
+        if self.delay_slots == 0 {
+            return Err(bad("rack.delay_slots", "at least 1 slot".into()));
+        }
+        if !(1..=4).contains(&self.classes) {
+            return Err(bad(
+                "rack.classes",
+                format!("1 to 4 classes, got {}", self.classes),
+            ));
+        }
+        if self.packet_bytes == 0 {
+            return Err(bad("rack.packet_bytes", "must be positive".into()));
+        }
+        if !(0.0..=0.5).contains(&self.header_bit_error_rate) {
+            return Err(bad(
+                "rack.header_bit_error_rate",
+                format!(
+                    "a probability in [0, 0.5], got {}",
+                    self.header_bit_error_rate
+                ),
+            ));
+        }
+        if self.header_bit_error_rate > 0.0 && (self.nodes > 1024 || self.payload_bytes() > 63) {
+            return Err(bad(
+                "rack.header_bit_error_rate",
+                format!(
+                    "corruption is modelled on the 8-byte wire header, which addresses 1,024 nodes \
+                     and 63 payload bytes; this rack has {} nodes and {} B of payload per cell",
+                    self.nodes,
+                    self.payload_bytes()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,93 @@
+//! What a node keeps about each peer, packed so that one cache line holds everything a
+//! channel-slot touches.
+//!
+//! In every slot a node sends to one peer per channel and receives from another, and over an
+//! epoch it visits all N−1 of them, so per-peer state is read in an order that no cache predicts.
+//! With the state split over a dozen arrays each visit cost a dozen cache misses; grouped here it
+//! costs one. Queue entries live in slabs owned by the node; only their heads live here.
+
+use crate::frame::CellRec;
+use shoal_base::Fifo;
+
+/// The queues of one traffic class towards one peer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lane {
+    /// `Q[class][peer]`: our cells detoured via the peer and transit cells destined to it.
+    pub q: Fifo,
+    /// `R[class][peer]`: local flows allowed to put a cell into `q` (Eq. 4).
+    pub ready: Fifo,
+    pub q_len: u32,
+    pub ready_len: u32,
+    /// `q` holds one of our cells (ready-queue mode keeps at most one, Eq. 5).
+    pub local_in_q: bool,
+}
+
+pub(crate) const ALIVE: u8 = 1;
+/// Set last-cell-dropped in our next cell to the peer.
+pub(crate) const LCD_OUT: u8 = 2;
+/// Retransmit our last cell to the peer.
+pub(crate) const RESEND: u8 = 4;
+
+/// Everything about one peer. Classes other than the highest keep their lanes elsewhere.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+pub(crate) struct Peer<P> {
+    /// Class 0.
+    pub lane: Lane,
+    /// Local flows whose subflow via this peer waits for Eq. 2 or the age rule.
+    pub pending: Fifo,
+    /// (slot sent, flow) of our cells this peer has not yet acknowledged with feedback.
+    pub inflight: Fifo,
+    /// `[class][dst]` of the queue the peer's last cell joined here, or `NONE`.
+    pub last_rx: u32,
+    /// How many entries of the node's unreachable list this peer has been told.
+    pub notice_cursor: u16,
+    pub flags: u8,
+    pub last_tx: Option<(CellRec, P)>,
+}
+
+impl<P> Peer<P> {
+    pub fn new(alive: bool) -> Self {
+        Peer {
+            lane: Lane::default(),
+            pending: Fifo::EMPTY,
+            inflight: Fifo::EMPTY,
+            last_rx: crate::node::NONE,
+            notice_cursor: 0,
+            flags: if alive { ALIVE } else { 0 },
+            last_tx: None,
+        }
+    }
+
+    #[inline]
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    #[inline]
+    pub fn set(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+
+    /// Clears `flag` and says whether it was set.
+    #[inline]
+    pub fn take(&mut self, flag: u8) -> bool {
+        let was = self.has(flag);
+        self.flags &= !flag;
+        was
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_of_the_simulator_fills_exactly_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Peer<()>>(), 64);
+    }
+}
