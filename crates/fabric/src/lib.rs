@@ -44,6 +44,8 @@ pub struct RunOutput {
     pub counters: BTreeMap<String, u64>,
     /// Payload bytes delivered in order at each node since `RunLimits::measure_from`.
     pub delivered_bytes: Vec<u64>,
+    /// Payload bytes of each flow (in `records` order) delivered since `RunLimits::measure_from`.
+    pub measured_flow_bytes: Vec<u64>,
 }
 
 /// Why a fabric refused to run.

@@ -30,6 +30,11 @@ pub struct NodeConfig {
     /// §3.3.3 at the source: a new flow adds a cell to `Q_ij` only while
     /// `len(Q_ij) <= 2^age`, age in epochs since the flow started.
     pub age_rule: bool,
+    /// Per peer: the slot within the epoch in which this node transmits to it (`tx_slot`) and
+    /// in which it transmits to this node (`rx_slot`); `u16::MAX` for this node itself. From the
+    /// static schedule; feedback uses them to turn queue lengths into exact waits.
+    pub tx_slot: Vec<u16>,
+    pub rx_slot: Vec<u16>,
     /// Check the per-subflow invariant behind the queue bounds of Eq. 3 and 5 on every enqueue
     /// (debug builds only). Turn it off where the paper says the bound can break: corrupted
     /// feedback (App. D) and retransmissions.
@@ -49,14 +54,25 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl NodeConfig {
-    /// The paper's defaults for a rack of `nodes` with an epoch of `epoch_slots`: 64 B cells with
-    /// an 8 B header, one traffic class, both §3.3.3 optimizations on.
-    pub fn new(id: NodeId, nodes: u16, epoch_slots: u32, delay_slots: u32) -> Self {
+    /// The paper's defaults for a rack of `nodes` on a schedule with an epoch of `epoch_slots`
+    /// in which this node sends to peer `p` in slot `tx_slot[p]` and hears from it in slot
+    /// `rx_slot[p]`: 64 B cells with an 8 B header, one traffic class, both §3.3.3
+    /// optimizations on.
+    pub fn new(
+        id: NodeId,
+        nodes: u16,
+        epoch_slots: u32,
+        delay_slots: u32,
+        tx_slot: Vec<u16>,
+        rx_slot: Vec<u16>,
+    ) -> Self {
         NodeConfig {
             id,
             nodes,
             epoch_slots,
             delay_slots,
+            tx_slot,
+            rx_slot,
             payload_bytes: 56,
             classes: 1,
             low_class_queue_cells: 64,
@@ -79,6 +95,25 @@ impl NodeConfig {
         }
         if self.epoch_slots == 0 {
             return err("epoch_slots must be at least 1".into());
+        }
+        for (name, slots) in [("tx_slot", &self.tx_slot), ("rx_slot", &self.rx_slot)] {
+            if slots.len() != self.nodes as usize {
+                return err(format!(
+                    "{name} needs one entry per node ({}), got {}",
+                    self.nodes,
+                    slots.len()
+                ));
+            }
+            if let Some((p, s)) = slots
+                .iter()
+                .enumerate()
+                .find(|&(p, &s)| p != self.id.idx() && s as u32 >= self.epoch_slots)
+            {
+                return err(format!(
+                    "{name}[{p}] = {s} is outside an epoch of {} slots",
+                    self.epoch_slots
+                ));
+            }
         }
         if self.delay_slots == 0 {
             return err("delay_slots must be at least 1: a cell sent in a slot is received at its end at the earliest".into());

@@ -18,6 +18,9 @@ pub(crate) struct Lane {
     pub ready: Fifo,
     pub q_len: u32,
     pub ready_len: u32,
+    /// Cells that have left `q` from its head, wrapping: with a ticket taken on arrival it tells
+    /// how many cells are still ahead of a given one.
+    pub departed: u16,
     /// `q` holds one of our cells (ready-queue mode keeps at most one, Eq. 5).
     pub local_in_q: bool,
 }
@@ -40,8 +43,9 @@ pub(crate) struct Peer<P> {
     pub inflight: Fifo,
     /// `[class][dst]` of the queue the peer's last cell joined here, or `NONE`.
     pub last_rx: u32,
-    /// How many entries of the node's unreachable list this peer has been told.
-    pub notice_cursor: u16,
+    /// The peer's last cell leaves its queue here once that queue's `departed` counter passes
+    /// this value (cells ahead of it on arrival plus departures so far, wrapping).
+    pub rx_ticket: u16,
     pub flags: u8,
     pub last_tx: Option<(CellRec, P)>,
 }
@@ -53,7 +57,7 @@ impl<P> Peer<P> {
             pending: Fifo::EMPTY,
             inflight: Fifo::EMPTY,
             last_rx: crate::node::NONE,
-            notice_cursor: 0,
+            rx_ticket: 0,
             flags: if alive { ALIVE } else { 0 },
             last_tx: None,
         }

@@ -64,9 +64,12 @@ fn incast_queues_hold_one_local_and_one_cell_per_remote_sender() {
 }
 
 #[test]
-fn full_permutation_settles_near_half_the_node_bandwidth() {
-    // Every node sends a long flow to node i+3: half of all cells are detoured, so each
-    // destination receives close to half a cell per slot (§6.2, §7.2).
+fn full_permutation_reaches_its_max_min_share() {
+    // Every node sends a long flow to node i+3. Each virtual link carries one cell per epoch.
+    // A flow's direct subflow has its link to itself; each of its N−2 detoured subflows shares
+    // both of its links with exactly one other subflow. The max-min share is therefore
+    // (1 + (N−2)/2) / (N−1) = N / (2(N−1)) cells per slot: 4/7 for N = 8, tending to the
+    // paper's one half (§6.2, §7.2) as N grows.
     let n = 8;
     let mut rack = MiniRack::new(n, 1, |_| {});
     for i in 0..n {
@@ -75,24 +78,26 @@ fn full_permutation_settles_near_half_the_node_bandwidth() {
     rack.run(2_000);
     let before: Vec<usize> = rack.delivered.iter().map(Vec::len).collect();
     rack.run(7_000);
-    let rates: Vec<f64> = rack
-        .delivered
-        .iter()
-        .zip(&before)
-        .map(|(d, b)| (d.len() - b) as f64 / 7_000.0)
-        .collect();
-    for r in &rates {
+    let share = n as f64 / (2.0 * (n - 1) as f64);
+    for (d, b) in rack.delivered.iter().zip(&before) {
+        let rate = (d.len() - b) as f64 / 7_000.0;
         assert!(
-            (0.40..=0.52).contains(r),
-            "destination rate {r} cells/slot; {rates:?}"
+            (rate - share).abs() < 0.01,
+            "destination rate {rate} cells/slot, max-min {share}"
         );
     }
+    assert_eq!(
+        rack.nodes.iter().map(|x| x.stats().max_queue).max(),
+        Some(2)
+    );
 }
 
 #[test]
 fn a_dead_node_is_detected_by_all_within_an_epoch_and_others_finish() {
     let n = 8;
-    let mut rack = MiniRack::new(n, 1, |_| {});
+    // A failure makes slots carry notices and rerouted cells that no feedback foresaw, so the
+    // per-subflow queue bound is not checked here (§3.5 promises it only without failures).
+    let mut rack = MiniRack::new(n, 1, |c| c.check_bounds = false);
     for i in 0..n {
         rack.submit(i, (i + 1) % n, 20_000);
     }
@@ -133,7 +138,7 @@ fn a_dead_node_is_detected_by_all_within_an_epoch_and_others_finish() {
 #[test]
 fn a_cut_path_makes_both_ends_stop_and_everyone_else_route_around_it() {
     let n = 8;
-    let mut rack = MiniRack::new(n, 1, |_| {});
+    let mut rack = MiniRack::new(n, 1, |c| c.check_bounds = false);
     rack.cut.push((2, 5));
     // Detection, symmetric silence and notices all settle within a few epochs.
     rack.run(6 * (n as u64 - 1));

@@ -22,6 +22,8 @@ pub struct Hosts {
     measure_from: Time,
     /// Payload bytes delivered in order at each node since `measure_from`.
     pub delivered_bytes: Vec<u64>,
+    /// Payload bytes of each flow delivered since `measure_from`.
+    pub measured_flow_bytes: Vec<u64>,
 }
 
 impl Hosts {
@@ -35,6 +37,7 @@ impl Hosts {
             refused: 0,
             measure_from,
             delivered_bytes: vec![0; n],
+            measured_flow_bytes: Vec::new(),
         }
     }
 
@@ -54,6 +57,7 @@ impl Hosts {
             finish: None,
         });
         self.remaining.push(flow.bytes);
+        self.measured_flow_bytes.push(0);
         let accepted = node.is_some_and(|node| {
             node.submit(slot, flow.dst, flow.class, flow.bytes, packet_bytes, ())
                 .is_ok()
@@ -68,14 +72,15 @@ impl Hosts {
 
     /// Accounts one in-order delivery at `dst`, received at `now`.
     pub fn on_delivery(&mut self, dst: NodeId, d: Delivery<()>, now: Time) {
-        if now >= self.measure_from {
-            self.delivered_bytes[dst.idx()] += d.len as u64;
-        }
         let p = self.pair(d.class, d.src, dst);
         let Some(&pos) = self.pairs.front(p) else {
             debug_assert!(false, "bytes delivered for a pair with no flow");
             return;
         };
+        if now >= self.measure_from {
+            self.delivered_bytes[dst.idx()] += d.len as u64;
+            self.measured_flow_bytes[pos as usize] += d.len as u64;
+        }
         let rem = &mut self.remaining[pos as usize];
         *rem -= d.len as u64;
         if *rem == 0 {

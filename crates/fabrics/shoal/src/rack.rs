@@ -13,7 +13,7 @@ use shoal_workload::Flow;
 use std::collections::BTreeMap;
 use std::iter::Peekable;
 
-/// How often (in slots) the rack reports progress and checks whether anything is left to do.
+/// How often (in slots) the rack reports progress.
 const CHECK_EVERY: u64 = 4096;
 
 /// A built rack, ready to run.
@@ -87,6 +87,15 @@ impl ShoalRack {
 
     fn node_config(&self, id: usize) -> NodeConfig {
         let c = &self.cfg;
+        let me = NodeId(id as u16);
+        let slot = |src: NodeId, dst: NodeId| {
+            self.schedule
+                .slot_of(src, dst)
+                .map_or(u16::MAX, |(s, _)| s.0 as u16)
+        };
+        let peers = (0..c.nodes).map(NodeId);
+        let tx_slot = peers.clone().map(|p| slot(me, p)).collect();
+        let rx_slot = peers.map(|p| slot(p, me)).collect();
         NodeConfig {
             payload_bytes: c.payload_bytes(),
             classes: c.classes,
@@ -97,10 +106,12 @@ impl ShoalRack {
             // (rerouted cells travel outside their subflow).
             check_bounds: c.header_bit_error_rate == 0.0 && c.failures.is_empty(),
             ..NodeConfig::new(
-                NodeId(id as u16),
+                me,
                 c.nodes,
                 self.table.epoch() as u32,
                 c.delay_slots,
+                tx_slot,
+                rx_slot,
             )
         }
     }
@@ -171,6 +182,7 @@ impl Fabric for ShoalRack {
         let mut last_start = Time::ZERO;
         let mut counters: BTreeMap<String, u64> = BTreeMap::new();
         let mut aborted = 0u64;
+        let mut quiet_since: Option<u64> = None;
 
         loop {
             let slot = engine.slot();
@@ -224,9 +236,19 @@ impl Fabric for ShoalRack {
             }
             if (slot + 1) % CHECK_EVERY == 0 {
                 progress.update(now, hosts.completed);
+            }
+            // Nothing queued and nothing left to submit: once the cells on the wire have
+            // landed, no flow can make progress any more.
+            if (slot + 1) % self.table.epoch() == 0
+                && flows.peek().is_none()
+                && failures.peek().is_none()
+            {
                 let quiet = endpoints.iter().all(|e| e.dead || e.node.is_quiet());
-                if quiet && flows.peek().is_none() && failures.peek().is_none() {
-                    break;
+                match (quiet, quiet_since) {
+                    (false, _) => quiet_since = None,
+                    (true, None) => quiet_since = Some(slot),
+                    (true, Some(since)) if slot >= since + self.cfg.delay_slots as u64 => break,
+                    (true, Some(_)) => {}
                 }
             }
         }
@@ -271,6 +293,7 @@ impl Fabric for ShoalRack {
             },
             counters,
             delivered_bytes: hosts.delivered_bytes,
+            measured_flow_bytes: hosts.measured_flow_bytes,
         })
     }
 }

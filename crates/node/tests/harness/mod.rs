@@ -32,8 +32,22 @@ impl MiniRack {
     pub fn new(n: usize, delay: u64, tweak: impl Fn(&mut NodeConfig)) -> Self {
         let nodes = (0..n)
             .map(|i| {
-                let mut cfg =
-                    NodeConfig::new(NodeId(i as u16), n as u16, (n - 1) as u32, delay as u32);
+                // Slot s connects i to i + 1 + s: i sends to j in slot j − i − 1 (mod N).
+                let slot = |from: usize, to: usize| ((to + 2 * n - from - 1) % n) as u16;
+                let tx = (0..n)
+                    .map(|j| if j == i { u16::MAX } else { slot(i, j) })
+                    .collect();
+                let rx = (0..n)
+                    .map(|j| if j == i { u16::MAX } else { slot(j, i) })
+                    .collect();
+                let mut cfg = NodeConfig::new(
+                    NodeId(i as u16),
+                    n as u16,
+                    (n - 1) as u32,
+                    delay as u32,
+                    tx,
+                    rx,
+                );
                 tweak(&mut cfg);
                 Node::new(cfg).expect("valid config")
             })
@@ -122,9 +136,10 @@ impl MiniRack {
             .sum()
     }
 
-    /// Steps until no live node holds data or queued cells, or `limit` slots pass; returns the
-    /// slot reached.
+    /// Steps until no live node holds data or queued cells and the wire has delivered what was
+    /// on it, or `limit` slots pass; returns the slot reached.
     pub fn run_until_quiet(&mut self, limit: u64) -> u64 {
+        let mut quiet_since = None;
         while self.slot < limit {
             self.step();
             let busy = self
@@ -132,7 +147,9 @@ impl MiniRack {
                 .iter()
                 .zip(&self.dead)
                 .any(|(n, &dead)| !dead && !n.is_quiet());
-            if !busy {
+            if busy {
+                quiet_since = None;
+            } else if *quiet_since.get_or_insert(self.slot) + self.delay < self.slot {
                 break;
             }
         }
