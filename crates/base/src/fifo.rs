@@ -47,7 +47,10 @@ struct Entry<T> {
 /// Storage for the entries of any number of [`Fifo`]s.
 pub struct Slab<T> {
     entries: Vec<Entry<T>>,
-    free: u32,
+    /// Indices of free entries, a stack: taking one needs no read of the entry itself, which
+    /// in a big slab is a cache miss (a free list threaded through the entries costs one on
+    /// every push).
+    free: Vec<u32>,
 }
 
 impl<T: Copy> Default for Slab<T> {
@@ -60,7 +63,7 @@ impl<T: Copy> Slab<T> {
     pub fn new() -> Self {
         Slab {
             entries: Vec::new(),
-            free: NIL,
+            free: Vec::new(),
         }
     }
 
@@ -71,13 +74,14 @@ impl<T: Copy> Slab<T> {
 
     #[inline]
     pub fn push_back(&mut self, q: &mut Fifo, value: T) {
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            self.free = self.entries[idx as usize].next;
+        let idx = if let Some(idx) = self.free.pop() {
             self.entries[idx as usize] = Entry { value, next: NIL };
             idx
         } else {
             self.entries.push(Entry { value, next: NIL });
+            // Room for every entry on the free stack, so that freeing never allocates.
+            self.free
+                .reserve(self.entries.capacity().saturating_sub(self.free.len()));
             (self.entries.len() - 1) as u32
         };
         if q.tail == NIL {
@@ -104,9 +108,47 @@ impl<T: Copy> Slab<T> {
         if q.head == NIL {
             q.tail = NIL;
         }
-        self.entries[idx as usize].next = self.free;
-        self.free = idx;
+        self.free.push(idx);
         Some(entry.value)
+    }
+
+    /// Hint: the head of `q` will be read soon.
+    #[inline]
+    pub fn prefetch_front(&self, q: &Fifo) {
+        if let Some(e) = self.entries.get(q.head as usize) {
+            crate::hint::prefetch(e);
+        }
+    }
+
+    /// Hint: an entry will be appended to `q` soon (its tail is linked to the new entry, which
+    /// is taken from the free list).
+    #[inline]
+    pub fn prefetch_back(&self, q: &Fifo) {
+        if let Some(e) = self.entries.get(q.tail as usize) {
+            crate::hint::prefetch(e);
+        }
+        if let Some(e) = self.free.last().and_then(|&f| self.entries.get(f as usize)) {
+            crate::hint::prefetch(e);
+        }
+    }
+
+    /// Hint: entries will be pushed soon; fetches the top of the free list (the first stage of
+    /// [`Slab::prefetch_free`]).
+    #[inline]
+    pub fn prefetch_free_list(&self) {
+        if let Some(top) = self.free.last() {
+            crate::hint::prefetch(top);
+        }
+    }
+
+    /// Hint: `count` entries will be pushed soon, into the entries freed last.
+    #[inline]
+    pub fn prefetch_free(&self, count: usize) {
+        for &f in self.free.iter().rev().take(count) {
+            if let Some(e) = self.entries.get(f as usize) {
+                crate::hint::prefetch(e);
+            }
+        }
     }
 
     /// Keeps the entries for which `keep` returns true, in order; hands the others to `removed`
@@ -130,8 +172,7 @@ impl<T: Copy> Slab<T> {
                 } else {
                     self.entries[prev as usize].next = next;
                 }
-                self.entries[cur as usize].next = self.free;
-                self.free = cur;
+                self.free.push(cur);
                 count += 1;
                 removed(value);
             }

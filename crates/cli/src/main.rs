@@ -1,1 +1,55 @@
-fn main() {}
+//! `shoal`: run scenarios, check fabric schedules, decode and encode cell headers, reproduce the
+//! paper's figures.
+
+mod bench;
+mod cell;
+mod repro;
+mod run;
+mod schedule;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "shoal",
+    version,
+    about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells",
+    long_about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells.\n\n\
+        Scenarios are TOML files (see docs/scenarios.md); `shoal run` with no file runs the \
+        built-in default, the paper's 512-node rack under a permutation.",
+    after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 7 --out out/seed7\n  \
+        shoal schedule --nodes 8 --ports 4 --channels 1\n  shoal cell decode 01403000003900e4\n  \
+        shoal repro --list\n  shoal bench"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Run(run::RunArgs),
+    Schedule(schedule::ScheduleArgs),
+    Cell(cell::CellArgs),
+    Repro(repro::ReproArgs),
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::main(args),
+        Command::Schedule(args) => schedule::main(args),
+        Command::Cell(args) => cell::main(args),
+        Command::Repro(args) => repro::main(args),
+        Command::Bench(args) => bench::main(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("shoal: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

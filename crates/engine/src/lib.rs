@@ -7,4 +7,4 @@
 
 pub mod slotted;
 
-pub use slotted::{Medium, SlotSchedule, SlottedEndpoint, SlottedEngine};
+pub use slotted::{IDLE, Medium, SlotSchedule, SlottedEndpoint, SlottedEngine};

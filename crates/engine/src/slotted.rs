@@ -8,18 +8,32 @@
 //!
 //! So a transmission in slot `s` can already reflect everything received up to slot `s`, and
 //! a delay of `d` slots means a cell sent in slot `s` is handed over at the start of slot `s + d`.
-//! The engine allocates only when built: the delay line is a ring of `delay` frames of one entry
-//! per (receiver, channel).
+//! Because `d >= 1`, running each node's receptions and then its transmissions before moving to
+//! the next node is indistinguishable from running the two phases over all nodes; the engine does
+//! the former (see [`SlottedEngine::step`]). The engine allocates only when built: the delay line
+//! is a ring of `d + 1` frames of one entry per (receiver, channel).
+
+/// No peer: the node does not transmit on this channel in this slot.
+pub const IDLE: u16 = u16::MAX;
 
 /// Who transmits to whom, slot by slot.
 pub trait SlotSchedule {
     fn nodes(&self) -> usize;
     fn channels(&self) -> usize;
-    /// The node `node` transmits to on `channel` in absolute slot `slot`, or `None` if idle.
-    fn peer(&self, slot: u64, node: usize, channel: usize) -> Option<usize>;
+    /// The peers of slot `slot`, `nodes × channels` entries in (node, channel) order: the node
+    /// each node transmits to on each channel, or [`IDLE`]. One call per slot, so a periodic
+    /// schedule reduces the slot to its phase once, not per node.
+    fn peers(&self, slot: u64) -> &[u16];
 }
 
 /// A node as the engine sees it.
+///
+/// The `hint*` methods let an endpoint overlap its cache misses; they must not change its
+/// behaviour. The engine calls them as a software pipeline of three stages, each some endpoints
+/// before the endpoint runs ([`STAGES`]): stage 0 for the endpoint's own structure, then stages
+/// 1 and 2 for what it will touch. Each stage may read what the one before fetched (now in
+/// cache) to find the next lines to fetch: stage 1 the per-peer records named by the ids,
+/// stage 2 the queue entries those name.
 pub trait SlottedEndpoint {
     /// What the endpoint transmits.
     type Tx: Copy;
@@ -28,15 +42,18 @@ pub trait SlottedEndpoint {
     /// The cell for `to` in `slot`; `None` is silence (a failed or stopped sender).
     fn transmit(&mut self, slot: u64, to: usize) -> Option<Self::Tx>;
     fn receive(&mut self, slot: u64, from: usize, rx: Self::Rx);
-    /// Hint: `transmit(_, to)` will be called soon. Lets the endpoint prefetch its state.
-    fn prefetch_tx(&self, _to: usize) {}
-    /// Hint: `receive(_, from, _)` will be called soon.
-    fn prefetch_rx(&self, _from: usize) {}
+    /// Hint, stage `stage`: the endpoint will run soon.
+    fn hint(&self, _stage: usize) {}
+    /// Hint, stage `stage`: `transmit(_, to)` will be called soon.
+    fn hint_tx(&self, _stage: usize, _to: usize) {}
+    /// Hint, stage `stage`: `receive(_, from, rx)` will be called soon.
+    fn hint_rx(&self, _stage: usize, _from: usize, _rx: &Self::Rx) {}
 }
 
-/// How many endpoints ahead the engine issues prefetch hints: far enough for a cache miss to
-/// complete, near enough for the line to still be there.
-const LOOKAHEAD: usize = 4;
+/// How many endpoints ahead of the running one the engine issues each stage of hints: far
+/// enough apart for a cache miss to complete before the next stage reads the line, near enough
+/// for the line to still be in cache.
+pub const STAGES: [usize; 3] = [3, 2, 1];
 
 /// The fabric between endpoints: maps what was sent to what arrives (loss, corruption).
 pub trait Medium<E: SlottedEndpoint> {
@@ -62,6 +79,9 @@ pub struct SlottedEngine<R> {
     nodes: usize,
     channels: usize,
     delay: u64,
+    /// `delay + 1` frames of `nodes × channels` landings: in slot `s` frame `s mod (delay + 1)`
+    /// is read and frame `(s + delay) mod (delay + 1)` written, so that one node can transmit
+    /// before the next one has received.
     ring: Vec<Landing<R>>,
     slot: u64,
 }
@@ -78,7 +98,7 @@ impl<R: Copy> SlottedEngine<R> {
             nodes,
             channels,
             delay,
-            ring: vec![empty; delay as usize * nodes * channels],
+            ring: vec![empty; (delay as usize + 1) * nodes * channels],
             slot: 0,
         }
     }
@@ -89,6 +109,12 @@ impl<R: Copy> SlottedEngine<R> {
     }
 
     /// Runs one slot.
+    ///
+    /// Node by node, it first hands the node what it receives, then takes what it transmits.
+    /// That is the contract of the module: nothing transmitted in slot `s` arrives before
+    /// `s + 1`, so no node can tell this order from "every node receives, then every node
+    /// transmits", and the medium still sees transmissions in (sender, channel) order. Doing
+    /// one node at a time keeps its state in cache between its receptions and transmissions.
     pub fn step<E, S, M>(&mut self, schedule: &S, endpoints: &mut [E], medium: &mut M)
     where
         E: SlottedEndpoint<Rx = R>,
@@ -97,45 +123,77 @@ impl<R: Copy> SlottedEngine<R> {
     {
         debug_assert_eq!(endpoints.len(), self.nodes);
         let s = self.slot;
-        let width = self.nodes * self.channels;
-        let base = (s % self.delay) as usize * width;
-        let frame = &mut self.ring[base..base + width];
-        let ahead = LOOKAHEAD * self.channels;
-        for k in 0..width {
-            if let Some(next) = frame.get(k + ahead)
-                && next.rx.is_some()
-            {
-                endpoints[(k + ahead) / self.channels].prefetch_rx(next.from as usize);
+        let (n, c) = (self.nodes, self.channels);
+        let width = n * c;
+        let frames = self.delay + 1;
+        let read = (s % frames) as usize;
+        let write = ((s + self.delay) % frames) as usize;
+        // The frame read in this slot and the one written, disjoint since `delay >= 1`.
+        let (input, output) = {
+            let (low, high) = self.ring.split_at_mut(read.max(write) * width);
+            let (first, second) = (&mut low[read.min(write) * width..], &mut high[..width]);
+            if read < write {
+                (first, second)
+            } else {
+                (second, first)
             }
-            let landing = &mut frame[k];
-            if let Some(rx) = landing.rx.take() {
-                endpoints[k / self.channels].receive(s, landing.from as usize, rx);
-            }
-            landing.from = u32::MAX;
-        }
-        for i in 0..self.nodes {
-            if i + LOOKAHEAD < self.nodes {
-                for ch in 0..self.channels {
-                    if let Some(j) = schedule.peer(s, i + LOOKAHEAD, ch) {
-                        endpoints[i + LOOKAHEAD].prefetch_tx(j);
-                    }
+        };
+        let peers = schedule.peers(s);
+        assert_eq!(
+            peers.len(),
+            width,
+            "the schedule's row has one entry per node and channel"
+        );
+        for i in 0..n {
+            // The stages are literals, so each endpoint's hint code is specialised per stage.
+            for (stage, distance) in [(0, STAGES[0]), (1, STAGES[1]), (2, STAGES[2])] {
+                let a = i + distance;
+                if a < n {
+                    hint(
+                        stage,
+                        &endpoints[a],
+                        &input[a * c..(a + 1) * c],
+                        &peers[a * c..(a + 1) * c],
+                    );
                 }
             }
             let endpoint = &mut endpoints[i];
-            for ch in 0..self.channels {
-                if let Some(j) = schedule.peer(s, i, ch) {
-                    let sent = endpoint.transmit(s, j);
-                    let rx = medium.carry(s, ch, i, j, sent);
-                    let landing = &mut frame[j * self.channels + ch];
-                    debug_assert_eq!(landing.from, u32::MAX, "two senders to one receiver port");
-                    *landing = Landing {
-                        from: i as u32,
-                        rx: Some(rx),
-                    };
+            for landing in &mut input[i * c..(i + 1) * c] {
+                if let Some(rx) = landing.rx.take() {
+                    endpoint.receive(s, landing.from as usize, rx);
                 }
+                landing.from = u32::MAX;
+            }
+            for (ch, &j) in peers[i * c..(i + 1) * c].iter().enumerate() {
+                if j == IDLE {
+                    continue;
+                }
+                let j = j as usize;
+                let sent = endpoint.transmit(s, j);
+                let rx = medium.carry(s, ch, i, j, sent);
+                let landing = &mut output[j * c + ch];
+                debug_assert_eq!(landing.from, u32::MAX, "two senders to one receiver port");
+                *landing = Landing {
+                    from: i as u32,
+                    rx: Some(rx),
+                };
             }
         }
         self.slot += 1;
+    }
+}
+
+/// One stage of hints for one endpoint, given its landings and peers in this slot.
+#[inline(always)]
+fn hint<E: SlottedEndpoint>(stage: usize, endpoint: &E, input: &[Landing<E::Rx>], peers: &[u16]) {
+    endpoint.hint(stage);
+    for (landing, &j) in input.iter().zip(peers) {
+        if let Some(rx) = &landing.rx {
+            endpoint.hint_rx(stage, landing.from as usize, rx);
+        }
+        if j != IDLE {
+            endpoint.hint_tx(stage, j as usize);
+        }
     }
 }
 
@@ -152,8 +210,8 @@ mod tests {
         fn channels(&self) -> usize {
             1
         }
-        fn peer(&self, _: u64, node: usize, _: usize) -> Option<usize> {
-            Some((node + 1) % 3)
+        fn peers(&self, _: u64) -> &[u16] {
+            &[1, 2, 0]
         }
     }
 

@@ -12,6 +12,22 @@ use std::fmt;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// How many local flows the prefetch hints cover: enough for a node with one or two long flows
+/// (a permutation), few enough to cost nothing when there are many.
+const HINTED_FLOWS: usize = 2;
+
+/// `Peer::last_rx` packs (class, destination) as `class << 16 | destination`, so that reading it
+/// needs no division.
+#[inline]
+fn join_last_rx(class: usize, dst: usize) -> u32 {
+    (class << 16 | dst) as u32
+}
+
+#[inline]
+fn split_last_rx(v: u32) -> (usize, usize) {
+    ((v >> 16) as usize, (v & 0xffff) as usize)
+}
+
 /// Why a cell sits in a queue, which decides the bookkeeping when it leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
@@ -111,7 +127,11 @@ pub struct Node<P: Payload = ()> {
     /// (via, dst): `via` told us it cannot reach `dst`.
     pub(crate) blocked: BTreeSet<(u16, u16)>,
 
-    /// `[class][src]` reassembly state.
+    /// `[class][src]` → index into `reasm`, or `NONE` until the first cell from `src` arrives.
+    pub(crate) reasm_of: Vec<u32>,
+    /// Reassembly state of each (class, source) that has sent to this node, created on its first
+    /// cell and kept (the expected sequence number outlives flows): O(pairs that talk), not
+    /// O(N) per node.
     pub(crate) reasm: Vec<Reassembly<P>>,
 
     pub(crate) delivered: VecDeque<Delivery<P>>,
@@ -147,7 +167,8 @@ impl<P: Payload> Node<P> {
             unreachable: Vec::new(),
             notice_cursor: vec![0; n],
             blocked: BTreeSet::new(),
-            reasm: (0..classes * n).map(|_| Reassembly::default()).collect(),
+            reasm_of: vec![NONE; classes * n],
+            reasm: Vec::new(),
             delivered: VecDeque::new(),
             events: VecDeque::new(),
             stats: NodeStats::default(),
@@ -200,6 +221,118 @@ impl<P: Payload> Node<P> {
     pub fn prefetch_peer(&self, peer: NodeId) {
         if let Some(p) = self.peers.get(peer.idx()) {
             shoal_base::hint::prefetch(p);
+        }
+    }
+
+    /// Hint for a driver that knows what comes next (the slotted engine does): the node will
+    /// run soon. Stage 0 fetches the node's own structure. Each later stage assumes what the
+    /// stage before fetched is in cache and reads it to fetch what it points to; calling stage
+    /// `k + 1` some time after stage `k` lets the misses of one stage overlap with other work.
+    /// The three `prefetch*` families take the same stages; none changes the node's behaviour.
+    #[inline]
+    pub fn prefetch(&self, stage: usize) {
+        match stage {
+            0 => shoal_base::hint::prefetch_all(self),
+            1 => {
+                // The top of each free list, and the first local flows (in a permutation, the
+                // only one).
+                self.cells.prefetch_free_list();
+                self.inflight_slab.prefetch_free_list();
+                self.flow_slab.prefetch_free_list();
+                for flow in self.flows.iter().take(HINTED_FLOWS) {
+                    shoal_base::hint::prefetch_all(flow);
+                }
+            }
+            2 => {
+                // The entries this slot's pushes will take.
+                self.cells.prefetch_free(4);
+                self.inflight_slab.prefetch_free(1);
+                self.flow_slab.prefetch_free(1);
+            }
+            _ => {}
+        }
+    }
+
+    /// Hint: `poll_tx(_, to)` comes soon (stages as in [`Node::prefetch`]). Stage 1 fetches the
+    /// state about `to`; stage 2 the queue whose length the feedback reports, the head entries
+    /// of the queues to `to` and the subflows via `to` of the first local flows.
+    #[inline]
+    pub fn prefetch_tx(&self, stage: usize, to: NodeId) {
+        let Some(peer) = self.peers.get(to.idx()) else {
+            return;
+        };
+        match stage {
+            1 => shoal_base::hint::prefetch(peer),
+            2 => {
+                if peer.last_rx != NONE {
+                    let (class, k) = split_last_rx(peer.last_rx);
+                    if let Some(lane) = self.lane_get(class, k) {
+                        shoal_base::hint::prefetch(lane);
+                    }
+                    if let Some(slot) = self.cfg.tx_slot.get(k) {
+                        shoal_base::hint::prefetch(slot);
+                    }
+                }
+                self.cells.prefetch_front(&peer.lane.q);
+                self.flow_slab.prefetch_front(&peer.lane.ready);
+                self.prefetch_subs(to.idx());
+            }
+            _ => {}
+        }
+    }
+
+    /// Hint: `handle_rx(_, from, rx)` comes soon (stages as in [`Node::prefetch`]). Stage 1
+    /// fetches the state about `from` and, for a data cell, the queue it joins or its
+    /// reassembly state; stage 2 the entries those name.
+    #[inline]
+    pub fn prefetch_rx(&self, stage: usize, from: NodeId, rx: &Rx<P>) {
+        let Some(peer) = self.peers.get(from.idx()) else {
+            return;
+        };
+        let data = match rx {
+            Rx::Cell(frame) if matches!(frame.cell.kind, Kind::Data { .. }) => Some(frame.cell),
+            _ => None,
+        };
+        match stage {
+            1 => {
+                shoal_base::hint::prefetch(peer);
+                if let Some(cell) = data {
+                    let c = cell.class as usize;
+                    if cell.dst == self.me {
+                        if let Some(r) = self.reasm_of.get(c * self.n + cell.src.idx()) {
+                            shoal_base::hint::prefetch(r);
+                        }
+                    } else if let Some(lane) = self.lane_get(c, cell.dst.idx()) {
+                        shoal_base::hint::prefetch(lane);
+                    }
+                }
+            }
+            2 => {
+                self.inflight_slab.prefetch_front(&peer.inflight);
+                self.prefetch_subs(from.idx());
+                if let Some(cell) = data {
+                    let c = cell.class as usize;
+                    if cell.dst == self.me {
+                        let r = self.reasm_of.get(c * self.n + cell.src.idx());
+                        if let Some(r) = r.and_then(|&r| self.reasm.get(r as usize)) {
+                            r.prefetch(cell.seq);
+                        }
+                    } else if let Some(lane) = self.lane_get(c, cell.dst.idx()) {
+                        self.cells.prefetch_back(&lane.q);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The subflows via `j` of the first local flows.
+    #[inline]
+    fn prefetch_subs(&self, j: usize) {
+        for flow in self.flows.iter().take(HINTED_FLOWS) {
+            if let Some(sub) = flow.subs.get(j) {
+                shoal_base::hint::prefetch(sub);
+            }
         }
     }
 
@@ -369,6 +502,18 @@ impl<P: Payload> Node<P> {
         !self.events.is_empty()
     }
 
+    /// `lane(c, j)` if it exists: for hints, which must not panic on a bad id.
+    #[inline]
+    fn lane_get(&self, c: usize, j: usize) -> Option<&Lane> {
+        if c == 0 {
+            self.peers.get(j).map(|p| &p.lane)
+        } else if j < self.n {
+            self.low.get((c - 1) * self.n + j)
+        } else {
+            None
+        }
+    }
+
     #[inline]
     pub(crate) fn lane(&self, c: usize, j: usize) -> &Lane {
         if c == 0 {
@@ -432,6 +577,9 @@ impl<P: Payload> Node<P> {
         let mut taken = Vec::new();
         let count = self.cells.retain(&mut lane.q, keep, |e| taken.push(e));
         lane.q_len -= count as u32;
+        // Removed cells count as departed, so that a ticket never waits for a cell that is gone
+        // (it may now pass a little early for a cell behind a removed one: feedback errs low).
+        lane.departed = lane.departed.wrapping_add(count as u16);
         self.queued_total -= count as u64;
         taken
     }
@@ -471,15 +619,19 @@ impl<P: Payload> Node<P> {
         if v == NONE {
             return 0;
         }
-        let (class, k) = (v as usize / self.n, v as usize % self.n);
+        let (class, k) = split_last_rx(v);
         let lane = self.lane(class, k);
         let mut epochs = 0u64;
         let ahead = peer.rx_ticket.wrapping_sub(lane.departed) as i16;
         if ahead >= 0 {
             // Our slots to k that will carry something else first: a pending retransmission
             // and unreachable notices.
-            let detours = self.peers[k].has(RESEND) as u64
-                + (self.unreachable.len() - self.notice_cursor[k] as usize) as u64;
+            let notices = if self.unreachable.is_empty() {
+                0
+            } else {
+                self.unreachable.len() - self.notice_cursor[k] as usize
+            };
+            let detours = self.peers[k].has(RESEND) as u64 + notices as u64;
             let ahead = ahead as u64 + detours;
             let e = self.cfg.epoch_slots as u64;
             let d = self.cfg.delay_slots as u64;
@@ -511,7 +663,7 @@ impl<P: Payload> Node<P> {
             self.peers[j].last_rx = NONE;
             return;
         }
-        self.peers[j].last_rx = (c * self.n + k) as u32;
+        self.peers[j].last_rx = join_last_rx(c, k);
         if !self.peers[k].has(ALIVE) {
             self.stats.discarded_for_failure += 1;
             return;
@@ -572,7 +724,9 @@ impl<P: Payload> Node<P> {
                 let flow = &mut self.flows[f as usize];
                 debug_assert_eq!(flow.subs[j].state, SubState::Queued);
                 if entry.cell.dst.idx() == j {
-                    // The direct subflow has no remote queue: no feedback to wait for.
+                    // The direct subflow has no remote queue: no feedback to wait for. `settle`
+                    // decides its next state; until then it holds nothing.
+                    flow.subs[j].state = SubState::Idle;
                     flow.refs -= 1;
                     self.settle(f, j, slot);
                 } else {
@@ -595,7 +749,15 @@ impl<P: Payload> Node<P> {
             self.stats.protocol_errors += 1;
             return;
         }
-        let ri = c * self.n + cell.src.idx();
+        let ri = match self.reasm_of[c * self.n + cell.src.idx()] {
+            NONE => {
+                self.reasm.push(Reassembly::default());
+                let ri = self.reasm.len() - 1;
+                self.reasm_of[c * self.n + cell.src.idx()] = ri as u32;
+                ri
+            }
+            ri => ri as usize,
+        };
         let held = Held {
             len: cell.len,
             sop,

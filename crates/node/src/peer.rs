@@ -41,7 +41,8 @@ pub(crate) struct Peer<P> {
     pub pending: Fifo,
     /// (slot sent, flow) of our cells this peer has not yet acknowledged with feedback.
     pub inflight: Fifo,
-    /// `[class][dst]` of the queue the peer's last cell joined here, or `NONE`.
+    /// (class, dst) of the queue the peer's last cell joined here (see `node::join_last_rx`),
+    /// or `NONE`.
     pub last_rx: u32,
     /// The peer's last cell leaves its queue here once that queue's `departed` counter passes
     /// this value (cells ahead of it on arrival plus departures so far, wrapping).

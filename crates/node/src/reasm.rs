@@ -72,6 +72,18 @@ impl<P: Copy> Reassembly<P> {
         Placed::Buffered
     }
 
+    /// Hint: a cell with sequence number `seq` will be placed soon.
+    #[inline]
+    pub fn prefetch(&self, seq: u16) {
+        let ahead = (seq as u32 + SEQ_MODULUS - self.expected as u32) % SEQ_MODULUS;
+        if let Some(slot) = self
+            .ring
+            .get(self.head.wrapping_add(ahead as usize) & self.ring.len().wrapping_sub(1))
+        {
+            shoal_base::hint::prefetch(slot);
+        }
+    }
+
     /// The next buffered cell that is now in order, if any.
     pub fn pop_ready(&mut self) -> Option<Held<P>> {
         if self.held == 0 {

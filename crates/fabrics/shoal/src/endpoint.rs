@@ -5,14 +5,12 @@
 use rand::RngExt;
 use shoal_base::rng::StreamRng;
 use shoal_base::{ChannelId, NodeId};
-use shoal_engine::{Medium, SlotSchedule, SlottedEndpoint};
+use shoal_engine::{IDLE, Medium, SlotSchedule, SlottedEndpoint};
 use shoal_node::{Frame, Node, Rx, wire};
 use shoal_schedule::{Clos, Component, FabricSchedule, Slot};
 
-const IDLE: u16 = u16::MAX;
-
-/// The fabric schedule flattened to `[slot in epoch][channel][node] -> peer`, so the engine's
-/// per-cell lookup is one load.
+/// The fabric schedule flattened to `[slot in epoch][node][channel] -> peer`, so the engine reads
+/// one slot's row front to back.
 pub struct PeerTable {
     nodes: usize,
     channels: usize,
@@ -29,8 +27,8 @@ impl PeerTable {
         );
         let mut peers = Vec::with_capacity(epoch as usize * channels * nodes);
         for s in 0..epoch {
-            for c in 0..channels {
-                for i in 0..nodes {
+            for i in 0..nodes {
+                for c in 0..channels {
                     let p = schedule.peer(Slot(s), NodeId(i as u16), ChannelId(c as u8));
                     peers.push(p.map_or(IDLE, |p| p.0));
                 }
@@ -59,10 +57,10 @@ impl SlotSchedule for PeerTable {
     }
 
     #[inline]
-    fn peer(&self, slot: u64, node: usize, channel: usize) -> Option<usize> {
+    fn peers(&self, slot: u64) -> &[u16] {
+        let width = self.nodes * self.channels;
         let s = (slot % self.epoch) as usize;
-        let p = self.peers[(s * self.channels + channel) * self.nodes + node];
-        (p != IDLE).then_some(p as usize)
+        &self.peers[s * width..(s + 1) * width]
     }
 }
 
@@ -92,13 +90,18 @@ impl SlottedEndpoint for Endpoint {
     }
 
     #[inline]
-    fn prefetch_tx(&self, to: usize) {
-        self.node.prefetch_peer(NodeId(to as u16));
+    fn hint(&self, stage: usize) {
+        self.node.prefetch(stage);
     }
 
     #[inline]
-    fn prefetch_rx(&self, from: usize) {
-        self.node.prefetch_peer(NodeId(from as u16));
+    fn hint_tx(&self, stage: usize, to: usize) {
+        self.node.prefetch_tx(stage, NodeId(to as u16));
+    }
+
+    #[inline]
+    fn hint_rx(&self, stage: usize, from: usize, rx: &Rx<()>) {
+        self.node.prefetch_rx(stage, NodeId(from as u16), rx);
     }
 }
 

@@ -2,6 +2,7 @@
 //! and its Clos of circuit switches from `shoal-schedule`, driven slot by slot by the slotted
 //! engine. Failures of nodes, links and switches, and header corruption, are injected here.
 
+pub mod bench;
 pub mod config;
 mod endpoint;
 mod host;

@@ -1,0 +1,74 @@
+//! `shoal bench`: how fast the simulator runs the paper's rack.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use shoal_rack::bench::{self, BenchOptions};
+use std::process::ExitCode;
+
+/// Measure the simulator's speed on the rack of Fig. 12 (512 nodes, 4 × 25 Gb/s channels,
+/// full permutation), next to a reference loop that only moves cell records.
+///
+/// The unit is the node-channel-slot: one node on one channel in one slot (2,048 per slot at
+/// 512 nodes). The default times 20,000 slots after 2,560 of warm-up (a few seconds); building
+/// the rack is not timed. Prints a short report, or with --json the report as JSON on stdout.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  shoal bench\n  shoal bench --seconds 10 --json > bench.json\n  \
+    shoal bench --nodes 1024 --pairs 1024 --slots 5000"
+)]
+pub struct BenchArgs {
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Aim for about this many seconds of timed simulation (a short calibration run sizes
+    /// --slots). Default: the fixed 20,000 slots.
+    #[arg(long, value_name = "S", conflicts_with = "slots")]
+    seconds: Option<f64>,
+    /// Nodes in the rack [default: 512].
+    #[arg(long, value_name = "N")]
+    nodes: Option<u16>,
+    /// Flows of the permutation; equal to --nodes for the full permutation [default: nodes].
+    #[arg(long, value_name = "P")]
+    pairs: Option<usize>,
+    /// Timed slots [default: 20000].
+    #[arg(long)]
+    slots: Option<u64>,
+    /// Slots run before timing starts [default: 2560].
+    #[arg(long)]
+    warmup_slots: Option<u64>,
+}
+
+pub fn main(args: BenchArgs) -> Result<ExitCode> {
+    let defaults = BenchOptions::default();
+    let nodes = args.nodes.unwrap_or(defaults.nodes);
+    let mut opts = BenchOptions {
+        nodes,
+        pairs: args.pairs.unwrap_or(nodes as usize),
+        slots: args.slots.unwrap_or(defaults.slots),
+        warmup_slots: args.warmup_slots.unwrap_or(defaults.warmup_slots),
+    };
+    if let Some(seconds) = args.seconds {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+            bail!("--seconds must be above 0 and at most a day, got {seconds}");
+        }
+        eprintln!("shoal bench: calibrating");
+        let probe = bench::run(&BenchOptions {
+            slots: 1_000,
+            warmup_slots: opts.warmup_slots.min(1_000),
+            ..opts
+        })?;
+        let per_slot = probe.wall_s / probe.slots as f64;
+        opts.slots = ((seconds / per_slot).round() as u64).max(1);
+    }
+    eprintln!(
+        "shoal bench: {} nodes, {} pairs, {} slots after {} of warm-up",
+        opts.nodes, opts.pairs, opts.slots, opts.warmup_slots
+    );
+    let report = bench::run(&opts)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{report}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,179 @@
+//! `shoal repro`: run the paper's figures as experiments and compare with the published numbers.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde::Serialize;
+use shoal_repro::{Claim, Options};
+use std::process::ExitCode;
+
+/// Reproduce the paper's figures and say how close we are.
+///
+/// Each experiment runs its scenario(s) and checks claims: the paper's number, ours, the
+/// tolerance and whether we are within it. Prints a table (figure, claim, paper, ours,
+/// tolerance, pass) and "N of M claims pass"; progress notes go to stderr. Exit status 0 only
+/// if every claim passes.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  shoal repro --list\n  shoal repro --quick\n  \
+    shoal repro NAME --json > claims.json"
+)]
+pub struct ReproArgs {
+    /// Experiments to run (default: all; see --list).
+    #[arg(value_name = "NAME")]
+    names: Vec<String>,
+    /// Print the claims as a JSON array of {figure, claim, paper, ours, tolerance, pass} on
+    /// stdout, and nothing else there.
+    #[arg(long)]
+    json: bool,
+    /// Scaled-down runs that finish in seconds (each experiment says how it scales).
+    #[arg(long)]
+    quick: bool,
+    /// List the experiments (name, figure, summary) and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+/// Exactly the keys the JSON output promises, whatever `Claim` grows.
+#[derive(Serialize)]
+struct ClaimRow<'a> {
+    figure: &'a str,
+    claim: &'a str,
+    paper: &'a str,
+    ours: &'a str,
+    tolerance: &'a str,
+    pass: bool,
+}
+
+impl<'a> From<&'a Claim> for ClaimRow<'a> {
+    fn from(c: &'a Claim) -> Self {
+        ClaimRow {
+            figure: &c.figure,
+            claim: &c.claim,
+            paper: &c.paper,
+            ours: &c.ours,
+            tolerance: &c.tolerance,
+            pass: c.pass,
+        }
+    }
+}
+
+/// Prints rows as a left-aligned table under `header`.
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    line(
+        widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    );
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+pub fn main(args: ReproArgs) -> Result<ExitCode> {
+    let all = shoal_repro::experiments();
+    if args.list {
+        if args.json {
+            let list: Vec<serde_json::Value> = all
+                .iter()
+                .map(|e| serde_json::json!({"name": e.name, "figure": e.figure, "summary": e.summary}))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&list)?);
+        } else if all.is_empty() {
+            println!("no experiments yet");
+        } else {
+            let rows: Vec<Vec<String>> = all
+                .iter()
+                .map(|e| vec![e.name.to_owned(), e.figure.to_owned(), e.summary.to_owned()])
+                .collect();
+            print_table(&["name", "figure", "summary"], &rows);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let known: Vec<&str> = all.iter().map(|e| e.name).collect();
+    let names: Vec<String> = if args.names.is_empty() {
+        known.iter().map(|n| n.to_string()).collect()
+    } else {
+        args.names.clone()
+    };
+    for name in &names {
+        if !known.contains(&name.as_str()) {
+            let list = if known.is_empty() {
+                "there are none yet".to_owned()
+            } else {
+                format!("known: {}", known.join(", "))
+            };
+            bail!("no experiment named {name:?}; {list}");
+        }
+    }
+    let opts = Options { quick: args.quick };
+    let mut claims: Vec<Claim> = Vec::new();
+    let mut failed_runs = Vec::new();
+    for name in &names {
+        eprintln!(
+            "shoal repro: running {name}{}",
+            if args.quick { " (quick)" } else { "" }
+        );
+        let mut note = |msg: &str| eprintln!("  {msg}");
+        match shoal_repro::run(name, &opts, &mut note) {
+            Ok(c) => claims.extend(c),
+            Err(e) => {
+                eprintln!("shoal repro: {name} could not run: {e}");
+                failed_runs.push(name.clone());
+            }
+        }
+    }
+    let passed = claims.iter().filter(|c| c.pass).count();
+    if args.json {
+        let rows: Vec<ClaimRow<'_>> = claims.iter().map(ClaimRow::from).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let rows: Vec<Vec<String>> = claims
+            .iter()
+            .map(|c| {
+                vec![
+                    c.figure.clone(),
+                    c.claim.clone(),
+                    c.paper.clone(),
+                    c.ours.clone(),
+                    c.tolerance.clone(),
+                    if c.pass { "yes" } else { "NO" }.to_owned(),
+                ]
+            })
+            .collect();
+        print_table(
+            &["figure", "claim", "paper", "ours", "tolerance", "pass"],
+            &rows,
+        );
+        println!("{passed} of {} claims pass", claims.len());
+    }
+    if !failed_runs.is_empty() {
+        eprintln!(
+            "shoal repro: experiments that could not run: {}",
+            failed_runs.join(", ")
+        );
+    }
+    Ok(if passed == claims.len() && failed_runs.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

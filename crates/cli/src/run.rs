@@ -1,0 +1,417 @@
+//! `shoal run`: run a scenario and write its results folder.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use shoal_base::Time;
+use shoal_fabric::{Progress, RunOutput};
+use shoal_metrics::{FlowRecord, FlowSummary};
+use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Run a scenario on the simulated Shoal rack and write its results folder.
+///
+/// With no SCENARIO, runs the built-in default (scenarios/default.toml: the paper's 512-node
+/// §7.1 rack under a permutation). Writes to DIR (default out/<scenario name>):
+///
+///   summary.json   flows, completions, short-flow FCT (us: mean, p50, p99, p999), long-flow
+///                  goodput (Gb/s), queue maxima (cells), reordering (bytes), simulated time
+///                  (us), wall time (s), simulator speed, counters
+///   scenario.toml  the resolved scenario: every default filled in; `shoal run` on it repeats
+///                  the run
+///   flows.csv      id,src,dst,bytes,start_us,finish_us,fct_us (finish and fct empty for flows
+///                  that did not complete)
+///
+/// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (same three files) and
+/// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario).
+///
+/// Prints a short summary on stdout; progress goes to stderr (a bar on a terminal once the run
+/// takes over a second, otherwise a line every 5 s).
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+#[command(
+    after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 2 --out out/seed2\n  \
+    shoal run my.toml --force --quiet"
+)]
+pub struct RunArgs {
+    /// Scenario file (TOML, see docs/scenarios.md). Default: the built-in default scenario.
+    #[arg(value_name = "SCENARIO.toml")]
+    scenario: Option<PathBuf>,
+    /// Results folder (created). Default: out/<scenario name>.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Seed for every random choice, overriding the scenario's (0 to 2^63-1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    seed: Option<u64>,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+    /// Write into DIR even if it is not empty (files of the same name are replaced).
+    #[arg(long)]
+    force: bool,
+}
+
+/// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
+/// line every 5 s otherwise.
+struct CliProgress {
+    quiet: bool,
+    tty: bool,
+    start: Instant,
+    last_line: Instant,
+    bar: Option<ProgressBar>,
+    total_flows: u64,
+    until_us: Option<f64>,
+    label: String,
+}
+
+impl CliProgress {
+    fn new(quiet: bool, total_flows: u64, until: Option<Time>, label: String) -> CliProgress {
+        let now = Instant::now();
+        CliProgress {
+            quiet,
+            tty: std::io::stderr().is_terminal(),
+            start: now,
+            last_line: now,
+            bar: None,
+            total_flows,
+            until_us: until.map(|t| t.as_us_f64()),
+            label,
+        }
+    }
+
+    fn sim_text(&self, now: Time) -> String {
+        match self.until_us {
+            Some(u) => format!("{:.1} of {u:.1} us simulated", now.as_us_f64()),
+            None => format!("{:.1} us simulated", now.as_us_f64()),
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for CliProgress {
+    fn update(&mut self, now: Time, completed: u64) {
+        if self.quiet {
+            return;
+        }
+        if self.tty {
+            if self.bar.is_none() && self.start.elapsed() >= Duration::from_secs(1) {
+                let style = ProgressStyle::with_template(
+                    "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} flows  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+                let bar = ProgressBar::new(self.total_flows)
+                    .with_style(style)
+                    .with_prefix(self.label.clone())
+                    .with_elapsed(self.start.elapsed());
+                self.bar = Some(bar);
+            }
+            let msg = self.sim_text(now);
+            if let Some(bar) = &self.bar {
+                bar.set_position(completed);
+                bar.set_message(msg);
+            }
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            self.last_line = Instant::now();
+            eprintln!(
+                "shoal run: {}: {}, {completed} of {} flows completed, {:.0} s",
+                self.label,
+                self.sim_text(now),
+                self.total_flows,
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct FctStats {
+    mean: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+}
+
+/// summary.json: everything but `wall_time_s` and `node_channel_slots_per_s` is a pure function
+/// of (scenario, seed, version).
+#[derive(Serialize)]
+struct Summary {
+    fabric: String,
+    scenario: String,
+    nodes: usize,
+    seed: u64,
+    tool_version: &'static str,
+    flows: usize,
+    flows_completed: usize,
+    short_fct_us: Option<FctStats>,
+    long_goodput_gbps: Option<f64>,
+    max_queue_cells: u64,
+    max_node_queue_cells: u64,
+    max_reorder_bytes: u64,
+    sim_time_us: f64,
+    wall_time_s: f64,
+    node_channel_slots_per_s: f64,
+    counters: BTreeMap<String, u64>,
+}
+
+fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration) -> Summary {
+    let fs = FlowSummary::of(&out.records);
+    let slots = out.counters.get("node_channel_slots").copied().unwrap_or(0);
+    let run_s = run_wall.as_secs_f64();
+    Summary {
+        fabric: "shoal".to_owned(),
+        scenario: sc.name.clone(),
+        nodes: sc.rack.nodes as usize,
+        seed: sc.seed,
+        tool_version: TOOL_VERSION,
+        flows: fs.flows,
+        flows_completed: fs.completed,
+        short_fct_us: fs.short_fct_us.map(|p| FctStats {
+            mean: p.mean,
+            p50: p.p50,
+            p99: p.p99,
+            p999: p.p999,
+        }),
+        long_goodput_gbps: fs.long_goodput_gbps.map(|p| p.mean),
+        max_queue_cells: out.queues.max_queue,
+        max_node_queue_cells: out.queues.max_node_queue,
+        max_reorder_bytes: out.queues.max_reorder_bytes,
+        sim_time_us: out.sim_time.as_us_f64(),
+        wall_time_s: wall.as_secs_f64(),
+        node_channel_slots_per_s: if run_s > 0.0 {
+            slots as f64 / run_s
+        } else {
+            0.0
+        },
+        counters: out.counters.clone(),
+    }
+}
+
+fn write_flows(path: &Path, records: &[FlowRecord]) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    w.write_record([
+        "id",
+        "src",
+        "dst",
+        "bytes",
+        "start_us",
+        "finish_us",
+        "fct_us",
+    ])?;
+    for r in records {
+        let finish = r
+            .finish
+            .map(|t| t.as_us_f64().to_string())
+            .unwrap_or_default();
+        let fct = r
+            .fct()
+            .map(|d| d.as_us_f64().to_string())
+            .unwrap_or_default();
+        w.write_record([
+            r.id.to_string(),
+            r.src.0.to_string(),
+            r.dst.0.to_string(),
+            r.bytes.to_string(),
+            r.start.as_us_f64().to_string(),
+            finish,
+            fct,
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Creates `dir`, refusing a non-empty one unless `force`.
+fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            bail!("{} exists and is not a directory", dir.display());
+        }
+        let non_empty = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .next()
+            .is_some();
+        if non_empty && !force {
+            bail!(
+                "{} is not empty: choose another --out DIR, or pass --force to write into it",
+                dir.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+/// Runs one scenario into `dir`; returns its summary.
+fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
+    let started = Instant::now();
+    let mut rack = sc.build()?;
+    let flows = sc.flows();
+    let total = sc
+        .limits
+        .completed_flows
+        .map_or(flows.len() as u64, |c| c.min(flows.len() as u64));
+    let mut progress = CliProgress::new(quiet, total, sc.limits.until, label.to_owned());
+    let run_started = Instant::now();
+    let result =
+        shoal_fabric::Fabric::run(&mut rack, &mut flows.into_iter(), sc.limits, &mut progress);
+    let run_wall = run_started.elapsed();
+    progress.finish();
+    let out = result.map_err(|e| anyhow::anyhow!("{}: the run failed: {e}", sc.origin))?;
+    let summary = summarize(sc, &out, started.elapsed(), run_wall);
+    let mut json = serde_json::to_string_pretty(&summary)?;
+    json.push('\n');
+    write_file(&dir.join("summary.json"), &json)?;
+    write_file(&dir.join("scenario.toml"), &sc.resolved_toml())?;
+    write_flows(&dir.join("flows.csv"), &out.records)?;
+    Ok(summary)
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
+}
+
+fn print_summary(s: &Summary, dir: &Path) {
+    println!(
+        "scenario     {} ({} nodes, seed {})",
+        s.scenario, s.nodes, s.seed
+    );
+    println!(
+        "flows        {} of {} completed",
+        s.flows_completed, s.flows
+    );
+    match &s.short_fct_us {
+        Some(f) => println!(
+            "short FCT    mean {:.2} us, p50 {:.2} us, p99 {:.2} us, p99.9 {:.2} us (flows <= 100 KB)",
+            f.mean, f.p50, f.p99, f.p999
+        ),
+        None => println!("short FCT    - (no completed flow of 100 KB or less)"),
+    }
+    match s.long_goodput_gbps {
+        Some(g) => println!("long goodput {g:.2} Gb/s mean (flows >= 1 MB)"),
+        None => println!("long goodput - (no completed flow of 1 MB or more)"),
+    }
+    println!(
+        "queues       max {} cells in one queue, {} cells at one node; max reordering {} B",
+        s.max_queue_cells, s.max_node_queue_cells, s.max_reorder_bytes
+    );
+    println!(
+        "time         {:.3} us simulated in {:.2} s ({:.2} M node-channel-slots/s)",
+        s.sim_time_us,
+        s.wall_time_s,
+        s.node_channel_slots_per_s / 1e6
+    );
+    println!("results      {}", dir.display());
+}
+
+/// A directory-name-safe form of a sweep label.
+fn safe(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub fn main(args: RunArgs) -> Result<ExitCode> {
+    let mut sc = match &args.scenario {
+        Some(path) => shoal_scenario::load(path)?,
+        None => shoal_scenario::parse(DEFAULT_SCENARIO, shoal_scenario::DEFAULT_ORIGIN)?,
+    };
+    if let Some(seed) = args.seed {
+        sc = sc.with_seed(seed);
+    }
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
+    prepare_dir(&dir, args.force)?;
+
+    let Some(sweep) = &sc.sweep else {
+        let summary = run_one(&sc, &dir, args.quiet, &sc.name)?;
+        print_summary(&summary, &dir);
+        return Ok(ExitCode::SUCCESS);
+    };
+
+    let points = sc.sweep_points()?;
+    write_file(&dir.join("scenario.toml"), &sc.document_toml())?;
+    let mut table = csv::Writer::from_path(dir.join("sweep.csv"))?;
+    table.write_record([
+        sweep.parameter.as_str(),
+        "dir",
+        "flows",
+        "flows_completed",
+        "short_fct_mean_us",
+        "short_fct_p99_us",
+        "long_goodput_gbps",
+        "max_queue_cells",
+        "sim_time_us",
+    ])?;
+    let mut rows = Vec::new();
+    for (i, (value, point)) in points.iter().enumerate() {
+        let label = format!("{} = {value}", sweep.parameter);
+        let sub = dir.join(format!("{i}-{}", safe(&value.to_string())));
+        prepare_dir(&sub, args.force)?;
+        if !args.quiet {
+            eprintln!("shoal run: point {} of {}: {label}", i + 1, points.len());
+        }
+        let s = run_one(point, &sub, args.quiet, &label)?;
+        let short = s.short_fct_us.as_ref();
+        let row = vec![
+            value.to_string(),
+            sub.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            s.flows.to_string(),
+            s.flows_completed.to_string(),
+            opt(short.map(|f| f.mean), 3),
+            opt(short.map(|f| f.p99), 3),
+            opt(s.long_goodput_gbps, 3),
+            s.max_queue_cells.to_string(),
+            format!("{:.3}", s.sim_time_us),
+        ];
+        // Empty cells in the CSV where the table shows "-", so pandas reads them as missing.
+        let csv_row: Vec<&str> = row
+            .iter()
+            .map(|c| if c == "-" { "" } else { c.as_str() })
+            .collect();
+        table.write_record(&csv_row)?;
+        rows.push(row);
+    }
+    table.flush()?;
+    crate::repro::print_table(
+        &[
+            &sweep.parameter,
+            "dir",
+            "flows",
+            "done",
+            "short mean us",
+            "short p99 us",
+            "long Gb/s",
+            "max queue",
+            "sim us",
+        ],
+        &rows,
+    );
+    println!("results      {}", dir.display());
+    std::io::stdout().flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,488 @@
+//! The `shoal` binary end to end: run, schedule, cell, repro.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+
+/// An 8-node, one-channel rack under a permutation and an incast: runs in milliseconds.
+const TINY: &str = r#"
+[scenario]
+name = "tiny"
+seed = 5
+[rack]
+nodes = 8
+channels = 1
+switch_ports = 4
+delay_slots = 1
+[workload]
+kind = "permutation"
+flow_bytes = 3000
+"#;
+
+fn shoal(args: &[&str]) -> Output {
+    Command::new(SHOAL)
+        .args(args)
+        .output()
+        .expect("the shoal binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh, empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("shoal-cli-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scenario");
+    path.to_string_lossy().into_owned()
+}
+
+fn run_ok(args: &[&str]) -> Output {
+    let o = shoal(args);
+    assert!(o.status.success(), "shoal {args:?} failed:\n{}", stderr(&o));
+    o
+}
+
+fn summary(dir: &Path) -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    match serde_json::from_str(&text).expect("summary.json is JSON") {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+const SUMMARY_KEYS: [&str; 16] = [
+    "fabric",
+    "scenario",
+    "nodes",
+    "seed",
+    "tool_version",
+    "flows",
+    "flows_completed",
+    "short_fct_us",
+    "long_goodput_gbps",
+    "max_queue_cells",
+    "max_node_queue_cells",
+    "max_reorder_bytes",
+    "sim_time_us",
+    "wall_time_s",
+    "node_channel_slots_per_s",
+    "counters",
+];
+
+#[test]
+fn run_writes_summary_scenario_and_flows() {
+    let dir = scratch("run");
+    let file = write(&dir, "tiny.toml", TINY);
+    let out = dir.join("out");
+    let o = run_ok(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(stdout(&o).contains("8 of 8 completed"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).is_empty(),
+        "--quiet prints nothing on stderr: {}",
+        stderr(&o)
+    );
+
+    let s = summary(&out);
+    for key in SUMMARY_KEYS {
+        assert!(s.contains_key(key), "summary.json lacks {key}");
+    }
+    assert_eq!(s["fabric"], "shoal");
+    assert_eq!(s["scenario"], "tiny");
+    assert_eq!(
+        (s["nodes"].as_u64(), s["seed"].as_u64()),
+        (Some(8), Some(5))
+    );
+    assert_eq!(s["flows"], 8);
+    assert_eq!(s["flows_completed"], 8);
+    for k in ["mean", "p50", "p99", "p999"] {
+        assert!(
+            s["short_fct_us"][k].as_f64().is_some_and(|v| v > 0.0),
+            "{k}"
+        );
+    }
+    assert!(s["long_goodput_gbps"].is_null(), "3 KB flows are not long");
+    assert!(s["counters"]["node_channel_slots"].as_u64().unwrap() > 0);
+
+    let csv = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id,src,dst,bytes,start_us,finish_us,fct_us")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 8, "one row per flow");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 7);
+        assert_eq!(row[0], i.to_string());
+        assert_eq!(row[3], "3000");
+        let fct: f64 = row[6].parse().expect("completed flows have an FCT");
+        let (start, finish): (f64, f64) = (row[4].parse().unwrap(), row[5].parse().unwrap());
+        assert!((finish - start - fct).abs() < 1e-6);
+    }
+
+    // The resolved scenario reproduces the run.
+    let resolved = shoal_scenario::load(&out.join("scenario.toml")).expect("resolved loads");
+    let original = shoal_scenario::parse(TINY, "tiny.toml").unwrap();
+    assert_eq!(resolved.rack, original.rack);
+    assert_eq!(resolved.flows(), original.flows());
+
+    // A second run into the same, now non-empty, folder is refused unless forced.
+    let again = shoal(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    run_ok(&[
+        "run",
+        &file,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--force",
+    ]);
+}
+
+/// summary.json without the two wall-clock keys.
+fn deterministic_summary(dir: &Path) -> serde_json::Map<String, Value> {
+    let mut s = summary(dir);
+    s.remove("wall_time_s").expect("wall_time_s present");
+    s.remove("node_channel_slots_per_s").expect("speed present");
+    s
+}
+
+#[test]
+fn same_seed_gives_identical_results_and_another_seed_other_flows() {
+    let dir = scratch("determinism");
+    let file = write(&dir, "tiny.toml", TINY);
+    let outs: Vec<PathBuf> = ["a", "b", "c"].iter().map(|n| dir.join(n)).collect();
+    for (out, seed) in outs.iter().zip(["11", "11", "12"]) {
+        run_ok(&[
+            "run",
+            &file,
+            "--seed",
+            seed,
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+    }
+    let text = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).expect("output");
+    // Byte-identical apart from the two wall-clock values.
+    let strip = |d: &Path| {
+        text(d, "summary.json")
+            .lines()
+            .filter(|l| {
+                !l.contains("\"wall_time_s\"") && !l.contains("\"node_channel_slots_per_s\"")
+            })
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&outs[0]), strip(&outs[1]));
+    assert_eq!(
+        deterministic_summary(&outs[0]),
+        deterministic_summary(&outs[1])
+    );
+    assert_eq!(text(&outs[0], "flows.csv"), text(&outs[1], "flows.csv"));
+    assert_eq!(
+        text(&outs[0], "scenario.toml"),
+        text(&outs[1], "scenario.toml")
+    );
+    assert_eq!(summary(&outs[0])["seed"], 11);
+    assert_ne!(text(&outs[0], "flows.csv"), text(&outs[2], "flows.csv"));
+}
+
+#[test]
+fn the_built_in_default_runs() {
+    let dir = scratch("default");
+    let out = dir.join("out");
+    let o = run_ok(&["run", "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(stdout(&o).contains("default (512 nodes"), "{}", stdout(&o));
+    let s = summary(&out);
+    assert_eq!(s["flows"], s["flows_completed"]);
+}
+
+#[test]
+fn a_sweep_runs_every_point() {
+    let dir = scratch("sweep");
+    let text =
+        format!("{TINY}[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [1000, 4000]\n");
+    let file = write(&dir, "sweep.toml", &text);
+    let out = dir.join("out");
+    run_ok(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+    let table = std::fs::read_to_string(out.join("sweep.csv")).expect("sweep.csv");
+    assert_eq!(table.lines().count(), 3, "{table}");
+    for (i, v) in [(0, "1000"), (1, "4000")] {
+        let point = out.join(format!("{i}-{v}"));
+        let csv = std::fs::read_to_string(point.join("flows.csv")).expect("point flows.csv");
+        assert!(csv.lines().skip(1).all(|l| l.split(',').nth(3) == Some(v)));
+    }
+    // The top-level scenario.toml holds the sweep and reproduces it.
+    let again = shoal_scenario::load(&out.join("scenario.toml")).expect("loads");
+    assert_eq!(again.sweep_points().unwrap().len(), 2);
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_file_key_and_reason() {
+    let dir = scratch("unknown");
+    let file = write(
+        &dir,
+        "typo.toml",
+        &TINY.replace("delay_slots", "delay_slotz"),
+    );
+    let o = shoal(&["run", &file, "--out", dir.join("out").to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("typo.toml"), "{err}");
+    assert!(err.contains("rack.delay_slotz"), "{err}");
+    assert!(err.contains("unknown"), "{err}");
+    assert!(!dir.join("out").join("summary.json").exists());
+}
+
+#[test]
+fn cell_encode_then_decode_round_trips() {
+    let o = run_ok(&[
+        "cell",
+        "encode",
+        "--dst",
+        "341",
+        "--src",
+        "682",
+        "--seq",
+        "21845",
+        "--feedback",
+        "300",
+        "--lcd",
+        "--class",
+        "2",
+        "--eop",
+        "--len",
+        "40",
+    ]);
+    let hex = stdout(&o).trim().to_owned();
+    // The header crate's pinned fixture for these fields.
+    assert_eq!(hex, "556aaaaaa963a825");
+    let o = run_ok(&["cell", "decode", &hex]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(
+        (v["dst"].as_u64(), v["src"].as_u64()),
+        (Some(341), Some(682))
+    );
+    assert_eq!(
+        (v["seq"].as_u64(), v["feedback"].as_u64()),
+        (Some(21845), Some(300))
+    );
+    assert_eq!(
+        (v["lcd"].as_bool(), v["class"].as_u64()),
+        (Some(true), Some(2))
+    );
+    assert_eq!(v["kind"]["data"]["len"], 40);
+    assert_eq!(v["kind"]["data"]["eop"], true);
+    // Separators and a whole cell's bytes are accepted.
+    let spaced = format!("{}:{} {}", &hex[..4], &hex[4..], "00".repeat(56));
+    let o = run_ok(&["cell", "decode", &spaced]);
+    assert_eq!(serde_json::from_str::<Value>(&stdout(&o)).unwrap(), v);
+    // Idle and unreachable kinds round-trip too.
+    for kind in ["idle", "unreachable"] {
+        let o = run_ok(&[
+            "cell", "encode", "--dst", "5", "--src", "3", "--kind", kind, "--json",
+        ]);
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+        let o = run_ok(&["cell", "decode", v["hex"].as_str().unwrap()]);
+        let back: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(back, v["header"]);
+        assert_eq!(back["kind"], kind);
+    }
+}
+
+#[test]
+fn cell_decode_reports_errors_as_json_and_exits_1() {
+    let expect_error = |hex: &str, kind: &str| {
+        let o = shoal(&["cell", "decode", hex]);
+        assert_eq!(o.status.code(), Some(1), "{hex}");
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON error on stdout");
+        assert_eq!(v["error"], kind, "{hex}: {v}");
+        assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()));
+        v
+    };
+    // One flipped bit of the pinned idle header.
+    let v = expect_error("01403000003900e5", "crc");
+    assert_eq!(
+        (v["stored"].as_str(), v["computed"].as_str()),
+        (Some("0xe5"), Some("0xe4"))
+    );
+    assert!(v["message"].as_str().unwrap().contains("CRC"));
+    expect_error("01403000003900", "truncated");
+    expect_error("zz403000003900e4", "bad_hex");
+    expect_error("0140300", "bad_hex");
+}
+
+#[test]
+fn cell_encode_refuses_out_of_range_fields() {
+    for args in [
+        &["--dst", "1024", "--src", "1"][..],
+        &["--dst", "1", "--src", "1"],
+        &["--dst", "1", "--src", "2", "--class", "4"],
+        &["--dst", "1", "--src", "2", "--len", "64"],
+        &["--dst", "1", "--src", "2", "--kind", "idle", "--sop"],
+    ] {
+        let o = shoal(&[&["cell", "encode"][..], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(!stderr(&o).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn schedule_reports_json_and_a_summary() {
+    let o = run_ok(&[
+        "schedule",
+        "--nodes",
+        "8",
+        "--ports",
+        "4",
+        "--channels",
+        "1",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["verdict"]["pairs_checked"], 56);
+    assert_eq!(v["nodes"], 8);
+    let o = run_ok(&[
+        "schedule",
+        "--nodes",
+        "512",
+        "--ports",
+        "64",
+        "--channels",
+        "4",
+        "--delay-slots",
+        "2",
+    ]);
+    let text = stdout(&o);
+    assert!(text.contains("epoch       128 slots"), "{text}");
+    assert!(text.contains("contention-free"), "{text}");
+    let o = shoal(&[
+        "schedule",
+        "--nodes",
+        "512",
+        "--ports",
+        "8",
+        "--channels",
+        "4",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("32 ports"), "{}", stderr(&o));
+}
+
+#[test]
+fn repro_lists_and_refuses_unknown_names() {
+    let o = run_ok(&["repro", "--list"]);
+    assert!(!stdout(&o).is_empty());
+    let o = shoal(&["repro", "no-such-figure"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no-such-figure"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for sub in [
+        &["run"][..],
+        &["schedule"],
+        &["cell"],
+        &["cell", "decode"],
+        &["cell", "encode"],
+        &["repro"],
+        &["bench"],
+    ] {
+        let o = run_ok(&[sub, &["--help"][..]].concat());
+        let text = stdout(&o);
+        assert!(text.contains("Usage: shoal"), "{sub:?}: {text}");
+    }
+    let help = stdout(&run_ok(&["run", "--help"]));
+    for needle in [
+        "out/<scenario name>",
+        "summary.json",
+        "flows.csv",
+        "--seed",
+        "Example",
+    ] {
+        assert!(help.contains(needle), "run --help lacks {needle}");
+    }
+}
+
+#[test]
+fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
+    let list: Value = serde_json::from_str(&stdout(&run_ok(&["repro", "--list", "--json"])))
+        .expect("--list --json is JSON");
+    let names: Vec<&str> = list
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|e| e["name"].as_str().expect("name"))
+        .collect();
+    // The prototype incast is the quickest experiment; any other will do if it is renamed.
+    let Some(name) = names.iter().find(|n| **n == "fig10").or(names.first()) else {
+        return;
+    };
+    let o = shoal(&["repro", name, "--quick", "--json"]);
+    let claims: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
+    let claims = claims.as_array().expect("an array of claims");
+    assert!(!claims.is_empty());
+    let mut all_pass = true;
+    for c in claims {
+        let keys: Vec<&str> = c
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            ["claim", "figure", "ours", "paper", "pass", "tolerance"]
+        );
+        all_pass &= c["pass"].as_bool().expect("pass is a boolean");
+    }
+    assert_eq!(o.status.success(), all_pass);
+}
+
+#[test]
+fn bench_reports_json() {
+    let o = run_ok(&[
+        "bench",
+        "--json",
+        "--nodes",
+        "32",
+        "--slots",
+        "300",
+        "--warmup-slots",
+        "50",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
+    assert_eq!(
+        (v["nodes"].as_u64(), v["slots"].as_u64()),
+        (Some(32), Some(300))
+    );
+    assert!(
+        v["node_channel_slots_per_s"]
+            .as_f64()
+            .is_some_and(|r| r > 0.0)
+    );
+    let o = shoal(&["bench", "--nodes", "32", "--pairs", "33"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("pairs"), "{}", stderr(&o));
+}

@@ -1,0 +1,386 @@
+//! `shoal bench`: how fast the slotted simulator runs the rack of Fig. 12, next to a reference
+//! loop that does the least any slotted simulator of this fabric must do.
+//!
+//! The unit is the *node-channel-slot*: one node on one channel in one slot (a 512-node rack
+//! with 4 channels has 2,048 of them per slot), which costs one transmission and one reception.
+//!
+//! **The simulator run.** The rack of Fig. 12 (§7.1: 4 channels of 25 Gb/s, 23.25 ns slots,
+//! 64 B cells, propagation-aware schedule, delay of 2 slots, ready queues and the age rule on)
+//! under `pairs` flows of a random permutation (`pairs == nodes` is the full permutation, the
+//! worst case for throughput), each far too long to finish. The rack runs `warmup_slots` until
+//! queues and congestion control settle, then `slots` are timed: node logic, engine, medium and
+//! hosts, exactly as `Fabric::run` drives them. Building the rack is not timed.
+//!
+//! **The reference loop.** For the same node count, channels and number of slots, it walks the
+//! same schedule table and, for every node-channel-slot `i → j`, moves the head cell record of
+//! the ring buffer `(i, j)` to the ring buffer `(j, dst)` of its next hop (or counts it
+//! delivered when `j` is its destination), topping up `(i, j)` with a new cell of `i`'s flow
+//! when it is empty: two-hop Valiant load balancing of the same permutation. Its rings hold
+//! 8-byte cell records, one ring per ordered pair (O(N²) entries, like the simulator's queues).
+//! It does **not** model the delay line, feedback and congestion control (Eq. 1-6), the age
+//! rule, reassembly and in-order delivery, flow records, statistics, failures or corruption.
+//! So it is a floor on the memory traffic of a cell-level simulation, not a competitor: the
+//! ratio says how much of the simulator's cost is the protocol itself, on any machine.
+
+use crate::config::RackConfig;
+use crate::endpoint::PeerTable;
+use crate::rack::{ShoalRack, Sim, Step};
+use serde::Serialize;
+use shoal_base::rng::stream;
+use shoal_base::{Dur, Rate, Time};
+use shoal_engine::{IDLE, SlotSchedule};
+use shoal_fabric::{FabricError, NoProgress, RunLimits};
+use shoal_schedule::Arrangement;
+use shoal_workload::{Flow, patterns};
+use std::fmt;
+use std::iter::Peekable;
+
+/// What to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BenchOptions {
+    /// Nodes in the rack.
+    pub nodes: u16,
+    /// Flows of the permutation; `nodes` is the full permutation.
+    pub pairs: usize,
+    /// Timed slots.
+    pub slots: u64,
+    /// Slots run before timing starts.
+    pub warmup_slots: u64,
+}
+
+impl Default for BenchOptions {
+    /// The Fig. 12 full permutation at 512 nodes: 20 epochs of warm-up, then 20,000 slots
+    /// (about 156 epochs, 465 µs of simulated time, 41 million node-channel-slots).
+    fn default() -> Self {
+        BenchOptions {
+            nodes: 512,
+            pairs: 512,
+            slots: 20_000,
+            warmup_slots: 2_560,
+        }
+    }
+}
+
+/// What a benchmark measured. Rates are per second of wall-clock time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchReport {
+    pub nodes: u16,
+    pub channels: u8,
+    pub pairs: usize,
+    pub slots: u64,
+    pub warmup_slots: u64,
+    /// Wall-clock time of the timed slots of the simulator.
+    pub wall_s: f64,
+    pub node_channel_slots_per_s: f64,
+    /// Wall-clock nanoseconds per node-channel-slot.
+    pub ns_per_node_channel_slot: f64,
+    /// Data cells transmitted (first and second hops) per second.
+    pub cells_per_s: f64,
+    pub reference_wall_s: f64,
+    pub reference_node_channel_slots_per_s: f64,
+    /// Simulator rate over reference rate (below 1: slower than the reference).
+    pub ratio_to_reference: f64,
+    /// The process's peak resident set (VmHWM in /proc/self/status), if the system says.
+    pub peak_rss_bytes: Option<u64>,
+    /// Payload delivered in order per destination of a flow, over the timed slots.
+    pub avg_destination_gbps: f64,
+    /// The same as a fraction of what a node can receive (a full cell on every channel in
+    /// every slot): about one half is the max-min share of a full permutation (§6.2, §7.2).
+    pub avg_destination_share: f64,
+}
+
+/// The rack of Fig. 12 (§7.1) with `nodes` nodes.
+pub fn fig12_rack(nodes: u16) -> RackConfig {
+    RackConfig {
+        nodes,
+        channels: 4,
+        channel_rate: Rate::gbps(25),
+        slot: Dur::from_ps(23_250),
+        guard: Dur::from_ps(2_750),
+        cell_bytes: 64,
+        header_bytes: 8,
+        overhead_bytes: 0,
+        delay_slots: 2,
+        switch_ports: 64,
+        arrangement: Arrangement::PropagationAware,
+        classes: 1,
+        low_class_queue_cells: 64,
+        ready_queue: true,
+        age_rule: true,
+        packet_bytes: 1500,
+        failures: Vec::new(),
+        header_bit_error_rate: 0.0,
+        verify_schedule: false,
+    }
+}
+
+/// Flows far too long to finish within any benchmark.
+const HUGE_BYTES: u64 = 1 << 50;
+const SEED: u64 = 1;
+
+/// Runs the simulator and the reference loop once each, in this process.
+pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
+    if opts.pairs == 0 || opts.pairs > opts.nodes as usize {
+        return Err(FabricError(format!(
+            "bench: pairs must be 1 to {} (the node count), got {}",
+            opts.nodes, opts.pairs
+        )));
+    }
+    if opts.slots == 0 {
+        return Err(FabricError("bench: slots must be at least 1".into()));
+    }
+    let cfg = fig12_rack(opts.nodes);
+    let (channels, slot) = (cfg.channels, cfg.slot);
+    // What a destination could receive if every slot brought it a full cell on every channel.
+    let ideal_gbps =
+        (channels as u64 * cfg.payload_bytes() as u64 * 8) as f64 / slot.0 as f64 * 1e3;
+    let rack = ShoalRack::new(cfg, SEED).map_err(|e| FabricError(e.to_string()))?;
+    let flows = patterns::permutation(
+        opts.nodes as usize,
+        opts.pairs,
+        HUGE_BYTES,
+        Time::ZERO,
+        &mut stream(SEED, "bench.workload", 0),
+    );
+
+    let mut sim = rack.start(RunLimits::default())?;
+    let mut pending = flows.iter().copied();
+    let pending: &mut dyn Iterator<Item = Flow> = &mut pending;
+    let mut pending = pending.peekable();
+    advance(&mut sim, &mut pending, opts.warmup_slots)?;
+    let before = sim.totals();
+    let mut outcome = Ok(());
+    let wall_s = wall_seconds(|| outcome = advance(&mut sim, &mut pending, opts.slots));
+    outcome?;
+    let after = sim.totals();
+    // Measured before the reference runs, so that it is the simulator's.
+    let peak_rss_bytes = peak_rss_bytes();
+    drop(sim);
+
+    let mut reference = Reference::new(&rack.table, &flows);
+    reference.run(opts.warmup_slots);
+    let reference_wall_s = wall_seconds(|| reference.run(opts.slots));
+    debug_assert!(reference.delivered > 0, "the reference moved nothing");
+
+    let ncs = opts.slots as f64 * opts.nodes as f64 * channels as f64;
+    let rate = ncs / wall_s;
+    let reference_rate = ncs / reference_wall_s;
+    let window = Dur(slot.0 * opts.slots);
+    let delivered_bits = (after.bytes_delivered - before.bytes_delivered) as f64 * 8.0;
+    let gbps = delivered_bits / window.as_secs_f64() / 1e9 / opts.pairs as f64;
+    Ok(BenchReport {
+        nodes: opts.nodes,
+        channels,
+        pairs: opts.pairs,
+        slots: opts.slots,
+        warmup_slots: opts.warmup_slots,
+        wall_s,
+        node_channel_slots_per_s: rate,
+        ns_per_node_channel_slot: 1e9 / rate,
+        cells_per_s: (after.data_cells_sent - before.data_cells_sent) as f64 / wall_s,
+        reference_wall_s,
+        reference_node_channel_slots_per_s: reference_rate,
+        ratio_to_reference: rate / reference_rate,
+        peak_rss_bytes,
+        avg_destination_gbps: gbps,
+        avg_destination_share: gbps / ideal_gbps,
+    })
+}
+
+/// Runs `slots` slots of `sim`, which must not end.
+fn advance(
+    sim: &mut Sim<'_>,
+    flows: &mut Peekable<&mut dyn Iterator<Item = Flow>>,
+    slots: u64,
+) -> Result<(), FabricError> {
+    for _ in 0..slots {
+        if sim.step(flows, &mut NoProgress)? == Step::Done {
+            return Err(FabricError("bench: the run ended early".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Wall-clock seconds that `f` takes.
+// Models must not read clocks (clippy.toml); a benchmark exists to read one, and this is the
+// only place in the library that does.
+#[allow(clippy::disallowed_methods)]
+fn wall_seconds(f: impl FnOnce()) -> f64 {
+    let t0 = std::time::Instant::now();
+    f();
+    t0.elapsed().as_secs_f64()
+}
+
+/// VmHWM from /proc/self/status, in bytes.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = |x: f64| x / 1e6;
+        writeln!(
+            f,
+            "shoal bench: {} nodes x {} channels, {} pairs, {} slots timed after {} of warm-up",
+            self.nodes, self.channels, self.pairs, self.slots, self.warmup_slots
+        )?;
+        writeln!(
+            f,
+            "  simulator  {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s, {:.2} M data cells/s)",
+            m(self.node_channel_slots_per_s),
+            self.ns_per_node_channel_slot,
+            self.wall_s,
+            m(self.cells_per_s)
+        )?;
+        writeln!(
+            f,
+            "  reference  {:>9.2} M node-channel-slots/s  ({:.2} s); simulator/reference = {:.3}",
+            m(self.reference_node_channel_slots_per_s),
+            self.reference_wall_s,
+            self.ratio_to_reference
+        )?;
+        let rss = self.peak_rss_bytes.map_or("unknown".to_string(), |b| {
+            format!("{:.0} MiB", b as f64 / 1048576.0)
+        });
+        write!(
+            f,
+            "  peak RSS   {rss}; destinations receive {:.2} Gb/s on average ({:.1}% of the ideal)",
+            self.avg_destination_gbps,
+            100.0 * self.avg_destination_share
+        )
+    }
+}
+
+/// A cell as the reference moves it: destination, source, sequence number and payload length,
+/// 16 bits each, packed in one word as a simulator would keep a queued cell header.
+#[derive(Clone, Copy, Default)]
+struct RefCell(u64);
+
+impl RefCell {
+    fn new(dst: u16, src: u16, seq: u16, len: u16) -> Self {
+        RefCell(dst as u64 | (src as u64) << 16 | (seq as u64) << 32 | (len as u64) << 48)
+    }
+
+    fn dst(self) -> usize {
+        (self.0 & 0xffff) as usize
+    }
+
+    fn len(self) -> u64 {
+        self.0 >> 48
+    }
+}
+
+const RING: usize = 3;
+
+/// A FIFO of at most `RING` cells, half a cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(align(32))]
+struct Ring {
+    head: u16,
+    len: u16,
+    cells: [RefCell; RING],
+}
+
+/// The reference loop: see the module documentation.
+struct Reference<'t> {
+    table: &'t PeerTable,
+    n: usize,
+    /// `[node][peer]`.
+    rings: Vec<Ring>,
+    /// Per node: the destination of its flow, or `u16::MAX`.
+    dst: Vec<u16>,
+    seq: Vec<u16>,
+    slot: u64,
+    delivered: u64,
+}
+
+impl<'t> Reference<'t> {
+    fn new(table: &'t PeerTable, flows: &[Flow]) -> Self {
+        let n = table.nodes();
+        let mut dst = vec![u16::MAX; n];
+        for f in flows {
+            dst[f.src.idx()] = f.dst.0;
+        }
+        Reference {
+            table,
+            n,
+            rings: vec![Ring::default(); n * n],
+            dst,
+            seq: vec![0; n],
+            slot: 0,
+            delivered: 0,
+        }
+    }
+
+    fn run(&mut self, slots: u64) {
+        let table = self.table;
+        let channels = table.channels();
+        for _ in 0..slots {
+            for (i, row) in table.peers(self.slot).chunks_exact(channels).enumerate() {
+                for &j in row {
+                    if j != IDLE {
+                        self.transmit(i, j as usize);
+                    }
+                }
+            }
+            self.slot += 1;
+        }
+    }
+
+    #[inline]
+    fn transmit(&mut self, i: usize, j: usize) {
+        let n = self.n;
+        let ring = &mut self.rings[i * n + j];
+        if ring.len == 0 && self.dst[i] != u16::MAX {
+            ring.cells[ring.head as usize] = RefCell::new(self.dst[i], i as u16, self.seq[i], 56);
+            ring.len = 1;
+            self.seq[i] = self.seq[i].wrapping_add(1);
+        }
+        if ring.len == 0 {
+            return;
+        }
+        let cell = ring.cells[ring.head as usize];
+        let k = cell.dst();
+        if k == j {
+            self.delivered += cell.len();
+        } else {
+            let next = &mut self.rings[j * n + k];
+            if next.len as usize == RING {
+                // No room at the next hop: the cell waits (never happens under a permutation,
+                // where each ring receives at most one cell per epoch and sends one).
+                return;
+            }
+            next.cells[(next.head as usize + next.len as usize) % RING] = cell;
+            next.len += 1;
+        }
+        let ring = &mut self.rings[i * n + j];
+        ring.head = ((ring.head as usize + 1) % RING) as u16;
+        ring.len -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_bench_runs_and_delivers_about_half_of_a_node() {
+        let report = run(&BenchOptions {
+            nodes: 32,
+            pairs: 32,
+            slots: 2_000,
+            warmup_slots: 400,
+        })
+        .unwrap();
+        assert!(report.node_channel_slots_per_s > 0.0);
+        assert!(report.reference_node_channel_slots_per_s > 0.0);
+        assert!(
+            (0.4..0.6).contains(&report.avg_destination_share),
+            "{report}"
+        );
+        assert!(report.to_string().contains("reference"));
+    }
+}

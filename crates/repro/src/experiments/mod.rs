@@ -1,0 +1,56 @@
+//! One module per paper figure or claim.
+
+use crate::Experiment;
+
+mod fairness;
+mod fig09;
+mod fig10;
+mod fig12;
+mod fig13;
+mod fig14;
+mod table1;
+
+pub(crate) const ALL: &[Experiment] = &[
+    Experiment {
+        name: "fig9",
+        figure: "Shoal Fig. 9",
+        summary: "prototype: full-permutation throughput vs slot size",
+        run: fig09::run,
+    },
+    Experiment {
+        name: "fig10",
+        figure: "Shoal Fig. 10",
+        summary: "prototype: 7:1 incast of seven cells",
+        run: fig10::run,
+    },
+    Experiment {
+        name: "fig12",
+        figure: "Shoal Fig. 12",
+        summary: "512 nodes: destination throughput vs permutation pairs",
+        run: fig12::run,
+    },
+    Experiment {
+        name: "fairness",
+        figure: "Shoal §7.2",
+        summary: "512 nodes: random flows against their max-min rates",
+        run: fairness::run,
+    },
+    Experiment {
+        name: "fig13",
+        figure: "Shoal Fig. 13",
+        summary: "512 nodes: incast of 130 KB flows from a growing number of senders",
+        run: fig13::run,
+    },
+    Experiment {
+        name: "fig14",
+        figure: "Shoal Fig. 14",
+        summary: "512 nodes: short probe flows with and without the §3.3.3 optimisations",
+        run: fig14::run,
+    },
+    Experiment {
+        name: "table1",
+        figure: "Shoal Table 1",
+        summary: "slots lost to a failed node, link or switch of the Clos",
+        run: table1::run,
+    },
+];

@@ -1,0 +1,84 @@
+//! Running one scenario point and reading what the figures plot from its output.
+
+use crate::ReproError;
+use shoal_fabric::{Fabric, NoProgress, RunOutput};
+use shoal_rack::RackConfig;
+use shoal_scenario::Scenario;
+
+/// The scenario files of the experiments, embedded so that `shoal repro` runs anywhere.
+const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "fig09-prototype-throughput",
+        include_str!("../../../scenarios/fig09-prototype-throughput.toml"),
+    ),
+    (
+        "fig10-prototype-incast",
+        include_str!("../../../scenarios/fig10-prototype-incast.toml"),
+    ),
+    (
+        "fig12-permutation-throughput",
+        include_str!("../../../scenarios/fig12-permutation-throughput.toml"),
+    ),
+    ("fairness", include_str!("../../../scenarios/fairness.toml")),
+    (
+        "fig13-incast",
+        include_str!("../../../scenarios/fig13-incast.toml"),
+    ),
+    (
+        "fig14-detour-optimisations",
+        include_str!("../../../scenarios/fig14-detour-optimisations.toml"),
+    ),
+];
+
+/// The embedded scenario `name`.
+pub(crate) fn scenario(name: &str) -> Result<Scenario, ReproError> {
+    let (_, text) = SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| ReproError(format!("no embedded scenario {name:?}")))?;
+    shoal_scenario::parse(text, &format!("scenarios/{name}.toml"))
+        .map_err(|e| ReproError(e.to_string()))
+}
+
+/// The points of the scenario's sweep, or the scenario itself if it has none.
+pub(crate) fn points(s: &Scenario) -> Result<Vec<Scenario>, ReproError> {
+    if s.sweep.is_none() {
+        return Ok(vec![s.clone()]);
+    }
+    Ok(s.sweep_points()
+        .map_err(|e| ReproError(e.to_string()))?
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect())
+}
+
+/// Builds and runs a scenario point.
+pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
+    let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;
+    let flows = s.flows();
+    rack.run(&mut flows.into_iter(), s.limits, &mut NoProgress)
+        .map_err(|e| ReproError(e.to_string()))
+}
+
+/// Payload bits per second one node can move: every channel, every slot, a full cell's payload.
+pub(crate) fn payload_rate_bps(rack: &RackConfig) -> f64 {
+    rack.channels as f64 * rack.payload_bytes() as f64 * 8.0 / (rack.slot.0 as f64 / 1e12)
+}
+
+/// Length of the measurement window of a run, in seconds.
+pub(crate) fn window_s(s: &Scenario, out: &RunOutput) -> f64 {
+    let from = s.limits.measure_from.map_or(0, |t| t.0);
+    (out.sim_time.0 - from) as f64 / 1e12
+}
+
+/// Percent with one decimal.
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Slots in one epoch of the scenario's rack.
+pub(crate) fn epoch_slots(s: &Scenario) -> Result<u64, ReproError> {
+    Ok(s.build()
+        .map_err(|e| ReproError(e.to_string()))?
+        .epoch_slots())
+}

@@ -1,0 +1,41 @@
+//! The experiments at the paper's scale (512 nodes where the paper has them). Too slow for the
+//! default test run; run them with
+//! `cargo test --release -p shoal-repro --test paper_scale -- --ignored --nocapture`.
+
+mod common;
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn fig9_prototype_throughput() {
+    common::check("fig9", false);
+}
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn fig12_permutation_throughput() {
+    common::check("fig12", false);
+}
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn fairness() {
+    common::check("fairness", false);
+}
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn fig13_incast() {
+    common::check("fig13", false);
+}
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn fig14_detour_optimisations() {
+    common::check("fig14", false);
+}
+
+#[test]
+#[ignore = "paper scale: minutes"]
+fn table1_failure_costs() {
+    common::check("table1", false);
+}

@@ -1,0 +1,428 @@
+//! Scenario files (DESIGN.md principle 4): a TOML file in, a resolved and validated run out.
+//!
+//! A scenario names a fabric (today only the Shoal rack), its parameters, a workload, when to
+//! stop and optionally one parameter to sweep. [`parse`] and [`load`] fill every default (the
+//! paper's §7.1 rack), check every value and refuse unknown keys, naming the file, the dotted
+//! key and the reason. The format is documented in `docs/scenarios.md`.
+//!
+//! ```
+//! let s = shoal_scenario::parse(
+//!     "[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n",
+//!     "tiny.toml",
+//! )?;
+//! assert_eq!((s.name.as_str(), s.rack.nodes, s.flows().len()), ("tiny", 8, 8));
+//! assert!(shoal_scenario::parse("[rack]\nnodez = 8\n", "typo.toml").is_err());
+//! # Ok::<(), shoal_scenario::ScenarioError>(())
+//! ```
+
+mod error;
+mod raw;
+mod resolve;
+mod resolved;
+mod workload;
+
+pub use error::{ErrorKind, ScenarioError};
+pub use resolve::{WORKLOAD_KEYS, defaults};
+pub use workload::{Background, WorkloadSpec};
+
+use error::{describe_serde, line_of, path_at};
+use raw::RawFile;
+use resolve::Ctx;
+use shoal_base::{NodeId, Time, rng};
+use shoal_fabric::{Fabric, Progress, RunLimits, RunOutput};
+use shoal_rack::{Failure, RackConfig, ShoalRack};
+use shoal_schedule::Component;
+use shoal_workload::Flow;
+use std::fmt;
+use std::path::Path;
+use toml::de::DeTable;
+
+/// The version written into resolved scenarios and results.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The scenario `shoal run` uses when given none: the §7.1 rack under a permutation.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
+
+/// The origin reported for errors in [`DEFAULT_SCENARIO`].
+pub const DEFAULT_ORIGIN: &str = "scenarios/default.toml (built in)";
+
+/// A fraction of the nodes failed at random (Fig. 17), drawn from the seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomFailures {
+    /// Fraction of the nodes; `round(fraction * nodes)` fail.
+    pub fraction: f64,
+    pub at: Time,
+}
+
+/// One parameter varied over values (`[sweep]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// A dotted key of the scenario format, e.g. `rack.slot_ns`.
+    pub parameter: String,
+    pub values: Vec<SweepValue>,
+}
+
+/// One value of a sweep: any TOML scalar.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepValue {
+    Integer(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl SweepValue {
+    fn from_toml(v: &toml::Value) -> Option<SweepValue> {
+        Some(match v {
+            toml::Value::Integer(i) => SweepValue::Integer(*i),
+            toml::Value::Float(f) => SweepValue::Float(*f),
+            toml::Value::String(s) => SweepValue::Text(s.clone()),
+            toml::Value::Boolean(b) => SweepValue::Bool(*b),
+            _ => return None,
+        })
+    }
+
+    fn to_toml(&self) -> toml::Value {
+        match self {
+            SweepValue::Integer(i) => toml::Value::Integer(*i),
+            SweepValue::Float(f) => toml::Value::Float(*f),
+            SweepValue::Text(s) => toml::Value::String(s.clone()),
+            SweepValue::Bool(b) => toml::Value::Boolean(*b),
+        }
+    }
+
+    /// The value as a number, for a plot's x axis (`None` for text).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            SweepValue::Integer(i) => Some(*i as f64),
+            SweepValue::Float(f) => Some(*f),
+            SweepValue::Bool(b) => Some(f64::from(u8::from(*b))),
+            SweepValue::Text(_) => None,
+        }
+    }
+}
+
+/// The label of a sweep point: the number as written, or the text without quotes.
+impl fmt::Display for SweepValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepValue::Text(s) => f.write_str(s),
+            other => write!(f, "{}", other.to_toml()),
+        }
+    }
+}
+
+/// A resolved, validated scenario: everything a run needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The run seed: every random choice (flows, random failures, corruption) derives from it.
+    pub seed: u64,
+    /// The rack with every default filled in; `rack.failures` lists explicit and random
+    /// failures together.
+    pub rack: RackConfig,
+    pub workload: WorkloadSpec,
+    pub limits: RunLimits,
+    pub sweep: Option<Sweep>,
+    /// Where the scenario came from (a path, or a description for built-in and generated ones).
+    pub origin: String,
+    explicit_failures: Vec<Failure>,
+    random_failures: Option<RandomFailures>,
+    /// The parsed document, edited by [`Scenario::with_seed`] and by sweeps.
+    document: toml::Table,
+}
+
+/// Reads and resolves the scenario file at `path`.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        origin: origin.clone(),
+        line: None,
+        key: String::new(),
+        kind: ErrorKind::Io,
+        reason: format!("cannot read the file: {e}"),
+    })?;
+    parse(&text, &origin)
+}
+
+/// Resolves scenario `text`; `origin` (usually the file name) names it in errors and gives the
+/// default scenario name (its stem).
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let stem = Path::new(origin)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("scenario");
+    parse_document(text, origin, true, stem)
+}
+
+/// The built-in default scenario, resolved.
+pub fn default_scenario() -> Result<Scenario, ScenarioError> {
+    parse(DEFAULT_SCENARIO, DEFAULT_ORIGIN)
+}
+
+fn parse_document(
+    text: &str,
+    origin: &str,
+    lines: bool,
+    default_name: &str,
+) -> Result<Scenario, ScenarioError> {
+    let error = |line, key: String, kind, reason: String| ScenarioError {
+        origin: origin.to_owned(),
+        line: if lines { line } else { None },
+        key,
+        kind,
+        reason,
+    };
+    let (partial, errors) = DeTable::parse_recoverable(text);
+    if let Some(e) = errors.first() {
+        let span = e.span();
+        let key = span
+            .as_ref()
+            .and_then(|s| {
+                path_at(partial.get_ref(), s, "").or_else(|| key_by_header(text, s.clone()))
+            })
+            .unwrap_or_default();
+        return Err(error(
+            span.map(|s| line_of(text, s.start)),
+            key,
+            ErrorKind::Syntax,
+            format!("TOML syntax: {}", e.message()),
+        ));
+    }
+    let spanned = partial;
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        let span = e.span();
+        let path = span
+            .as_ref()
+            .and_then(|s| path_at(spanned.get_ref(), s, ""));
+        let (kind, key, reason) = describe_serde(e.message(), path);
+        error(span.map(|s| line_of(text, s.start)), key, kind, reason)
+    })?;
+    let document: toml::Table = toml::from_str(text).map_err(|e| {
+        error(
+            None,
+            String::new(),
+            ErrorKind::Syntax,
+            format!("TOML: {}", e.message()),
+        )
+    })?;
+    let ctx = Ctx {
+        origin,
+        text,
+        doc: lines.then_some(spanned.get_ref()),
+    };
+    let r = resolve::resolve(&ctx, raw, default_name)?;
+    let scenario = Scenario {
+        name: r.name,
+        description: r.description,
+        seed: r.seed,
+        rack: r.rack,
+        workload: r.workload,
+        limits: r.limits,
+        sweep: r.sweep,
+        origin: origin.to_owned(),
+        explicit_failures: r.explicit_failures,
+        random_failures: r.random_failures,
+        document,
+    };
+    // Every sweep point is resolved now, so a bad value is refused when the file is loaded.
+    scenario.sweep_points()?;
+    Ok(scenario)
+}
+
+/// For syntax errors at a key the recovered document lacks (a duplicate key): the key as
+/// written, under the last table header before it.
+fn key_by_header(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let written = text.get(span.clone())?.trim();
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    if !bare(written) {
+        return None;
+    }
+    let header = text[..span.start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            let name = l.trim_start_matches('[');
+            name[..name.find(']').unwrap_or(name.len())]
+                .trim()
+                .to_owned()
+        });
+    Some(match header {
+        Some(h) if !h.is_empty() => format!("{h}.{written}"),
+        _ => written.to_owned(),
+    })
+}
+
+/// Explicit failures followed by the random node failures drawn from `seed`.
+pub(crate) fn all_failures(
+    explicit: &[Failure],
+    random: Option<RandomFailures>,
+    nodes: u16,
+    seed: u64,
+) -> Vec<Failure> {
+    let mut all = explicit.to_vec();
+    if let Some(r) = random {
+        let count = ((r.fraction * nodes as f64).round() as usize).min(nodes as usize);
+        let mut rng = rng::stream(seed, "scenario.failures", 0);
+        let mut ids: Vec<u16> = (0..nodes).collect();
+        // A partial Fisher-Yates shuffle: the first `count` entries are a uniform sample.
+        for i in 0..count {
+            let j = rand::RngExt::random_range(&mut rng, i..ids.len());
+            ids.swap(i, j);
+        }
+        let mut chosen = ids[..count].to_vec();
+        chosen.sort_unstable();
+        all.extend(chosen.into_iter().map(|n| Failure {
+            component: Component::Node(NodeId(n)),
+            at: r.at,
+        }));
+    }
+    all
+}
+
+/// Sets the dotted `key` of `doc` to `value`, creating tables on the way.
+fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let mut parts = key.split('.').peekable();
+    let mut table = doc;
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            table.insert(part.to_owned(), value);
+            return Ok(());
+        }
+        let next = table
+            .entry(part.to_owned())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = match next {
+            toml::Value::Table(t) => t,
+            _ => return Err(format!("{part} is not a table")),
+        };
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// The flows of the workload, drawn from the stream `("scenario.workload", 0)` of the
+    /// seed: sorted by start time, ids `0..`. The same seed always gives the same flows.
+    pub fn flows(&self) -> Vec<Flow> {
+        let mut rng = rng::stream(self.seed, "scenario.workload", 0);
+        self.workload.generate(self.rack.nodes as usize, &mut rng)
+    }
+
+    /// The same scenario with another seed (as `shoal run --seed` does): the flows and any
+    /// random node failures are drawn again. TOML integers are signed, so seeds are kept
+    /// below 2^63 (higher bits are dropped).
+    pub fn with_seed(&self, seed: u64) -> Scenario {
+        let seed = seed & i64::MAX as u64;
+        let mut s = self.clone();
+        s.seed = seed;
+        s.rack.failures = all_failures(&s.explicit_failures, s.random_failures, s.rack.nodes, seed);
+        // The document seeds the sweep points, so it has to agree; scenario.seed is a valid
+        // key path whatever the document holds.
+        let _ = set_dotted(
+            &mut s.document,
+            "scenario.seed",
+            toml::Value::Integer(seed as i64),
+        );
+        s
+    }
+
+    /// One scenario per sweep value, each resolved like a file from the document with the swept
+    /// key set (and `[sweep]` removed), in the order of `values`. Empty without a sweep.
+    pub fn sweep_points(&self) -> Result<Vec<(SweepValue, Scenario)>, ScenarioError> {
+        let Some(sweep) = &self.sweep else {
+            return Ok(Vec::new());
+        };
+        sweep
+            .values
+            .iter()
+            .map(|value| {
+                let origin = format!(
+                    "{} (sweep point {} = {value})",
+                    self.origin, sweep.parameter
+                );
+                let fail = |reason: String| ScenarioError {
+                    origin: origin.clone(),
+                    line: None,
+                    key: sweep.parameter.clone(),
+                    kind: ErrorKind::Value,
+                    reason,
+                };
+                let mut doc = self.document.clone();
+                doc.remove("sweep");
+                set_dotted(&mut doc, &sweep.parameter, value.to_toml()).map_err(fail)?;
+                let text = toml::to_string(&doc).map_err(|e| fail(e.to_string()))?;
+                let point = parse_document(&text, &origin, false, &self.name)?;
+                Ok((value.clone(), point))
+            })
+            .collect()
+    }
+
+    /// This scenario as TOML with every default filled in, the delay in slots, every failure
+    /// listed (random ones drawn), and the seed and tool version in `[scenario]`: loading it
+    /// gives the same rack, workload, limits and seed. A sweep is not included (the text
+    /// describes one run; see [`Scenario::document_toml`]).
+    pub fn resolved_toml(&self) -> String {
+        resolved::write(self)
+    }
+
+    /// The parsed document (comments dropped) with the seed and tool version set: for a sweep,
+    /// what reproduces every point.
+    pub fn document_toml(&self) -> String {
+        let mut doc = self.document.clone();
+        let _ = set_dotted(
+            &mut doc,
+            "scenario.tool_version",
+            toml::Value::String(TOOL_VERSION.to_owned()),
+        );
+        let _ = set_dotted(
+            &mut doc,
+            "scenario.seed",
+            toml::Value::Integer(self.seed as i64),
+        );
+        toml::to_string(&doc).unwrap_or_default()
+    }
+
+    /// Builds the rack: the schedule, its Clos and (unless `verify_schedule = false`) the
+    /// verifier's proof.
+    pub fn build(&self) -> Result<ShoalRack, ScenarioError> {
+        ShoalRack::new(self.rack.clone(), self.seed).map_err(|e| {
+            let ctx = Ctx {
+                origin: &self.origin,
+                text: "",
+                doc: None,
+            };
+            let delay_key = "rack.delay_slots";
+            resolve::rack_error(&ctx, e, delay_key)
+        })
+    }
+
+    /// Builds the rack and runs the flows until the scenario's limits.
+    pub fn run(&self, progress: &mut dyn Progress) -> Result<RunOutput, ScenarioError> {
+        let mut rack = self.build()?;
+        let mut flows = self.flows().into_iter();
+        rack.run(&mut flows, self.limits, progress)
+            .map_err(|e| ScenarioError {
+                origin: self.origin.clone(),
+                line: None,
+                key: String::new(),
+                kind: ErrorKind::Run,
+                reason: e.to_string(),
+            })
+    }
+
+    /// Explicit failures of the file (without the random ones).
+    pub fn explicit_failures(&self) -> &[Failure] {
+        &self.explicit_failures
+    }
+
+    pub fn random_failures(&self) -> Option<RandomFailures> {
+        self.random_failures
+    }
+}

@@ -1,0 +1,144 @@
+//! The file format as serde sees it: every table rejects unknown keys, every key is optional
+//! here (defaults and cross-key rules are applied in `resolve.rs`, which knows the paper).
+//! Numbers are read wide (`i64`, `f64`) so that range checks can say what the range is.
+
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFile {
+    pub scenario: Option<RawMeta>,
+    pub rack: Option<RawRack>,
+    pub workload: Option<RawWorkload>,
+    pub run: Option<RawRun>,
+    pub sweep: Option<RawSweep>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMeta {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: Option<i64>,
+    pub fabric: Option<String>,
+    /// Written by `resolved_toml`; informational only.
+    #[allow(dead_code)]
+    pub tool_version: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRack {
+    pub nodes: Option<i64>,
+    pub channels: Option<i64>,
+    pub channel_gbps: Option<f64>,
+    pub slot_ns: Option<f64>,
+    pub guard_ns: Option<f64>,
+    /// An integer or the string "fill".
+    pub cell_bytes: Option<toml::Value>,
+    pub header_bytes: Option<i64>,
+    pub overhead_bytes: Option<i64>,
+    pub delay_slots: Option<i64>,
+    pub latency_ns: Option<f64>,
+    pub switch_ports: Option<i64>,
+    pub arrangement: Option<String>,
+    pub classes: Option<i64>,
+    pub low_class_queue_cells: Option<i64>,
+    pub ready_queue: Option<bool>,
+    pub age_rule: Option<bool>,
+    pub packet_bytes: Option<i64>,
+    pub header_bit_error_rate: Option<f64>,
+    pub verify_schedule: Option<bool>,
+    pub failures: Option<Vec<RawFailure>>,
+    pub random_node_failures: Option<RawRandomFailures>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFailure {
+    pub component: Option<String>,
+    pub node: Option<i64>,
+    pub plane: Option<i64>,
+    pub leaf: Option<i64>,
+    pub spine: Option<i64>,
+    pub link: Option<i64>,
+    pub at_us: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRandomFailures {
+    pub fraction: Option<f64>,
+    pub at_us: Option<f64>,
+}
+
+/// One flat table for every workload kind; `resolve.rs` refuses keys the kind does not use.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWorkload {
+    pub kind: Option<String>,
+    pub pairs: Option<i64>,
+    pub flow_bytes: Option<i64>,
+    pub start_us: Option<f64>,
+    /// An integer count or an array of node ids.
+    pub senders: Option<toml::Value>,
+    pub dst: Option<i64>,
+    pub flows: Option<i64>,
+    pub distinct_pairs: Option<bool>,
+    pub src: Option<i64>,
+    pub probe_bytes: Option<i64>,
+    pub period_us: Option<f64>,
+    pub probes: Option<i64>,
+    pub first_us: Option<f64>,
+    pub background: Option<RawBackground>,
+}
+
+impl RawWorkload {
+    /// The keys present, for the per-kind check.
+    pub fn present(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        let mut note = |present: bool, key: &'static str| {
+            if present {
+                keys.push(key);
+            }
+        };
+        note(self.pairs.is_some(), "pairs");
+        note(self.flow_bytes.is_some(), "flow_bytes");
+        note(self.start_us.is_some(), "start_us");
+        note(self.senders.is_some(), "senders");
+        note(self.dst.is_some(), "dst");
+        note(self.flows.is_some(), "flows");
+        note(self.distinct_pairs.is_some(), "distinct_pairs");
+        note(self.src.is_some(), "src");
+        note(self.probe_bytes.is_some(), "probe_bytes");
+        note(self.period_us.is_some(), "period_us");
+        note(self.probes.is_some(), "probes");
+        note(self.first_us.is_some(), "first_us");
+        note(self.background.is_some(), "background");
+        keys
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBackground {
+    pub kind: Option<String>,
+    pub flows: Option<i64>,
+    pub flow_bytes: Option<i64>,
+    pub start_us: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRun {
+    pub until_us: Option<f64>,
+    pub completed_flows: Option<i64>,
+    pub measure_from_us: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSweep {
+    pub parameter: Option<String>,
+    pub values: Option<Vec<toml::Value>>,
+}

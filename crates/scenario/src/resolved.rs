@@ -1,0 +1,189 @@
+//! Writes a resolved scenario back as TOML that reproduces it.
+
+use crate::workload::WorkloadSpec;
+use crate::{Scenario, TOOL_VERSION};
+use shoal_base::{Dur, Time};
+use shoal_schedule::Component;
+use std::fmt::Write;
+
+fn s(v: &str) -> String {
+    toml::Value::String(v.to_owned()).to_string()
+}
+
+fn f(v: f64) -> String {
+    toml::Value::Float(v).to_string()
+}
+
+fn us(t: Time) -> String {
+    f(t.as_us_f64())
+}
+
+fn dur_us(d: Dur) -> String {
+    f(d.as_us_f64())
+}
+
+fn ns(d: Dur) -> String {
+    f(d.as_ns_f64())
+}
+
+/// Appends `key = value` lines.
+struct Table(String);
+
+impl Table {
+    fn kv(&mut self, key: &str, value: impl std::fmt::Display) {
+        let _ = writeln!(self.0, "{key} = {value}");
+    }
+
+    fn header(&mut self, name: &str) {
+        let _ = writeln!(self.0, "\n{name}");
+    }
+}
+
+pub(crate) fn write(sc: &Scenario) -> String {
+    let mut t = Table(String::new());
+    let _ = writeln!(
+        t.0,
+        "# Resolved by shoal {TOOL_VERSION} from {}.\n# Every default is filled in, the \
+         node-to-node latency is in whole slots and every\n# failure is listed: loading this \
+         file reproduces the run.",
+        sc.origin.replace('\n', " ")
+    );
+    t.header("[scenario]");
+    t.kv("name", s(&sc.name));
+    t.kv("description", s(&sc.description));
+    t.kv("seed", sc.seed);
+    t.kv("fabric", s("shoal"));
+    t.kv("tool_version", s(TOOL_VERSION));
+
+    let r = &sc.rack;
+    t.header("[rack]");
+    t.kv("nodes", r.nodes);
+    t.kv("channels", r.channels);
+    t.kv("channel_gbps", f(r.channel_rate.0 as f64 / 1e9));
+    t.kv("slot_ns", ns(r.slot));
+    t.kv("guard_ns", ns(r.guard));
+    t.kv("cell_bytes", r.cell_bytes);
+    t.kv("header_bytes", r.header_bytes);
+    t.kv("overhead_bytes", r.overhead_bytes);
+    t.kv("delay_slots", r.delay_slots);
+    t.kv("switch_ports", r.switch_ports);
+    t.kv("arrangement", s(r.arrangement.name()));
+    t.kv("classes", r.classes);
+    t.kv("low_class_queue_cells", r.low_class_queue_cells);
+    t.kv("ready_queue", r.ready_queue);
+    t.kv("age_rule", r.age_rule);
+    t.kv("packet_bytes", r.packet_bytes);
+    t.kv("header_bit_error_rate", f(r.header_bit_error_rate));
+    t.kv("verify_schedule", r.verify_schedule);
+    for failure in &r.failures {
+        t.header("[[rack.failures]]");
+        match failure.component {
+            Component::Node(n) => {
+                t.kv("component", s("node"));
+                t.kv("node", n.0);
+            }
+            Component::NodeLink(c, n) => {
+                t.kv("component", s("node-link"));
+                t.kv("node", n.0);
+                t.kv("plane", c.0);
+            }
+            Component::Leaf(c, l) => {
+                t.kv("component", s("leaf"));
+                t.kv("plane", c.0);
+                t.kv("leaf", l.0);
+            }
+            Component::LeafSpineLink(c, l, sp, q) => {
+                t.kv("component", s("leaf-spine-link"));
+                t.kv("plane", c.0);
+                t.kv("leaf", l.0);
+                t.kv("spine", sp.0);
+                t.kv("link", q);
+            }
+            Component::Spine(c, sp) => {
+                t.kv("component", s("spine"));
+                t.kv("plane", c.0);
+                t.kv("spine", sp.0);
+            }
+        }
+        t.kv("at_us", us(failure.at));
+    }
+
+    t.header("[workload]");
+    t.kv("kind", s(sc.workload.kind()));
+    match &sc.workload {
+        WorkloadSpec::Permutation {
+            pairs,
+            flow_bytes,
+            start,
+        } => {
+            t.kv("pairs", pairs);
+            t.kv("flow_bytes", flow_bytes);
+            t.kv("start_us", us(*start));
+        }
+        WorkloadSpec::Incast {
+            senders,
+            dst,
+            flow_bytes,
+            start,
+        } => {
+            let list: Vec<String> = senders.iter().map(|n| n.0.to_string()).collect();
+            t.kv("senders", format!("[{}]", list.join(", ")));
+            t.kv("dst", dst.0);
+            t.kv("flow_bytes", flow_bytes);
+            t.kv("start_us", us(*start));
+        }
+        WorkloadSpec::RandomPairs {
+            flows,
+            flow_bytes,
+            start,
+            distinct_pairs,
+        } => {
+            t.kv("flows", flows);
+            t.kv("flow_bytes", flow_bytes);
+            t.kv("start_us", us(*start));
+            t.kv("distinct_pairs", distinct_pairs);
+        }
+        WorkloadSpec::Probe {
+            src,
+            dst,
+            probe_bytes,
+            period,
+            probes,
+            first,
+            background,
+        } => {
+            t.kv("src", src.0);
+            t.kv("dst", dst.0);
+            t.kv("probe_bytes", probe_bytes);
+            t.kv("period_us", dur_us(*period));
+            t.kv("probes", probes);
+            t.kv("first_us", us(*first));
+            if let Some(b) = background {
+                t.kv(
+                    "background",
+                    format!(
+                        "{{ kind = \"random-pairs\", flows = {}, flow_bytes = {}, start_us = {} }}",
+                        b.flows,
+                        b.flow_bytes,
+                        us(b.start)
+                    ),
+                );
+            }
+        }
+    }
+
+    let l = &sc.limits;
+    if l.until.is_some() || l.completed_flows.is_some() || l.measure_from.is_some() {
+        t.header("[run]");
+        if let Some(u) = l.until {
+            t.kv("until_us", us(u));
+        }
+        if let Some(c) = l.completed_flows {
+            t.kv("completed_flows", c);
+        }
+        if let Some(m) = l.measure_from {
+            t.kv("measure_from_us", us(m));
+        }
+    }
+    t.0
+}

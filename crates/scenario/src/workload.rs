@@ -1,0 +1,150 @@
+//! Resolved workloads and the flows they generate.
+
+use rand::Rng;
+use shoal_base::{Dur, NodeId, Time};
+use shoal_workload::Flow;
+use shoal_workload::patterns;
+use std::collections::BTreeSet;
+
+/// A workload with every default filled in and every value checked against the rack.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadSpec {
+    /// `pairs` flows of a random permutation (Fig. 9, Fig. 12): every node sends at most one
+    /// flow and receives at most one.
+    Permutation {
+        pairs: usize,
+        flow_bytes: u64,
+        start: Time,
+    },
+    /// Every sender sends `flow_bytes` to `dst` at `start` (Fig. 10, Fig. 13).
+    Incast {
+        senders: Vec<NodeId>,
+        dst: NodeId,
+        flow_bytes: u64,
+        start: Time,
+    },
+    /// `flows` flows between uniformly random distinct nodes (§7.2 fairness); with
+    /// `distinct_pairs`, no ordered (src, dst) pair repeats.
+    RandomPairs {
+        flows: usize,
+        flow_bytes: u64,
+        start: Time,
+        distinct_pairs: bool,
+    },
+    /// `probes` flows of `probe_bytes` from `src` to `dst`, one every `period` from `first`,
+    /// over optional random background traffic among the other nodes (Fig. 14).
+    Probe {
+        src: NodeId,
+        dst: NodeId,
+        probe_bytes: u64,
+        period: Dur,
+        probes: usize,
+        first: Time,
+        background: Option<Background>,
+    },
+}
+
+/// Random-pairs traffic among every node except the probe's source and destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Background {
+    pub flows: usize,
+    pub flow_bytes: u64,
+    pub start: Time,
+}
+
+impl WorkloadSpec {
+    /// The name used in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Permutation { .. } => "permutation",
+            WorkloadSpec::Incast { .. } => "incast",
+            WorkloadSpec::RandomPairs { .. } => "random-pairs",
+            WorkloadSpec::Probe { .. } => "probe",
+        }
+    }
+
+    /// The flows of this workload in a rack of `nodes`, drawn from `rng`, sorted by start time
+    /// with ids `0..`. The spec must have been validated against `nodes` (the resolver does).
+    pub fn generate(&self, nodes: usize, rng: &mut impl Rng) -> Vec<Flow> {
+        let list = match *self {
+            WorkloadSpec::Permutation {
+                pairs,
+                flow_bytes,
+                start,
+            } => patterns::permutation(nodes, pairs, flow_bytes, start, rng),
+            WorkloadSpec::Incast {
+                ref senders,
+                dst,
+                flow_bytes,
+                start,
+            } => patterns::incast(senders, dst, flow_bytes, start),
+            WorkloadSpec::RandomPairs {
+                flows,
+                flow_bytes,
+                start,
+                distinct_pairs,
+            } => {
+                if distinct_pairs {
+                    distinct_random_pairs(nodes, flows, flow_bytes, start, rng)
+                } else {
+                    patterns::random_pairs(nodes, flows, flow_bytes, start, rng)
+                }
+            }
+            WorkloadSpec::Probe {
+                src,
+                dst,
+                probe_bytes,
+                period,
+                probes,
+                first,
+                background,
+            } => {
+                let probe = patterns::periodic(src, dst, probe_bytes, first, period, probes);
+                let others: Vec<NodeId> = (0..nodes)
+                    .map(|i| NodeId(i as u16))
+                    .filter(|&n| n != src && n != dst)
+                    .collect();
+                let background = match background {
+                    Some(b) if b.flows > 0 => {
+                        let mut flows = patterns::random_pairs(
+                            others.len(),
+                            b.flows,
+                            b.flow_bytes,
+                            b.start,
+                            rng,
+                        );
+                        for f in &mut flows {
+                            f.src = others[f.src.idx()];
+                            f.dst = others[f.dst.idx()];
+                        }
+                        flows
+                    }
+                    _ => Vec::new(),
+                };
+                return patterns::merge(vec![probe, background]);
+            }
+        };
+        patterns::merge(vec![list])
+    }
+}
+
+/// `count` random pairs with no ordered pair drawn twice (rejection sampling over the same
+/// draws `random_pairs` makes; `count` must not exceed `n (n - 1)`).
+fn distinct_random_pairs(
+    n: usize,
+    count: usize,
+    bytes: u64,
+    start: Time,
+    rng: &mut impl Rng,
+) -> Vec<Flow> {
+    let mut seen = BTreeSet::new();
+    let mut flows = Vec::with_capacity(count);
+    while flows.len() < count {
+        for f in patterns::random_pairs(n, 1, bytes, start, rng) {
+            if seen.insert((f.src, f.dst)) {
+                flows.push(f);
+            }
+        }
+    }
+    flows
+}
