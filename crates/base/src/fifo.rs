@@ -113,6 +113,7 @@ impl<T: Copy> Slab<T> {
     }
 
     /// Hint: the head of `q` will be read soon.
+    /// Hint: the head of `q` will be read soon.
     #[inline]
     pub fn prefetch_front(&self, q: &Fifo) {
         if let Some(e) = self.entries.get(q.head as usize) {

@@ -30,10 +30,11 @@ pub trait SlotSchedule {
 ///
 /// The `hint*` methods let an endpoint overlap its cache misses; they must not change its
 /// behaviour. The engine calls them as a software pipeline of three stages, each some endpoints
-/// before the endpoint runs ([`STAGES`]): stage 0 for the endpoint's own structure, then stages
-/// 1 and 2 for what it will touch. Each stage may read what the one before fetched (now in
-/// cache) to find the next lines to fetch: stage 1 the per-peer records named by the ids,
-/// stage 2 the queue entries those name.
+/// before the endpoint runs ([`STAGES`]): at each stage [`hint`](Self::hint), then, if it asks
+/// for them, [`hint_rx`](Self::hint_rx) and [`hint_tx`](Self::hint_tx) for the slot's peers.
+/// Each stage may read what the one before fetched (now in cache) to find the next lines to
+/// fetch: typically stage 0 the endpoint's own structure, stage 1 the per-peer records named by
+/// the ids, stage 2 the queue entries those name.
 pub trait SlottedEndpoint {
     /// What the endpoint transmits.
     type Tx: Copy;
@@ -42,8 +43,11 @@ pub trait SlottedEndpoint {
     /// The cell for `to` in `slot`; `None` is silence (a failed or stopped sender).
     fn transmit(&mut self, slot: u64, to: usize) -> Option<Self::Tx>;
     fn receive(&mut self, slot: u64, from: usize, rx: Self::Rx);
-    /// Hint, stage `stage`: the endpoint will run soon.
-    fn hint(&self, _stage: usize) {}
+    /// Hint, stage `stage`: the endpoint will run soon. Returns whether the per-peer hints of
+    /// this stage are worth calling (an idle endpoint may have nothing to fetch).
+    fn hint(&self, _stage: usize) -> bool {
+        false
+    }
     /// Hint, stage `stage`: `transmit(_, to)` will be called soon.
     fn hint_tx(&self, _stage: usize, _to: usize) {}
     /// Hint, stage `stage`: `receive(_, from, rx)` will be called soon.
@@ -84,6 +88,8 @@ pub struct SlottedEngine<R> {
     /// before the next one has received.
     ring: Vec<Landing<R>>,
     slot: u64,
+    /// Issue the `hint*` calls.
+    hints: bool,
 }
 
 impl<R: Copy> SlottedEngine<R> {
@@ -100,7 +106,15 @@ impl<R: Copy> SlottedEngine<R> {
             delay,
             ring: vec![empty; (delay as usize + 1) * nodes * channels],
             slot: 0,
+            hints: true,
         }
+    }
+
+    /// Whether to issue the prefetch hints (on by default). They pay off only when the
+    /// endpoints' state outgrows the caches; below that they cost instructions for nothing.
+    pub fn with_hints(mut self, on: bool) -> Self {
+        self.hints = on;
+        self
     }
 
     /// The next slot to run.
@@ -145,16 +159,18 @@ impl<R: Copy> SlottedEngine<R> {
             "the schedule's row has one entry per node and channel"
         );
         for i in 0..n {
-            // The stages are literals, so each endpoint's hint code is specialised per stage.
-            for (stage, distance) in [(0, STAGES[0]), (1, STAGES[1]), (2, STAGES[2])] {
-                let a = i + distance;
-                if a < n {
-                    hint(
-                        stage,
-                        &endpoints[a],
-                        &input[a * c..(a + 1) * c],
-                        &peers[a * c..(a + 1) * c],
-                    );
+            if self.hints {
+                // One call per stage with a literal stage, so that each inlined copy of the
+                // endpoint's hint code keeps only that stage's branch.
+                let at = |a: usize| (a < n).then(|| (a * c..(a + 1) * c, &endpoints[a]));
+                if let Some((r, e)) = at(i + STAGES[0]) {
+                    hint(0, e, &input[r.clone()], &peers[r]);
+                }
+                if let Some((r, e)) = at(i + STAGES[1]) {
+                    hint(1, e, &input[r.clone()], &peers[r]);
+                }
+                if let Some((r, e)) = at(i + STAGES[2]) {
+                    hint(2, e, &input[r.clone()], &peers[r]);
                 }
             }
             let endpoint = &mut endpoints[i];
@@ -186,7 +202,9 @@ impl<R: Copy> SlottedEngine<R> {
 /// One stage of hints for one endpoint, given its landings and peers in this slot.
 #[inline(always)]
 fn hint<E: SlottedEndpoint>(stage: usize, endpoint: &E, input: &[Landing<E::Rx>], peers: &[u16]) {
-    endpoint.hint(stage);
+    if !endpoint.hint(stage) {
+        return;
+    }
     for (landing, &j) in input.iter().zip(peers) {
         if let Some(rx) = &landing.rx {
             endpoint.hint_rx(stage, landing.from as usize, rx);

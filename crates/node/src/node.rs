@@ -228,28 +228,43 @@ impl<P: Payload> Node<P> {
     /// run soon. Stage 0 fetches the node's own structure. Each later stage assumes what the
     /// stage before fetched is in cache and reads it to fetch what it points to; calling stage
     /// `k + 1` some time after stage `k` lets the misses of one stage overlap with other work.
-    /// The three `prefetch*` families take the same stages; none changes the node's behaviour.
+    /// Returns whether [`Node::prefetch_tx`] and [`Node::prefetch_rx`] have anything to do at
+    /// this stage. No hint changes the node's behaviour.
     #[inline]
-    pub fn prefetch(&self, stage: usize) {
+    pub fn prefetch(&self, stage: usize) -> bool {
+        // Stages 1 and 2 of the node's own state serve the work of local flows (cutting cells,
+        // in-flight records); a node without one (most nodes under light load) skips them.
+        let busy = self.active_flows() > 0;
         match stage {
-            0 => shoal_base::hint::prefetch_all(self),
+            0 => {
+                shoal_base::hint::prefetch_all(self);
+                false
+            }
             1 => {
-                // The top of each free list, and the first local flows (in a permutation, the
-                // only one).
-                self.cells.prefetch_free_list();
-                self.inflight_slab.prefetch_free_list();
-                self.flow_slab.prefetch_free_list();
-                for flow in self.flows.iter().take(HINTED_FLOWS) {
-                    shoal_base::hint::prefetch_all(flow);
+                if busy {
+                    // The top of each free list, and the first local flows (in a permutation,
+                    // the only one).
+                    self.cells.prefetch_free_list();
+                    self.inflight_slab.prefetch_free_list();
+                    self.flow_slab.prefetch_free_list();
+                    for flow in self.flows.iter().take(HINTED_FLOWS) {
+                        shoal_base::hint::prefetch_all(flow);
+                    }
                 }
+                // The per-peer records are touched by every transmission and reception.
+                true
             }
             2 => {
-                // The entries this slot's pushes will take.
-                self.cells.prefetch_free(4);
-                self.inflight_slab.prefetch_free(1);
-                self.flow_slab.prefetch_free(1);
+                if busy {
+                    // The entries this slot's pushes will take.
+                    self.cells.prefetch_free(4);
+                    self.inflight_slab.prefetch_free(1);
+                    self.flow_slab.prefetch_free(1);
+                }
+                // Queue entries exist only at a node that holds cells or flows.
+                !self.is_quiet()
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -289,14 +304,14 @@ impl<P: Payload> Node<P> {
         let Some(peer) = self.peers.get(from.idx()) else {
             return;
         };
-        let data = match rx {
+        let data = || match rx {
             Rx::Cell(frame) if matches!(frame.cell.kind, Kind::Data { .. }) => Some(frame.cell),
             _ => None,
         };
         match stage {
             1 => {
                 shoal_base::hint::prefetch(peer);
-                if let Some(cell) = data {
+                if let Some(cell) = data() {
                     let c = cell.class as usize;
                     if cell.dst == self.me {
                         if let Some(r) = self.reasm_of.get(c * self.n + cell.src.idx()) {
@@ -310,7 +325,7 @@ impl<P: Payload> Node<P> {
             2 => {
                 self.inflight_slab.prefetch_front(&peer.inflight);
                 self.prefetch_subs(from.idx());
-                if let Some(cell) = data {
+                if let Some(cell) = data() {
                     let c = cell.class as usize;
                     if cell.dst == self.me {
                         let r = self.reasm_of.get(c * self.n + cell.src.idx());
@@ -533,6 +548,7 @@ impl<P: Payload> Node<P> {
     }
 
     /// Appends to `Q[c][j]`, keeping the counters.
+    #[inline(always)]
     pub(crate) fn push_q(&mut self, c: usize, j: usize, entry: Queued<P>) {
         let lane = if c == 0 {
             &mut self.peers[j].lane

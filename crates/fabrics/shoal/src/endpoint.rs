@@ -90,8 +90,8 @@ impl SlottedEndpoint for Endpoint {
     }
 
     #[inline]
-    fn hint(&self, stage: usize) {
-        self.node.prefetch(stage);
+    fn hint(&self, stage: usize) -> bool {
+        self.node.prefetch(stage)
     }
 
     #[inline]
