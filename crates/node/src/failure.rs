@@ -12,16 +12,20 @@
 //! - Notices go out one per peer per slot, ahead of data, in the order failures were detected.
 //! - A notice from `m` that it cannot reach `x` blocks subflows via `m` for flows to `x`; our cells
 //!   for `x` already queued to `m` are rerouted directly.
+//! - Silence from `j` may mean that only the path to `j` failed, so our flow to `j` is not dropped
+//!   at once: it loses its direct subflow and goes on through the other intermediates. It is
+//!   abandoned (`Event::FlowAborted`) once every subflow is blocked, which happens when every
+//!   other node has reported `j` unreachable too, i.e. when `j` itself is gone.
 
 use crate::flow::{Payload, SubState};
 use crate::node::{Event, NONE, Node, Origin, Queued};
-use crate::peer::{ALIVE, LCD_OUT, RESEND};
+use crate::peer::{ALIVE, LCD_OUT};
 use shoal_base::NodeId;
 
 impl<P: Payload> Node<P> {
     pub(crate) fn peer_failed(&mut self, j: usize) {
         let peer = &mut self.peers[j];
-        peer.set(ALIVE | LCD_OUT | RESEND, false);
+        peer.set(ALIVE | LCD_OUT, false);
         peer.last_rx = NONE;
         let last_tx = peer.last_tx.take();
         self.stats.peers_failed += 1;
@@ -69,27 +73,40 @@ impl<P: Payload> Node<P> {
         self.release_refs(0, j, ListKind::Pending);
         self.release_refs(0, j, ListKind::InFlight);
 
-        // Flows to j are abandoned; every other flow stops using j as an intermediate.
-        for c in 0..self.cfg.classes as usize {
-            let f = self.flow_of[c * self.n + j];
-            if f != NONE {
-                let flow = &mut self.flows[f as usize];
-                let unsent_bytes = flow.unsent_bytes();
-                flow.clear_data();
-                self.events.push_back(Event::FlowAborted {
-                    dst: NodeId(j as u16),
-                    class: c as u8,
-                    unsent_bytes,
-                });
-                self.maybe_free(f);
-            }
-        }
+        // No flow uses j any more, neither as intermediate nor, for flows to j, directly. A flow
+        // to j goes on through the other intermediates (only the path to j may have failed);
+        // it is abandoned once none is left, e.g. when every node reports j unreachable.
         for fi in 0..self.flow_of.len() {
             let f = self.flow_of[fi];
             if f != NONE {
                 self.flows[f as usize].subs[j].state = SubState::Blocked;
+                self.abort_if_unroutable(f);
             }
         }
+    }
+
+    /// Abandons flow `f` if every one of its subflows is blocked: nothing can carry its data.
+    pub(crate) fn abort_if_unroutable(&mut self, f: u32) {
+        let me = self.me.idx();
+        let flow = &self.flows[f as usize];
+        let routable = flow
+            .subs
+            .iter()
+            .enumerate()
+            .any(|(j, s)| j != me && s.state != SubState::Blocked);
+        if routable || !flow.has_data() {
+            return;
+        }
+        let flow = &mut self.flows[f as usize];
+        let unsent_bytes = flow.unsent_bytes();
+        let (dst, class) = (flow.dst, flow.class);
+        flow.clear_data();
+        self.events.push_back(Event::FlowAborted {
+            dst,
+            class,
+            unsent_bytes,
+        });
+        self.maybe_free(f);
     }
 
     /// `from` told us it can no longer reach `x`.
@@ -107,6 +124,7 @@ impl<P: Payload> Node<P> {
             }
             let was = self.flows[f as usize].subs[from].state;
             self.flows[f as usize].subs[from].state = SubState::Blocked;
+            self.abort_if_unroutable(f);
             if was == SubState::Queued {
                 // Take our queued cell for x off the path through `from`.
                 let moved =

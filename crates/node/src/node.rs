@@ -3,7 +3,7 @@
 use crate::config::{ConfigError, NodeConfig};
 use crate::flow::{LocalFlow, Payload, SubState};
 use crate::frame::{CellRec, Frame, Kind, MAX_FEEDBACK, Rx};
-use crate::peer::{ALIVE, LCD_OUT, Lane, Peer, RESEND};
+use crate::peer::{ALIVE, LCD_OUT, Lane, Peer};
 use crate::reasm::{Held, Placed, Reassembly};
 use crate::stats::NodeStats;
 use shoal_base::{NodeId, Slab};
@@ -78,7 +78,7 @@ pub enum SubmitError {
     NoSuchNode(NodeId),
     NoSuchClass(u8),
     Empty,
-    /// The destination has been declared failed.
+    /// No path is left to the destination: it, or every path to it, has failed.
     Unreachable(NodeId),
 }
 
@@ -89,7 +89,7 @@ impl fmt::Display for SubmitError {
             SubmitError::NoSuchNode(n) => write!(f, "no node {n} in this rack"),
             SubmitError::NoSuchClass(c) => write!(f, "no traffic class {c}"),
             SubmitError::Empty => write!(f, "nothing to send: zero bytes or zero-byte packets"),
-            SubmitError::Unreachable(n) => write!(f, "{n} has failed"),
+            SubmitError::Unreachable(n) => write!(f, "no path is left to {n}"),
         }
     }
 }
@@ -106,6 +106,10 @@ pub struct Node<P: Payload = ()> {
     pub(crate) peers: Vec<Peer<P>>,
     /// `[class − 1][peer]` lanes of the lower classes; empty with one class.
     pub(crate) low: Vec<Lane>,
+    /// `[class − 1][peer]`: transit cells in each lower-class `Q`, the occupancy that tail drop
+    /// limits (App. C). Our own cells wait there too but do not count: if they did, queues full
+    /// of first-hop cells refused downstream would refuse the second-hop cells that drain them.
+    pub(crate) low_transit: Vec<u32>,
     /// Entries of every `Q`.
     pub(crate) cells: Slab<Queued<P>>,
     /// Entries of every ready queue `R` and pending list: flow indices.
@@ -157,6 +161,7 @@ impl<P: Payload> Node<P> {
             n,
             peers: (0..n).map(|j| Peer::new(j != me.idx())).collect(),
             low: vec![Lane::default(); (classes - 1) * n],
+            low_transit: vec![0; (classes - 1) * n],
             cells: Slab::new(),
             flow_slab: Slab::new(),
             inflight_slab: Slab::new(),
@@ -379,14 +384,15 @@ impl<P: Payload> Node<P> {
         if bytes == 0 || packet_bytes == 0 {
             return Err(SubmitError::Empty);
         }
-        if !self.peers[dst.idx()].has(ALIVE) {
-            return Err(SubmitError::Unreachable(dst));
-        }
         let f = self.flow_of[class as usize * self.n + dst.idx()];
         if f == NONE {
             let f = self.alloc_flow(dst, class, slot);
             self.flows[f as usize].push(bytes, packet_bytes, packet);
-            self.start_subflows(f, slot);
+            if !self.start_subflows(f, slot) {
+                self.flows[f as usize].clear_data();
+                self.maybe_free(f);
+                return Err(SubmitError::Unreachable(dst));
+            }
         } else {
             let flow = &mut self.flows[f as usize];
             if !flow.has_data() {
@@ -412,12 +418,13 @@ impl<P: Payload> Node<P> {
                 // resend it, and resend ours in case its last-cell-dropped bit was the one hit.
                 self.stats.corrupt_received += 1;
                 self.apply_feedback(slot, j, feedback);
-                self.peers[j].set(LCD_OUT | RESEND, true);
+                self.peers[j].set(LCD_OUT, true);
+                self.resend_last(j);
             }
             Rx::Cell(frame) => {
                 self.apply_feedback(slot, j, frame.feedback);
                 if frame.lcd {
-                    self.peers[j].set(RESEND, true);
+                    self.resend_last(j);
                 }
                 let cell = frame.cell;
                 match cell.kind {
@@ -448,17 +455,6 @@ impl<P: Payload> Node<P> {
         }
         let lcd = self.peers[j].take(LCD_OUT);
         let feedback = self.feedback_for(slot, j);
-        if self.peers[j].take(RESEND)
-            && let Some((cell, payload)) = self.peers[j].last_tx
-        {
-            self.stats.retransmissions += 1;
-            return Some(Frame {
-                cell,
-                feedback,
-                lcd,
-                payload,
-            });
-        }
         if let Some(&x) = (!self.unreachable.is_empty())
             .then(|| self.unreachable.get(self.notice_cursor[j] as usize))
             .flatten()
@@ -558,6 +554,9 @@ impl<P: Payload> Node<P> {
         self.cells.push_back(&mut lane.q, entry);
         lane.q_len += 1;
         let len = lane.q_len;
+        if c > 0 && entry.origin == Origin::Transit {
+            self.low_transit[(c - 1) * self.n + j] += 1;
+        }
         self.queued_total += 1;
         self.stats.max_queue = self.stats.max_queue.max(len);
         self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
@@ -574,6 +573,9 @@ impl<P: Payload> Node<P> {
         let entry = self.cells.pop_front(&mut lane.q)?;
         lane.q_len -= 1;
         lane.departed = lane.departed.wrapping_add(1);
+        if c > 0 && entry.origin == Origin::Transit {
+            self.low_transit[(c - 1) * self.n + j] -= 1;
+        }
         self.queued_total -= 1;
         Some(entry)
     }
@@ -597,6 +599,10 @@ impl<P: Payload> Node<P> {
         // (it may now pass a little early for a cell behind a removed one: feedback errs low).
         lane.departed = lane.departed.wrapping_add(count as u16);
         self.queued_total -= count as u64;
+        if c > 0 {
+            let transit = taken.iter().filter(|e| e.origin == Origin::Transit).count();
+            self.low_transit[(c - 1) * self.n + j] -= transit as u32;
+        }
         taken
     }
 
@@ -640,15 +646,13 @@ impl<P: Payload> Node<P> {
         let mut epochs = 0u64;
         let ahead = peer.rx_ticket.wrapping_sub(lane.departed) as i16;
         if ahead >= 0 {
-            // Our slots to k that will carry something else first: a pending retransmission
-            // and unreachable notices.
+            // Our slots to k that will carry unreachable notices first.
             let notices = if self.unreachable.is_empty() {
                 0
             } else {
                 self.unreachable.len() - self.notice_cursor[k] as usize
             };
-            let detours = self.peers[k].has(RESEND) as u64 + notices as u64;
-            let ahead = ahead as u64 + detours;
+            let ahead = ahead as u64 + notices as u64;
             let e = self.cfg.epoch_slots as u64;
             let d = self.cfg.delay_slots as u64;
             let phase_after = |from: u64, phase: u16| from + (phase as u64 + e - from % e) % e;
@@ -682,11 +686,14 @@ impl<P: Payload> Node<P> {
         self.peers[j].last_rx = join_last_rx(c, k);
         if !self.peers[k].has(ALIVE) {
             self.stats.discarded_for_failure += 1;
+            // The cell joined no queue: the feedback must not count it as still there.
+            self.peers[j].rx_ticket = self.lane(c, k).departed.wrapping_sub(1);
             return;
         }
-        if c > 0 && self.lane(c, k).q_len >= self.cfg.low_class_queue_cells {
+        if c > 0 && self.low_transit[(c - 1) * self.n + k] >= self.cfg.low_class_queue_cells {
             self.stats.tail_drops += 1;
             self.peers[j].set(LCD_OUT, true);
+            self.peers[j].rx_ticket = self.lane(c, k).departed.wrapping_sub(1);
             return;
         }
         let lane = self.lane(c, k);
@@ -715,6 +722,35 @@ impl<P: Payload> Node<P> {
                 origin: Origin::Transit,
             },
         );
+    }
+
+    /// App. C and D: `j` dropped our last cell to it (tail drop, or it arrived corrupt), or may
+    /// have (its own cell to us arrived corrupt, last-cell-dropped bit included). The cell goes
+    /// back into its class's queue to `j`, at the tail: strict priority still decides when it
+    /// goes, so a lower-class cell that keeps meeting a full queue cannot take slots from the
+    /// higher classes, and it does not block the cells behind it (at the head, a first-hop cell
+    /// refused by a full queue downstream would hold back the second-hop cells that drain that
+    /// very queue, and lower classes deadlock). A duplicate is dropped by the destination's
+    /// reassembly. A lost notice is sent again; an idle cell needs nothing.
+    fn resend_last(&mut self, j: usize) {
+        let Some((cell, payload)) = self.peers[j].last_tx.take() else {
+            return;
+        };
+        match cell.kind {
+            Kind::Idle => {}
+            Kind::Unreachable => {
+                self.notice_cursor[j] = self.notice_cursor[j].saturating_sub(1);
+            }
+            Kind::Data { .. } => {
+                self.stats.retransmissions += 1;
+                let entry = Queued {
+                    cell,
+                    payload,
+                    origin: Origin::Orphan,
+                };
+                self.push_q(cell.class as usize, j, entry);
+            }
+        }
     }
 
     /// Clears the debug presence bit of a transit cell leaving or discarded from a queue.

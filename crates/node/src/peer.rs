@@ -28,8 +28,6 @@ pub(crate) struct Lane {
 pub(crate) const ALIVE: u8 = 1;
 /// Set last-cell-dropped in our next cell to the peer.
 pub(crate) const LCD_OUT: u8 = 2;
-/// Retransmit our last cell to the peer.
-pub(crate) const RESEND: u8 = 4;
 
 /// Everything about one peer. Classes other than the highest keep their lanes elsewhere.
 #[derive(Clone, Copy, Debug)]

@@ -36,17 +36,24 @@ impl<P: crate::flow::Payload> Node<P> {
         f
     }
 
-    /// Gives a new flow one subflow per live intermediate (and the direct one).
-    pub(crate) fn start_subflows(&mut self, f: u32, slot: u64) {
+    /// Gives a new flow one subflow per live intermediate (and the direct one). Returns false,
+    /// leaving the flow untouched, when no intermediate can carry it.
+    pub(crate) fn start_subflows(&mut self, f: u32, slot: u64) -> bool {
         let dst = self.flows[f as usize].dst;
+        let usable = |node: &Self, j: usize| {
+            node.peers[j].has(ALIVE) && !node.blocked.contains(&(j as u16, dst.0))
+        };
+        if !(0..self.n).any(|j| usable(self, j)) {
+            return false;
+        }
         for j in 0..self.n {
-            let usable = self.peers[j].has(ALIVE) && !self.blocked.contains(&(j as u16, dst.0));
-            if usable {
+            if usable(self, j) {
                 self.settle(f, j, slot);
             } else {
                 self.flows[f as usize].subs[j].state = SubState::Blocked;
             }
         }
+        true
     }
 
     /// New data for a flow: idle subflows may release again.

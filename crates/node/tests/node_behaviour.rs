@@ -111,13 +111,12 @@ fn a_dead_node_is_detected_by_all_within_an_epoch_and_others_finish() {
         .map(|(i, _)| *i)
         .collect();
     assert_eq!(saw.len(), n - 1, "every live node detects node 3: {saw:?}");
-    assert!(
-        rack.events
-            .iter()
-            .any(|(i, e)| *i == 2
-                && matches!(e, Event::FlowAborted { dst, .. } if *dst == NodeId(3)))
-    );
-    rack.run_until_quiet(200_000);
+    // Silence alone could be a broken path, so node 2 keeps sending its flow to 3 through the
+    // others until they report 3 unreachable too; they discard what reaches them for 3. Either
+    // way the rack falls quiet: nothing keeps trying to reach the dead node.
+    let end = rack.run_until_quiet(200_000);
+    assert!(end < 200_000, "the rack never fell quiet");
+    assert!(rack.bytes(2, 3) < 20_000);
     for i in 0..n {
         let dst = (i + 1) % n;
         if i == 3 || dst == 3 || i == 2 {

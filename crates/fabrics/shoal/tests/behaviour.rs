@@ -1,0 +1,121 @@
+//! What a rack run must achieve whatever the configuration: flows complete through corruption,
+//! through priorities with tail drops, and around failed nodes and switches.
+
+use shoal_base::rng::stream;
+use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
+use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
+use shoal_rack::{Failure, RackConfig, ShoalRack};
+use shoal_schedule::{Arrangement, Component, SpineId};
+use shoal_workload::{Flow, patterns};
+
+fn rack(nodes: u16) -> RackConfig {
+    RackConfig {
+        nodes,
+        channels: 4,
+        channel_rate: Rate::gbps(25),
+        slot: Dur::from_ps(23_250),
+        guard: Dur::from_ps(2_750),
+        cell_bytes: 64,
+        header_bytes: 8,
+        overhead_bytes: 0,
+        delay_slots: 2,
+        switch_ports: 16,
+        arrangement: Arrangement::PropagationAware,
+        classes: 1,
+        low_class_queue_cells: 64,
+        ready_queue: true,
+        age_rule: true,
+        packet_bytes: 1500,
+        failures: Vec::new(),
+        header_bit_error_rate: 0.0,
+        verify_schedule: true,
+    }
+}
+
+fn run(cfg: RackConfig, flows: &[Flow]) -> RunOutput {
+    let limits = RunLimits {
+        until: Some(Time(20_000_000_000)),
+        ..RunLimits::default()
+    };
+    ShoalRack::new(cfg, 3)
+        .expect("valid rack")
+        .run(&mut flows.iter().copied(), limits, &mut NoProgress)
+        .expect("run")
+}
+
+fn completed(out: &RunOutput) -> usize {
+    out.records.iter().filter(|r| r.finish.is_some()).count()
+}
+
+#[test]
+fn every_flow_completes_through_header_corruption() {
+    let mut cfg = rack(32);
+    cfg.header_bit_error_rate = 1e-3; // about 6% of cells hit
+    let flows = patterns::random_pairs(32, 100, 20_000, Time::ZERO, &mut stream(1, "t", 0));
+    let out = run(cfg, &flows);
+    assert_eq!(completed(&out), flows.len(), "{:?}", out.counters);
+    assert!(out.counters["corrupt_received"] > 100);
+    assert!(out.counters["retransmissions"] > 0);
+}
+
+#[test]
+fn lower_class_flows_complete_behind_the_higher_class_despite_tail_drops() {
+    let mut cfg = rack(16);
+    cfg.classes = 2;
+    cfg.low_class_queue_cells = 4;
+    let mut flows = patterns::random_pairs(16, 80, 20_000, Time::ZERO, &mut stream(2, "t", 0));
+    for f in flows.iter_mut().filter(|f| f.id % 2 == 1) {
+        f.class = 1;
+    }
+    let out = run(cfg, &flows);
+    assert_eq!(completed(&out), flows.len(), "{:?}", out.counters);
+    assert!(out.counters["tail_drops"] > 0, "the test must drop cells");
+    let mean = |class: u8| {
+        let fcts: Vec<f64> = out
+            .records
+            .iter()
+            .zip(&flows)
+            .filter(|(_, f)| f.class == class)
+            .filter_map(|(r, _)| r.fct().map(|d| d.as_us_f64()))
+            .collect();
+        fcts.iter().sum::<f64>() / fcts.len() as f64
+    };
+    assert!(
+        mean(0) < mean(1),
+        "class 0 {} us, class 1 {} us",
+        mean(0),
+        mean(1)
+    );
+}
+
+#[test]
+fn flows_between_live_nodes_complete_after_a_node_dies() {
+    let mut cfg = rack(32);
+    cfg.failures = vec![Failure {
+        component: Component::Node(NodeId(5)),
+        at: Time::ZERO,
+    }];
+    // Flows start once detection and notices have settled (a few epochs of 8 slots).
+    let flows: Vec<Flow> =
+        patterns::random_pairs(32, 200, 20_000, Time(3_000_000), &mut stream(3, "t", 0));
+    let out = run(cfg, &flows);
+    for (r, f) in out.records.iter().zip(&flows) {
+        let touches_dead = f.src == NodeId(5) || f.dst == NodeId(5);
+        assert_eq!(r.finish.is_some(), !touches_dead, "flow {f:?}");
+    }
+}
+
+#[test]
+fn flows_complete_around_a_failed_spine() {
+    // A spine carries 1/S of a plane's cells: every pair whose slot crosses it stops talking
+    // directly (§3.5) and detours through the others.
+    let mut cfg = rack(32);
+    cfg.failures = vec![Failure {
+        component: Component::Spine(ChannelId(1), SpineId(0)),
+        at: Time::ZERO,
+    }];
+    let flows = patterns::random_pairs(32, 200, 20_000, Time(3_000_000), &mut stream(4, "t", 0));
+    let out = run(cfg, &flows);
+    assert!(out.counters["peers_failed"] > 0);
+    assert_eq!(completed(&out), flows.len(), "{:?}", out.counters);
+}
