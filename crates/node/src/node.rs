@@ -144,6 +144,10 @@ pub struct Node<P: Payload = ()> {
     pub(crate) queued_total: u64,
     /// Scratch list for re-checking pending subflows without allocating.
     pub(crate) scratch: Vec<u32>,
+    /// The slot of the latest `poll_tx`, and the peers sent to so far in it: whether our slot
+    /// to a peer in this slot is still to come decides when a queued cell for it will leave.
+    pub(crate) tx_slot_now: u64,
+    pub(crate) sent_this_slot: Vec<u16>,
     /// Debug builds: `[dst][src]` bit set while a transit cell of subflow src→me→dst is queued
     /// in the highest class, to assert the per-subflow invariant behind Eq. 3 and 5.
     #[cfg(debug_assertions)]
@@ -179,6 +183,8 @@ impl<P: Payload> Node<P> {
             stats: NodeStats::default(),
             queued_total: 0,
             scratch: Vec::new(),
+            tx_slot_now: u64::MAX,
+            sent_this_slot: Vec::new(),
             #[cfg(debug_assertions)]
             present: if cfg.check_bounds {
                 vec![0; (n * n).div_ceil(64)]
@@ -453,6 +459,11 @@ impl<P: Payload> Node<P> {
         if j >= self.n || !self.peers[j].has(ALIVE) {
             return None;
         }
+        if slot != self.tx_slot_now {
+            self.tx_slot_now = slot;
+            self.sent_this_slot.clear();
+        }
+        self.sent_this_slot.push(j as u16);
         let lcd = self.peers[j].take(LCD_OUT);
         let feedback = self.feedback_for(slot, j);
         if let Some(&x) = (!self.unreachable.is_empty())
@@ -656,8 +667,11 @@ impl<P: Payload> Node<P> {
             let e = self.cfg.epoch_slots as u64;
             let d = self.cfg.delay_slots as u64;
             let phase_after = |from: u64, phase: u16| from + (phase as u64 + e - from % e) % e;
-            // Our cell to k leaves no earlier than our next slot to k after this one.
-            let leaves = phase_after(slot + 1, self.cfg.tx_slot[k]) + ahead * e;
+            // Our cell to k leaves at our next slot to k, this one if we have not sent to k yet
+            // in it (its channel comes later), plus an epoch per cell ahead of it.
+            let later_this_slot = !self.sent_this_slot.contains(&(k as u16));
+            let leaves =
+                phase_after(slot + !later_this_slot as u64, self.cfg.tx_slot[k]) + ahead * e;
             // With no wait the peer's next cell reaches us at `sends + d`; it must come after.
             let sends = phase_after(slot + d, self.cfg.rx_slot[j]);
             epochs = (leaves + 1).saturating_sub(sends + d).div_ceil(e);
