@@ -28,10 +28,9 @@ use crate::endpoint::PeerTable;
 use crate::rack::{ShoalRack, Sim, Step};
 use serde::Serialize;
 use shoal_base::rng::stream;
-use shoal_base::{Dur, Rate, Time};
+use shoal_base::{Dur, Time};
 use shoal_engine::{IDLE, SlotSchedule};
 use shoal_fabric::{FabricError, NoProgress, RunLimits};
-use shoal_schedule::Arrangement;
 use shoal_workload::{Flow, patterns};
 use std::fmt;
 use std::iter::Peekable;
@@ -92,31 +91,6 @@ pub struct BenchReport {
     pub avg_destination_share: f64,
 }
 
-/// The rack of Fig. 12 (§7.1) with `nodes` nodes.
-pub fn fig12_rack(nodes: u16) -> RackConfig {
-    RackConfig {
-        nodes,
-        channels: 4,
-        channel_rate: Rate::gbps(25),
-        slot: Dur::from_ps(23_250),
-        guard: Dur::from_ps(2_750),
-        cell_bytes: 64,
-        header_bytes: 8,
-        overhead_bytes: 0,
-        delay_slots: 2,
-        switch_ports: 64,
-        arrangement: Arrangement::PropagationAware,
-        classes: 1,
-        low_class_queue_cells: 64,
-        ready_queue: true,
-        age_rule: true,
-        packet_bytes: 1500,
-        failures: Vec::new(),
-        header_bit_error_rate: 0.0,
-        verify_schedule: false,
-    }
-}
-
 /// Flows far too long to finish within any benchmark.
 const HUGE_BYTES: u64 = 1 << 50;
 const SEED: u64 = 1;
@@ -134,7 +108,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
     if opts.slots == 0 {
         return Err(FabricError("bench: slots must be at least 1".into()));
     }
-    let cfg = fig12_rack(opts.nodes);
+    let cfg = RackConfig::paper(opts.nodes);
     let (channels, slot) = (cfg.channels, cfg.slot);
     // What a destination could receive if every slot brought it a full cell on every channel.
     let ideal_gbps =

@@ -6,7 +6,6 @@ use shoal_base::Time;
 use shoal_base::rng::stream;
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_rack::ShoalRack;
-use shoal_rack::bench::fig12_rack;
 use shoal_workload::patterns;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,7 +39,7 @@ static GLOBAL: Counting = Counting;
 
 /// Allocations and data cells of a 64-node full permutation run for `slots` slots.
 fn run(slots: u64) -> (u64, u64) {
-    let cfg = fig12_rack(64);
+    let cfg = shoal_rack::RackConfig::paper(64);
     let slot = cfg.slot;
     let flows = patterns::permutation(64, 64, 1 << 40, Time::ZERO, &mut stream(9, "alloc", 0));
     let mut rack = ShoalRack::new(cfg, 1).expect("valid rack");

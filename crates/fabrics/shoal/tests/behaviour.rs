@@ -2,33 +2,18 @@
 //! through priorities with tail drops, and around failed nodes and switches.
 
 use shoal_base::rng::stream;
-use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
+use shoal_base::{ChannelId, NodeId, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
-use shoal_schedule::{Arrangement, Component, SpineId};
+use shoal_schedule::{Component, SpineId};
 use shoal_workload::{Flow, patterns};
 
+/// The paper's rack on 16-port switches (enough for 128 nodes), its schedule verified.
 fn rack(nodes: u16) -> RackConfig {
     RackConfig {
-        nodes,
-        channels: 4,
-        channel_rate: Rate::gbps(25),
-        slot: Dur::from_ps(23_250),
-        guard: Dur::from_ps(2_750),
-        cell_bytes: 64,
-        header_bytes: 8,
-        overhead_bytes: 0,
-        delay_slots: 2,
         switch_ports: 16,
-        arrangement: Arrangement::PropagationAware,
-        classes: 1,
-        low_class_queue_cells: 64,
-        ready_queue: true,
-        age_rule: true,
-        packet_bytes: 1500,
-        failures: Vec::new(),
-        header_bit_error_rate: 0.0,
         verify_schedule: true,
+        ..RackConfig::paper(nodes)
     }
 }
 

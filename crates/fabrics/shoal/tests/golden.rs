@@ -75,7 +75,7 @@ fn digest(out: &RunOutput) -> u64 {
 }
 
 /// The rack of Fig. 12 (§7.1) with `nodes` nodes. Spelled out here rather than taken from
-/// `shoal_rack::bench::fig12_rack`, so that the pins cannot move with the benchmark's setup.
+/// `RackConfig::paper`, so that the pins cannot move with that default.
 fn fig12(nodes: u16) -> RackConfig {
     RackConfig {
         nodes,

@@ -19,7 +19,7 @@
 //! fabric must match the symmetric count, which is what §3.5's detection does.
 
 use crate::{Claim, Options, ReproError};
-use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
+use shoal_base::{ChannelId, NodeId, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::{
@@ -133,28 +133,16 @@ fn simulate(component: Component) -> Result<(f64, f64), ReproError> {
     let err = |e: &dyn std::fmt::Display| ReproError(format!("table1 simulation: {e}"));
     let epoch = 127u64;
     let cfg = RackConfig {
-        nodes: 128,
         channels: 1,
-        channel_rate: Rate::gbps(25),
-        slot: Dur::from_ps(23_250),
-        guard: Dur::from_ps(2_750),
-        cell_bytes: 64,
-        header_bytes: 8,
-        overhead_bytes: 0,
         delay_slots: 1,
         switch_ports: 16,
         arrangement: Arrangement::Cyclic,
-        classes: 1,
-        low_class_queue_cells: 64,
-        ready_queue: true,
-        age_rule: true,
-        packet_bytes: 1500,
         failures: vec![Failure {
             component,
             at: Time::ZERO,
         }],
-        header_bit_error_rate: 0.0,
         verify_schedule: true,
+        ..RackConfig::paper(128)
     };
     let schedule = FabricSchedule::new(FabricSpec {
         nodes: 128,
