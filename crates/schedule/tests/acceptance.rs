@@ -1,18 +1,12 @@
 //! The verifier accepts every schedule this crate builds: all small racks, and the paper's.
 
 use shoal_schedule::{
-    Arrangement, Clos, FabricSchedule, FabricSpec, ScheduleError, VerifiedFabric, min_ports_for,
-    verify,
+    Arrangement, Clos, FabricSchedule, ScheduleError, VerifiedFabric, min_ports_for, verify,
 };
 
-fn spec(nodes: usize, channels: usize, arrangement: Arrangement) -> FabricSpec {
-    FabricSpec {
-        nodes,
-        channels,
-        arrangement,
-        delay_slots: None,
-    }
-}
+mod common;
+
+use common::spec;
 
 #[test]
 fn every_small_rack_verifies_on_the_smallest_and_a_larger_radix() {

@@ -1,18 +1,12 @@
 //! Configurations that cannot be served are refused with a typed error and a clear sentence.
 
 use shoal_schedule::{
-    Arrangement, BuildError, Clos, ClosError, FabricSchedule, FabricSpec, ScheduleError,
-    VerifiedFabric,
+    Arrangement, BuildError, Clos, ClosError, FabricSchedule, ScheduleError, VerifiedFabric,
 };
 
-fn spec(nodes: usize, channels: usize, arrangement: Arrangement) -> FabricSpec {
-    FabricSpec {
-        nodes,
-        channels,
-        arrangement,
-        delay_slots: None,
-    }
-}
+mod common;
+
+use common::spec;
 
 #[test]
 fn too_few_nodes_or_no_channels() {

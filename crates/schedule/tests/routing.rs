@@ -3,18 +3,13 @@
 use proptest::prelude::*;
 use shoal_base::{ChannelId, NodeId};
 use shoal_schedule::{
-    Arrangement, Clos, FabricSchedule, FabricSpec, LeafId, PortId, Slot, SpineId, SwitchId,
-    VerifiedFabric, min_ports_for, verify,
+    Arrangement, Clos, FabricSchedule, LeafId, PortId, Slot, SpineId, SwitchId, VerifiedFabric,
+    min_ports_for, verify,
 };
 
-fn spec(nodes: usize, channels: usize, arrangement: Arrangement) -> FabricSpec {
-    FabricSpec {
-        nodes,
-        channels,
-        arrangement,
-        delay_slots: None,
-    }
-}
+mod common;
+
+use common::spec;
 
 /// Within each plane and slot, no source leaf and no destination leaf uses an uplink twice.
 fn assert_proper(f: &VerifiedFabric) {
