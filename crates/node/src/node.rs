@@ -227,14 +227,6 @@ impl<P: Payload> Node<P> {
         self.queued_total == 0 && self.active_flows() == 0
     }
 
-    /// Hint that `peer` will be sent to or heard from soon: fetches its state into the cache.
-    #[inline]
-    pub fn prefetch_peer(&self, peer: NodeId) {
-        if let Some(p) = self.peers.get(peer.idx()) {
-            shoal_base::hint::prefetch(p);
-        }
-    }
-
     /// Hint for a driver that knows what comes next (the slotted engine does): the node will
     /// run soon. Stage 0 fetches the node's own structure. Each later stage assumes what the
     /// stage before fetched is in cache and reads it to fetch what it points to; calling stage
@@ -518,10 +510,6 @@ impl<P: Payload> Node<P> {
 
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
-    }
-
-    pub fn has_events(&self) -> bool {
-        !self.events.is_empty()
     }
 
     /// `lane(c, j)` if it exists: for hints, which must not panic on a bad id.

@@ -24,8 +24,6 @@ pub struct MiniRack {
     pub cut: Vec<(usize, usize)>,
     /// Called for every transmitted frame (slot, from, to); true corrupts it.
     pub corrupt: Box<dyn FnMut(u64, usize, usize) -> bool>,
-    /// Longest queue seen anywhere, sampled after every slot.
-    pub max_queue: usize,
 }
 
 impl MiniRack {
@@ -63,7 +61,6 @@ impl MiniRack {
             dead: vec![false; n],
             cut: Vec::new(),
             corrupt: Box::new(|_, _, _| false),
-            max_queue: 0,
         }
     }
 
@@ -112,10 +109,6 @@ impl MiniRack {
             }
             while let Some(e) = self.nodes[i].poll_event() {
                 self.events.push((i, e));
-            }
-            for j in 0..self.n {
-                let len = self.nodes[i].queue_len(0, NodeId(j as u16));
-                self.max_queue = self.max_queue.max(len);
             }
         }
         self.slot += 1;
