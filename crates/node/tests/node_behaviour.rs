@@ -235,8 +235,6 @@ fn the_high_class_is_not_slowed_by_low_class_load() {
         done as f64 <= alone as f64 * 1.5 + 20.0,
         "class 0 took {done} slots under class 1 load, {alone} alone"
     );
-    let drops: u64 = rack.nodes.iter().map(|x| x.stats().tail_drops).sum();
-    let _ = drops; // low-class drops are allowed (App. C), not required
 }
 
 #[test]
