@@ -64,13 +64,19 @@ struct CliProgress {
     start: Instant,
     last_line: Instant,
     bar: Option<ProgressBar>,
-    total_flows: u64,
+    /// Flows the run will complete, when known in advance.
+    total_flows: Option<u64>,
     until_us: Option<f64>,
     label: String,
 }
 
 impl CliProgress {
-    fn new(quiet: bool, total_flows: u64, until: Option<Time>, label: String) -> CliProgress {
+    fn new(
+        quiet: bool,
+        total_flows: Option<u64>,
+        until: Option<Time>,
+        label: String,
+    ) -> CliProgress {
         let now = Instant::now();
         CliProgress {
             quiet,
@@ -109,7 +115,9 @@ impl Progress for CliProgress {
                     "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} flows  {msg}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar());
-                let bar = ProgressBar::new(self.total_flows)
+                let bar = self
+                    .total_flows
+                    .map_or_else(ProgressBar::no_length, ProgressBar::new)
                     .with_style(style)
                     .with_prefix(self.label.clone())
                     .with_elapsed(self.start.elapsed());
@@ -122,11 +130,13 @@ impl Progress for CliProgress {
             }
         } else if self.last_line.elapsed() >= Duration::from_secs(5) {
             self.last_line = Instant::now();
+            let of = self
+                .total_flows
+                .map_or_else(String::new, |t| format!(" of {t}"));
             eprintln!(
-                "shoal run: {}: {}, {completed} of {} flows completed, {:.0} s",
+                "shoal run: {}: {}, {completed}{of} flows completed, {:.0} s",
                 self.label,
                 self.sim_text(now),
-                self.total_flows,
                 self.start.elapsed().as_secs_f64()
             );
         }
@@ -259,15 +269,14 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
 fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
     let started = Instant::now();
     let mut rack = sc.build()?;
-    let flows = sc.flows();
-    let total = sc
-        .limits
-        .completed_flows
-        .map_or(flows.len() as u64, |c| c.min(flows.len() as u64));
+    let (mut source, count) = sc.source();
+    let total = match (sc.limits.completed_flows, count) {
+        (Some(c), Some(n)) => Some(c.min(n)),
+        (c, n) => c.or(n),
+    };
     let mut progress = CliProgress::new(quiet, total, sc.limits.until, label.to_owned());
     let run_started = Instant::now();
-    let result =
-        shoal_fabric::Fabric::run(&mut rack, &mut flows.into_iter(), sc.limits, &mut progress);
+    let result = shoal_fabric::Fabric::run(&mut rack, source.as_mut(), sc.limits, &mut progress);
     let run_wall = run_started.elapsed();
     progress.finish();
     let out = result.map_err(|e| anyhow::anyhow!("{}: the run failed: {e}", sc.origin))?;

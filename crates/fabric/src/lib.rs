@@ -4,7 +4,7 @@
 use serde::Serialize;
 use shoal_base::Time;
 use shoal_metrics::FlowRecord;
-use shoal_workload::Flow;
+use shoal_workload::FlowSource;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -79,10 +79,11 @@ pub trait Fabric {
     fn name(&self) -> &str;
     /// Nodes (hosts) the fabric connects; flows must name nodes below this.
     fn nodes(&self) -> usize;
-    /// Runs `flows`, which must be sorted by start time, until `limits`.
+    /// Runs the flows of `flows` (pulled in start order as they fall due, each completion
+    /// reported back to it) until `limits`.
     fn run(
         &mut self,
-        flows: &mut dyn Iterator<Item = Flow>,
+        flows: &mut dyn FlowSource,
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError>;

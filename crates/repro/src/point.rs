@@ -4,6 +4,7 @@ use crate::ReproError;
 use shoal_fabric::{Fabric, NoProgress, RunOutput};
 use shoal_rack::RackConfig;
 use shoal_scenario::Scenario;
+use shoal_workload::IterSource;
 
 /// The scenario files of the experiments, embedded so that `shoal repro` runs anywhere.
 const SCENARIOS: &[(&str, &str)] = &[
@@ -56,7 +57,7 @@ pub(crate) fn points(s: &Scenario) -> Result<Vec<Scenario>, ReproError> {
 pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
     let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;
     let flows = s.flows();
-    rack.run(&mut flows.into_iter(), s.limits, &mut NoProgress)
+    rack.run(&mut IterSource::new(flows), s.limits, &mut NoProgress)
         .map_err(|e| ReproError(e.to_string()))
 }
 

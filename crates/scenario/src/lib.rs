@@ -32,7 +32,7 @@ use shoal_base::{NodeId, Time, rng};
 use shoal_fabric::{Fabric, Progress, RunLimits, RunOutput};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::Component;
-use shoal_workload::Flow;
+use shoal_workload::{Flow, FlowSource, IterSource};
 use std::fmt;
 use std::path::Path;
 use toml::de::DeTable;
@@ -315,6 +315,14 @@ impl Scenario {
         self.workload.generate(self.rack.nodes as usize, &mut rng)
     }
 
+    /// The workload as a stream of flows for a fabric to pull, and the number of flows it will
+    /// give if that is known in advance.
+    pub fn source(&self) -> (Box<dyn FlowSource>, Option<u64>) {
+        let flows = self.flows();
+        let count = flows.len() as u64;
+        (Box::new(IterSource::new(flows)), Some(count))
+    }
+
     /// The same scenario with another seed (as `shoal run --seed` does): the flows and any
     /// random node failures are drawn again. TOML integers are signed, so seeds are kept
     /// below 2^63 (higher bits are dropped).
@@ -406,8 +414,8 @@ impl Scenario {
     /// Builds the rack and runs the flows until the scenario's limits.
     pub fn run(&self, progress: &mut dyn Progress) -> Result<RunOutput, ScenarioError> {
         let mut rack = self.build()?;
-        let mut flows = self.flows().into_iter();
-        rack.run(&mut flows, self.limits, progress)
+        let (mut flows, _) = self.source();
+        rack.run(flows.as_mut(), self.limits, progress)
             .map_err(|e| ScenarioError {
                 origin: self.origin.clone(),
                 line: None,

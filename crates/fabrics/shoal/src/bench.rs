@@ -31,9 +31,8 @@ use shoal_base::rng::stream;
 use shoal_base::{Dur, Time};
 use shoal_engine::{IDLE, SlotSchedule};
 use shoal_fabric::{FabricError, NoProgress, RunLimits};
-use shoal_workload::{Flow, patterns};
+use shoal_workload::{Flow, FlowSource, IterSource, patterns};
 use std::fmt;
-use std::iter::Peekable;
 
 /// What to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -123,9 +122,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
     );
 
     let mut sim = rack.start(RunLimits::default())?;
-    let mut pending = flows.iter().copied();
-    let pending: &mut dyn Iterator<Item = Flow> = &mut pending;
-    let mut pending = pending.peekable();
+    let mut pending = IterSource::new(flows.iter().copied());
     advance(&mut sim, &mut pending, opts.warmup_slots)?;
     let before = sim.totals();
     let mut outcome = Ok(());
@@ -168,11 +165,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
 }
 
 /// Runs `slots` slots of `sim`, which must not end.
-fn advance(
-    sim: &mut Sim<'_>,
-    flows: &mut Peekable<&mut dyn Iterator<Item = Flow>>,
-    slots: u64,
-) -> Result<(), FabricError> {
+fn advance(sim: &mut Sim<'_>, flows: &mut dyn FlowSource, slots: u64) -> Result<(), FabricError> {
     for _ in 0..slots {
         if sim.step(flows, &mut NoProgress)? == Step::Done {
             return Err(FabricError("bench: the run ended early".into()));

@@ -70,12 +70,13 @@ impl Hosts {
         }
     }
 
-    /// Accounts one in-order delivery at `dst`, received at `now`.
-    pub fn on_delivery(&mut self, dst: NodeId, d: Delivery<()>, now: Time) {
+    /// Accounts one in-order delivery at `dst`, received at `now`; returns the record of the
+    /// flow it completed, if any.
+    pub fn on_delivery(&mut self, dst: NodeId, d: Delivery<()>, now: Time) -> Option<&FlowRecord> {
         let p = self.pair(d.class, d.src, dst);
         let Some(&pos) = self.pairs.front(p) else {
             debug_assert!(false, "bytes delivered for a pair with no flow");
-            return;
+            return None;
         };
         if now >= self.measure_from {
             self.delivered_bytes[dst.idx()] += d.len as u64;
@@ -87,6 +88,8 @@ impl Hosts {
             self.pairs.pop_front(p);
             self.records[pos as usize].finish = Some(now);
             self.completed += 1;
+            return Some(&self.records[pos as usize]);
         }
+        None
     }
 }

@@ -9,9 +9,8 @@ use shoal_engine::SlottedEngine;
 use shoal_fabric::{Fabric, FabricError, Progress, QueueStats, RunLimits, RunOutput};
 use shoal_node::{Event, Node, NodeConfig, NodeStats};
 use shoal_schedule::{Arrangement, Clos, Component, FabricSchedule, FabricSpec, verify};
-use shoal_workload::Flow;
+use shoal_workload::FlowSource;
 use std::collections::BTreeMap;
-use std::iter::Peekable;
 
 /// How often (in slots) the rack reports progress.
 const CHECK_EVERY: u64 = 4096;
@@ -218,7 +217,7 @@ impl Sim<'_> {
     /// Runs one slot, taking from `flows` those that start by its beginning.
     pub(crate) fn step(
         &mut self,
-        flows: &mut Peekable<&mut dyn Iterator<Item = Flow>>,
+        flows: &mut dyn FlowSource,
         progress: &mut dyn Progress,
     ) -> Result<Step, FabricError> {
         let cfg = &self.rack.cfg;
@@ -244,7 +243,7 @@ impl Sim<'_> {
             }
         }
         // A flow starting within (slot − 1, slot] is handed over at this slot boundary.
-        while let Some(flow) = flows.next_if(|f| f.start <= now) {
+        while let Some(flow) = flows.next_due(now) {
             if flow.start < self.last_start {
                 return Err(FabricError(format!(
                     "flows must be sorted by start time: flow {} starts at {} after one at {}",
@@ -271,7 +270,9 @@ impl Sim<'_> {
         {
             let dst = ep.node.id();
             while let Some(d) = ep.node.poll_delivered() {
-                self.hosts.on_delivery(dst, d, now);
+                if let Some(done) = self.hosts.on_delivery(dst, d, now) {
+                    flows.on_complete(done.id, done.src, now);
+                }
             }
         }
         for ep in self.endpoints.iter_mut() {
@@ -287,7 +288,7 @@ impl Sim<'_> {
         // Nothing queued and nothing left to submit: once the cells on the wire have
         // landed, no flow can make progress any more.
         if (slot + 1).is_multiple_of(self.rack.table.epoch())
-            && flows.peek().is_none()
+            && flows.is_exhausted()
             && self.failures.is_empty()
         {
             let quiet = self.endpoints.iter().all(|e| e.dead || e.node.is_quiet());
@@ -370,13 +371,12 @@ impl Fabric for ShoalRack {
 
     fn run(
         &mut self,
-        flows: &mut dyn Iterator<Item = Flow>,
+        flows: &mut dyn FlowSource,
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
         let mut sim = self.start(limits)?;
-        let mut flows = flows.peekable();
-        while sim.step(&mut flows, progress)? == Step::Running {}
+        while sim.step(flows, progress)? == Step::Running {}
         Ok(sim.finish())
     }
 }

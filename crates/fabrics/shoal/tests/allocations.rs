@@ -6,7 +6,7 @@ use shoal_base::Time;
 use shoal_base::rng::stream;
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_rack::ShoalRack;
-use shoal_workload::patterns;
+use shoal_workload::{IterSource, patterns};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,7 +49,7 @@ fn run(slots: u64) -> (u64, u64) {
         ..RunLimits::default()
     };
     let out = rack
-        .run(&mut flows.into_iter(), limits, &mut NoProgress)
+        .run(&mut IterSource::new(flows), limits, &mut NoProgress)
         .expect("run");
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
     (allocations, out.counters["data_cells_sent"])

@@ -6,7 +6,7 @@ use shoal_base::{ChannelId, NodeId, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::{Component, SpineId};
-use shoal_workload::{Flow, patterns};
+use shoal_workload::{Flow, IterSource, patterns};
 
 /// The paper's rack on 16-port switches (enough for 128 nodes), its schedule verified.
 fn rack(nodes: u16) -> RackConfig {
@@ -24,7 +24,11 @@ fn run(cfg: RackConfig, flows: &[Flow]) -> RunOutput {
     };
     ShoalRack::new(cfg, 3)
         .expect("valid rack")
-        .run(&mut flows.iter().copied(), limits, &mut NoProgress)
+        .run(
+            &mut IterSource::new(flows.iter().copied()),
+            limits,
+            &mut NoProgress,
+        )
         .expect("run")
 }
 

@@ -23,7 +23,7 @@ use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::{Arrangement, Component};
-use shoal_workload::{Flow, patterns};
+use shoal_workload::{Flow, IterSource, patterns};
 
 /// 64-bit FNV-1a, fed field by field in a fixed order.
 struct Fnv(u64);
@@ -121,7 +121,7 @@ fn prototype() -> RackConfig {
 fn run(cfg: RackConfig, flows: Vec<Flow>, limits: RunLimits) -> u64 {
     let mut rack = ShoalRack::new(cfg, 11).expect("valid rack");
     let out = rack
-        .run(&mut flows.into_iter(), limits, &mut NoProgress)
+        .run(&mut IterSource::new(flows), limits, &mut NoProgress)
         .expect("run");
     digest(&out)
 }

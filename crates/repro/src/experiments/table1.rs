@@ -26,7 +26,7 @@ use shoal_schedule::{
     Accounting, Arrangement, Clos, Component, ComponentKind, FabricSchedule, FabricSpec, LeafId,
     SpineId, failure_cost, table1_formula,
 };
-use shoal_workload::Flow;
+use shoal_workload::{Flow, IterSource};
 
 const FIG: &str = "Shoal Table 1";
 
@@ -171,7 +171,7 @@ fn simulate(component: Component) -> Result<(f64, f64), ReproError> {
     };
     let mut rack = ShoalRack::new(cfg, 1).map_err(|e| err(&e))?;
     let out = rack
-        .run(&mut std::iter::once(keep_busy), limits, &mut NoProgress)
+        .run(&mut IterSource::new([keep_busy]), limits, &mut NoProgress)
         .map_err(|e| err(&e))?;
     let c = |k: &str| out.counters.get(k).copied().unwrap_or(0) as f64;
     // Every node has a peer in every slot of the cyclic schedule.
