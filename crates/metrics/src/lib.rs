@@ -1,9 +1,25 @@
-//! The metrics layer: flow records, FCT/goodput statistics and reference computations shared by
-//! every fabric.
+//! The metrics layer every fabric reports through: flow records, FCT/goodput/slowdown
+//! summaries, latency histograms, realised load, sampled time series, per-destination
+//! throughput, and the max-min fairness references.
+//!
+//! Fabrics produce [`FlowRecord`]s (and, if they sample, a [`TimeSeries`] driven by a
+//! [`Sampler`]); everything else here is computed from those, so every fabric is measured the
+//! same way. Time stays integer picoseconds ([`shoal_base::Dur`]); floats appear only in the
+//! reported statistics.
 
+pub mod histogram;
+pub mod load;
 pub mod maxmin;
 pub mod record;
+pub mod series;
+pub mod slowdown;
 pub mod summary;
+pub mod throughput;
 
+pub use histogram::LatencyHistogram;
+pub use load::{offered_bytes_per_sec, realised_load};
 pub use record::FlowRecord;
-pub use summary::{FlowSummary, Percentiles};
+pub use series::{Sample, Sampler, TimeSeries};
+pub use slowdown::IdealFct;
+pub use summary::{FlowSummary, LONG_FLOW_MIN_BYTES, Percentiles, SHORT_FLOW_MAX_BYTES};
+pub use throughput::DestThroughput;
