@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
-use shoal_metrics::{FlowRecord, FlowSummary};
+use shoal_metrics::{FlowRecord, FlowSummary, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -164,6 +164,10 @@ struct Summary {
     flows_completed: usize,
     short_fct_us: Option<FctStats>,
     long_goodput_gbps: Option<f64>,
+    /// Mean size of the flows handed to the fabric.
+    mean_flow_bytes: Option<f64>,
+    /// Load the flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
+    realised_load: Option<f64>,
     max_queue_cells: u64,
     max_node_queue_cells: u64,
     max_reorder_bytes: u64,
@@ -192,6 +196,12 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
             p999: p.p999,
         }),
         long_goodput_gbps: fs.long_goodput_gbps.map(|p| p.mean),
+        mean_flow_bytes: fs.mean_flow_bytes,
+        realised_load: realised_load(
+            &out.records,
+            (sc.rack.channel_rate.0 * sc.rack.channels as u64) as f64,
+            sc.rack.nodes as usize,
+        ),
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
         max_reorder_bytes: out.queues.max_reorder_bytes,
@@ -269,7 +279,7 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
 fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
     let started = Instant::now();
     let mut rack = sc.build()?;
-    let (mut source, count) = sc.source();
+    let (mut source, count) = sc.source()?;
     let total = match (sc.limits.completed_flows, count) {
         (Some(c), Some(n)) => Some(c.min(n)),
         (c, n) => c.or(n),
@@ -286,6 +296,14 @@ fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summar
     write_file(&dir.join("summary.json"), &json)?;
     write_file(&dir.join("scenario.toml"), &sc.resolved_toml())?;
     write_flows(&dir.join("flows.csv"), &out.records)?;
+    if !out.series.samples.is_empty() {
+        let path = dir.join("series.csv");
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        out.series
+            .write_csv(file)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     Ok(summary)
 }
 
@@ -313,6 +331,11 @@ fn print_summary(s: &Summary, dir: &Path) {
         Some(g) => println!("long goodput {g:.2} Gb/s mean (flows >= 1 MB)"),
         None => println!("long goodput - (no completed flow of 1 MB or more)"),
     }
+    println!(
+        "offered      mean flow {} B, realised load {}",
+        opt(s.mean_flow_bytes, 0),
+        opt(s.realised_load, 3)
+    );
     println!(
         "queues       max {} cells in one queue, {} cells at one node; max reordering {} B",
         s.max_queue_cells, s.max_node_queue_cells, s.max_reorder_bytes

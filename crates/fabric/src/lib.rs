@@ -2,8 +2,8 @@
 //! run the identical flow list and be reported the same way.
 
 use serde::Serialize;
-use shoal_base::Time;
-use shoal_metrics::FlowRecord;
+use shoal_base::{Dur, Time};
+use shoal_metrics::{FlowRecord, TimeSeries};
 use shoal_workload::FlowSource;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,6 +19,8 @@ pub struct RunLimits {
     /// Count delivered bytes per destination only from this time on (warm-up exclusion for
     /// throughput measurements).
     pub measure_from: Option<Time>,
+    /// Sample the fabric's queues and progress at this period into `RunOutput::series`.
+    pub sample_every: Option<Dur>,
 }
 
 /// Queueing a fabric observed, in its own unit (cells for cell fabrics, packets otherwise).
@@ -46,6 +48,8 @@ pub struct RunOutput {
     pub delivered_bytes: Vec<u64>,
     /// Payload bytes of each flow (in `records` order) delivered since `RunLimits::measure_from`.
     pub measured_flow_bytes: Vec<u64>,
+    /// Samples taken every `RunLimits::sample_every` (empty without it).
+    pub series: TimeSeries,
 }
 
 /// Why a fabric refused to run.

@@ -32,7 +32,7 @@ use shoal_base::{NodeId, Time, rng};
 use shoal_fabric::{Fabric, Progress, RunLimits, RunOutput};
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::Component;
-use shoal_workload::{Flow, FlowSource, IterSource};
+use shoal_workload::{Flow, FlowSource};
 use std::fmt;
 use std::path::Path;
 use toml::de::DeTable;
@@ -315,12 +315,21 @@ impl Scenario {
         self.workload.generate(self.rack.nodes as usize, &mut rng)
     }
 
-    /// The workload as a stream of flows for a fabric to pull, and the number of flows it will
-    /// give if that is known in advance.
-    pub fn source(&self) -> (Box<dyn FlowSource>, Option<u64>) {
-        let flows = self.flows();
-        let count = flows.len() as u64;
-        (Box::new(IterSource::new(flows)), Some(count))
+    /// The workload as a stream of flows for a fabric to pull (list workloads drawn as
+    /// [`Scenario::flows`] draws them), and the number of flows it will give if known.
+    pub fn source(&self) -> Result<(Box<dyn FlowSource>, Option<u64>), ScenarioError> {
+        let mut rng = rng::stream(self.seed, "scenario.workload", 0);
+        let source = self
+            .workload
+            .source(self.rack.nodes as usize, self.seed, &mut rng)
+            .map_err(|reason| ScenarioError {
+                origin: self.origin.clone(),
+                line: None,
+                key: "workload".into(),
+                kind: ErrorKind::Value,
+                reason,
+            })?;
+        Ok((source, self.workload.flow_count()))
     }
 
     /// The same scenario with another seed (as `shoal run --seed` does): the flows and any
@@ -414,7 +423,7 @@ impl Scenario {
     /// Builds the rack and runs the flows until the scenario's limits.
     pub fn run(&self, progress: &mut dyn Progress) -> Result<RunOutput, ScenarioError> {
         let mut rack = self.build()?;
-        let (mut flows, _) = self.source();
+        let (mut flows, _) = self.source()?;
         rack.run(flows.as_mut(), self.limits, progress)
             .map_err(|e| ScenarioError {
                 origin: self.origin.clone(),

@@ -91,6 +91,27 @@ pub(crate) struct RawWorkload {
     pub probes: Option<i64>,
     pub first_us: Option<f64>,
     pub background: Option<RawBackground>,
+    pub load: Option<f64>,
+    pub mean_gap_ns: Option<f64>,
+    pub matrix: Option<String>,
+    pub hot: Option<i64>,
+    pub hot_fraction: Option<f64>,
+    pub size: Option<RawSize>,
+    pub per_source: Option<i64>,
+    pub app: Option<String>,
+    pub file: Option<String>,
+}
+
+/// `workload.size`: a flow-size distribution.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSize {
+    pub dist: Option<String>,
+    pub bytes: Option<i64>,
+    pub shape: Option<f64>,
+    pub mean_bytes: Option<f64>,
+    pub cap_bytes: Option<f64>,
+    pub cdf: Option<String>,
 }
 
 impl RawWorkload {
@@ -115,6 +136,15 @@ impl RawWorkload {
         note(self.probes.is_some(), "probes");
         note(self.first_us.is_some(), "first_us");
         note(self.background.is_some(), "background");
+        note(self.load.is_some(), "load");
+        note(self.mean_gap_ns.is_some(), "mean_gap_ns");
+        note(self.matrix.is_some(), "matrix");
+        note(self.hot.is_some(), "hot");
+        note(self.hot_fraction.is_some(), "hot_fraction");
+        note(self.size.is_some(), "size");
+        note(self.per_source.is_some(), "per_source");
+        note(self.app.is_some(), "app");
+        note(self.file.is_some(), "file");
         keys
     }
 }
@@ -134,6 +164,7 @@ pub(crate) struct RawRun {
     pub until_us: Option<f64>,
     pub completed_flows: Option<i64>,
     pub measure_from_us: Option<f64>,
+    pub sample_every_us: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

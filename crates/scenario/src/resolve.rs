@@ -13,6 +13,8 @@ use shoal_schedule::{
 };
 use toml::de::DeTable;
 
+mod traffic;
+
 /// The paper's rack (§7.1) and the defaults of every `[rack]` key; see docs/scenarios.md.
 pub mod defaults {
     /// §7.1: a 512-node rack.
@@ -188,7 +190,8 @@ pub(crate) fn resolve(
             "the [workload] table is required",
         )
     })?;
-    let workload = resolve_workload(ctx, workload, rack.nodes as usize)?;
+    let node_rate = Rate(rack.channel_rate.0 * rack.channels as u64);
+    let workload = resolve_workload(ctx, workload, rack.nodes as usize, node_rate)?;
     let run = raw.run.unwrap_or_default();
     let limits = RunLimits {
         until: run
@@ -204,7 +207,21 @@ pub(crate) fn resolve(
             .measure_from_us
             .map(|v| ctx.us("run.measure_from_us", v, false).map(Time))
             .transpose()?,
+        sample_every: run
+            .sample_every_us
+            .map(|v| ctx.us("run.sample_every_us", v, true).map(Dur))
+            .transpose()?,
     };
+    if workload.is_unbounded() && limits.until.is_none() && limits.completed_flows.is_none() {
+        return Err(ctx.value(
+            "run",
+            format!(
+                "a {} workload without workload.flows never ends: set run.completed_flows or \
+                 run.until_us",
+                workload.kind()
+            ),
+        ));
+    }
     let sweep = raw.sweep.map(|s| resolve_sweep(ctx, s)).transpose()?;
     let mut rack = rack;
     rack.failures = crate::all_failures(&explicit_failures, random_failures, rack.nodes, seed);
@@ -563,7 +580,7 @@ fn resolve_random(ctx: &Ctx<'_>, r: RawRandomFailures) -> Result<RandomFailures,
 }
 
 /// The keys each workload kind takes besides `kind`.
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 4] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -582,12 +599,46 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 4] = [
             "background",
         ],
     ),
+    (
+        "open-loop",
+        &[
+            "flows",
+            "load",
+            "mean_gap_ns",
+            "size",
+            "matrix",
+            "pairs",
+            "senders",
+            "dst",
+            "hot",
+            "hot_fraction",
+            "start_us",
+        ],
+    ),
+    (
+        "closed-loop",
+        &[
+            "flows",
+            "per_source",
+            "size",
+            "matrix",
+            "pairs",
+            "senders",
+            "dst",
+            "hot",
+            "hot_fraction",
+            "start_us",
+        ],
+    ),
+    ("disaggregated", &["app", "mean_gap_ns", "flows"]),
+    ("trace", &["file"]),
 ];
 
 fn resolve_workload(
     ctx: &Ctx<'_>,
     w: RawWorkload,
     nodes: usize,
+    node_rate: Rate,
 ) -> Result<WorkloadSpec, ScenarioError> {
     let kind = w
         .kind
@@ -597,8 +648,8 @@ fn resolve_workload(
         return Err(ctx.value(
             "workload.kind",
             format!(
-                "unknown workload kind {kind:?}; known kinds: permutation, incast, \
-                 random-pairs, probe"
+                "unknown workload kind {kind:?}; known kinds: {}",
+                WORKLOAD_KEYS.map(|(k, _)| k).join(", ")
             ),
         ));
     };
@@ -613,6 +664,16 @@ fn resolve_workload(
                 ),
             ));
         }
+    }
+    if matches!(
+        kind,
+        "open-loop" | "closed-loop" | "disaggregated" | "trace"
+    ) {
+        let senders = w.senders.clone();
+        let kind = kind.to_owned();
+        return traffic::resolve(ctx, &kind, w, nodes, node_rate, |dst| {
+            resolve_senders(ctx, senders, dst, nodes)
+        });
     }
     let n = nodes as i64;
     let bytes = |key: &str, v: Option<i64>| -> Result<u64, ScenarioError> {

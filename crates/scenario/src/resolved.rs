@@ -4,6 +4,7 @@ use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
 use shoal_base::{Dur, Time};
 use shoal_schedule::Component;
+use shoal_workload::{Matrix, SizeDist};
 use std::fmt::Write;
 
 fn s(v: &str) -> String {
@@ -24,6 +25,47 @@ fn dur_us(d: Dur) -> String {
 
 fn ns(d: Dur) -> String {
     f(d.as_ns_f64())
+}
+
+/// A size distribution as the inline table scenario files use.
+fn size(d: &SizeDist) -> String {
+    match d {
+        SizeDist::Fixed(b) => format!("{{ dist = \"fixed\", bytes = {b} }}"),
+        SizeDist::Pareto { shape, mean, cap } => {
+            let cap = cap.map_or_else(String::new, |c| format!(", cap_bytes = {}", f(c as f64)));
+            format!(
+                "{{ dist = \"pareto\", shape = {}, mean_bytes = {}{cap} }}",
+                f(*shape),
+                f(*mean)
+            )
+        }
+        SizeDist::Empirical(cdf) => {
+            format!("{{ dist = \"empirical\", cdf = {} }}", s(cdf.origin()))
+        }
+    }
+}
+
+/// The traffic matrix keys.
+fn matrix(t: &mut Table, m: &Matrix) {
+    match m {
+        Matrix::Uniform => t.kv("matrix", s("uniform")),
+        Matrix::AllToAll => t.kv("matrix", s("all-to-all")),
+        Matrix::Permutation { pairs } => {
+            t.kv("matrix", s("permutation"));
+            t.kv("pairs", pairs);
+        }
+        Matrix::Incast { senders, dst } => {
+            t.kv("matrix", s("incast"));
+            let list: Vec<String> = senders.iter().map(|n| n.0.to_string()).collect();
+            t.kv("senders", format!("[{}]", list.join(", ")));
+            t.kv("dst", dst.0);
+        }
+        Matrix::Hotspot { hot, fraction } => {
+            t.kv("matrix", s("hotspot"));
+            t.kv("hot", hot.len());
+            t.kv("hot_fraction", f(*fraction));
+        }
+    }
 }
 
 /// Appends `key = value` lines.
@@ -170,10 +212,43 @@ pub(crate) fn write(sc: &Scenario) -> String {
                 );
             }
         }
+        WorkloadSpec::OpenLoop { spec, start } => {
+            if let Some(n) = spec.max_flows {
+                t.kv("flows", n);
+            }
+            if let Some(gap) = spec.arrivals.mean_gap_ps() {
+                // The gap the load came to: it reproduces the arrivals exactly.
+                t.kv("mean_gap_ns", f(gap / 1e3));
+            }
+            t.kv("start_us", us(*start));
+            t.kv("size", size(&spec.sizes));
+            matrix(&mut t, &spec.matrix);
+        }
+        WorkloadSpec::ClosedLoop(spec) => {
+            if let Some(n) = spec.max_flows {
+                t.kv("flows", n);
+            }
+            t.kv("per_source", spec.per_source);
+            t.kv("start_us", us(spec.start));
+            t.kv("size", size(&spec.sizes));
+            matrix(&mut t, &spec.matrix);
+        }
+        WorkloadSpec::Disaggregated { app, spec } => {
+            t.kv("app", s(app.name()));
+            t.kv("mean_gap_ns", f(spec.mean_gap_ps / 1e3));
+            if let Some(n) = spec.max_flows {
+                t.kv("flows", n);
+            }
+        }
+        WorkloadSpec::Trace { path, .. } => t.kv("file", s(&path.display().to_string())),
     }
 
     let l = &sc.limits;
-    if l.until.is_some() || l.completed_flows.is_some() || l.measure_from.is_some() {
+    if l.until.is_some()
+        || l.completed_flows.is_some()
+        || l.measure_from.is_some()
+        || l.sample_every.is_some()
+    {
         t.header("[run]");
         if let Some(u) = l.until {
             t.kv("until_us", us(u));
@@ -183,6 +258,9 @@ pub(crate) fn write(sc: &Scenario) -> String {
         }
         if let Some(m) = l.measure_from {
             t.kv("measure_from_us", us(m));
+        }
+        if let Some(p) = l.sample_every {
+            t.kv("sample_every_us", dur_us(p));
         }
     }
     t.0

@@ -2,9 +2,12 @@
 
 use rand::Rng;
 use shoal_base::{Dur, NodeId, Time};
-use shoal_workload::Flow;
+use shoal_workload::disagg::{App, DisaggSpec};
+use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::patterns;
+use shoal_workload::{ClosedLoop, Disagg, Flow, FlowSource, IterSource, OpenLoop, TraceSource};
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 /// A workload with every default filled in and every value checked against the rack.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +45,15 @@ pub enum WorkloadSpec {
         first: Time,
         background: Option<Background>,
     },
+    /// Open-loop traffic (§7.3): sizes from a distribution, Poisson arrivals (at a load by the
+    /// paper's definition, or a mean gap) or all at `start`, pairs from a traffic matrix.
+    OpenLoop { spec: OpenLoopSpec, start: Time },
+    /// `per_source` flows outstanding per sender; each completion starts the next.
+    ClosedLoop(ClosedLoopSpec),
+    /// The disaggregated-rack applications of §7.4.
+    Disaggregated { app: App, spec: DisaggSpec },
+    /// Flows replayed from a CSV file (`src,dst,size_bytes,start_ns`), checked when resolved.
+    Trace { path: PathBuf, flows: u64 },
 }
 
 /// Random-pairs traffic among every node except the probe's source and destination.
@@ -60,11 +72,84 @@ impl WorkloadSpec {
             WorkloadSpec::Incast { .. } => "incast",
             WorkloadSpec::RandomPairs { .. } => "random-pairs",
             WorkloadSpec::Probe { .. } => "probe",
+            WorkloadSpec::OpenLoop { .. } => "open-loop",
+            WorkloadSpec::ClosedLoop(_) => "closed-loop",
+            WorkloadSpec::Disaggregated { .. } => "disaggregated",
+            WorkloadSpec::Trace { .. } => "trace",
         }
     }
 
-    /// The flows of this workload in a rack of `nodes`, drawn from `rng`, sorted by start time
-    /// with ids `0..`. The spec must have been validated against `nodes` (the resolver does).
+    /// Whether the workload streams flows without end (the run's limits must stop it).
+    pub fn is_unbounded(&self) -> bool {
+        match self {
+            WorkloadSpec::OpenLoop { spec, .. } => spec.max_flows.is_none(),
+            WorkloadSpec::ClosedLoop(spec) => spec.max_flows.is_none(),
+            WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows.is_none(),
+            _ => false,
+        }
+    }
+
+    /// Whether the flows are a list fixed before the run (the microbenchmark kinds), rather
+    /// than a stream generated as the run goes.
+    pub fn is_list(&self) -> bool {
+        matches!(
+            self,
+            WorkloadSpec::Permutation { .. }
+                | WorkloadSpec::Incast { .. }
+                | WorkloadSpec::RandomPairs { .. }
+                | WorkloadSpec::Probe { .. }
+        )
+    }
+
+    /// The workload as a source for a fabric, its streams derived from `seed`. List kinds are
+    /// drawn from `rng`.
+    pub fn source(
+        &self,
+        nodes: usize,
+        seed: u64,
+        rng: &mut impl Rng,
+    ) -> Result<Box<dyn FlowSource>, String> {
+        Ok(match self {
+            WorkloadSpec::OpenLoop { spec, start } => {
+                let stream = OpenLoop::new(spec.clone(), seed).map_err(|e| e.to_string())?;
+                let start = *start;
+                Box::new(IterSource::new(stream.map(move |mut f| {
+                    f.start = Time(f.start.0 + start.0);
+                    f
+                })))
+            }
+            WorkloadSpec::ClosedLoop(spec) => {
+                Box::new(ClosedLoop::new(spec.clone(), seed).map_err(|e| e.to_string())?)
+            }
+            WorkloadSpec::Disaggregated { spec, .. } => {
+                Box::new(Disagg::new(spec.clone(), seed).map_err(|e| e.to_string())?)
+            }
+            WorkloadSpec::Trace { path, .. } => {
+                Box::new(TraceSource::open(path, nodes).map_err(|e| e.to_string())?)
+            }
+            list => Box::new(IterSource::new(list.generate(nodes, rng))),
+        })
+    }
+
+    /// Flows the workload will hand out, if known before the run.
+    pub fn flow_count(&self) -> Option<u64> {
+        match self {
+            WorkloadSpec::Permutation { pairs, .. } => Some(*pairs as u64),
+            WorkloadSpec::Incast { senders, .. } => Some(senders.len() as u64),
+            WorkloadSpec::RandomPairs { flows, .. } => Some(*flows as u64),
+            WorkloadSpec::Probe {
+                probes, background, ..
+            } => Some(*probes as u64 + background.map_or(0, |b| b.flows as u64)),
+            WorkloadSpec::OpenLoop { spec, .. } => spec.max_flows,
+            WorkloadSpec::ClosedLoop(spec) => spec.max_flows,
+            WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
+            WorkloadSpec::Trace { flows, .. } => Some(*flows),
+        }
+    }
+
+    /// The flows of a list workload in a rack of `nodes`, drawn from `rng`, sorted by start
+    /// time with ids `0..`; empty for the streaming kinds (see [`WorkloadSpec::source`]). The
+    /// spec must have been validated against `nodes` (the resolver does).
     pub fn generate(&self, nodes: usize, rng: &mut impl Rng) -> Vec<Flow> {
         let list = match *self {
             WorkloadSpec::Permutation {
@@ -123,6 +208,10 @@ impl WorkloadSpec {
                 };
                 return patterns::merge(vec![probe, background]);
             }
+            WorkloadSpec::OpenLoop { .. }
+            | WorkloadSpec::ClosedLoop(_)
+            | WorkloadSpec::Disaggregated { .. }
+            | WorkloadSpec::Trace { .. } => return Vec::new(),
         };
         patterns::merge(vec![list])
     }

@@ -294,7 +294,7 @@ fn each_out_of_range_value_names_its_key() {
             float(-1.0),
             "rack.random_node_failures.at_us",
         ),
-        ("workload.kind", text("trace"), "workload.kind"),
+        ("workload.kind", text("bursty"), "workload.kind"),
         ("workload.src", int(16), "workload.src"),
         ("workload.dst", int(1), "workload.dst"),
         ("workload.probe_bytes", int(0), "workload.probe_bytes"),

@@ -1,9 +1,37 @@
 //! The workload layer: flows `(src, dst, bytes, start)` that any fabric can run, generated
-//! deterministically from a seeded stream. Fabrics pull flows from a [`FlowSource`] in start order.
+//! deterministically from seeded streams (`shoal_base::rng::stream`). Fabrics pull flows from a
+//! [`FlowSource`] in start order; generators stream them, so no run needs its flow list.
+//!
+//! - [`flow`]: the [`Flow`] record.
+//! - [`source`]: the [`FlowSource`] trait fabrics pull from, and [`IterSource`] over a list.
+//! - [`patterns`]: the microbenchmark patterns (permutation, incast, random pairs, periodic).
+//! - [`sizes`]: flow sizes: fixed, clamped Pareto (§7.3), empirical CDFs from files.
+//! - [`arrivals`]: all at once or Poisson, with the paper's load L = F/(R·N·τ).
+//! - [`matrix`]: who talks to whom: uniform, permutation, incast, all-to-all, hotspot.
+//! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
+//! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
+//! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
 
+pub mod arrivals;
+pub mod disagg;
 pub mod flow;
+pub mod generator;
+pub mod matrix;
 pub mod patterns;
+pub mod sizes;
 pub mod source;
+pub mod trace;
 
+pub use arrivals::{ArrivalError, Arrivals, load_of};
+pub use disagg::{
+    App, AppProfile, Disagg, DisaggError, DisaggSpec, DisaggSummary, PerRole, Role, TrafficClass,
+};
 pub use flow::Flow;
+pub use generator::{
+    ClosedLoop, ClosedLoopSpec, ClosedLoopSummary, GeneratorError, OpenLoop, OpenLoopSpec,
+    OpenLoopSummary,
+};
+pub use matrix::{Matrix, MatrixError, Pairs};
+pub use sizes::{CdfError, EmpiricalCdf, SizeDist, SizeError};
 pub use source::{FlowSource, IterSource};
+pub use trace::{TraceError, TraceSource};

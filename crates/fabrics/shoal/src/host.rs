@@ -24,6 +24,8 @@ pub struct Hosts {
     pub delivered_bytes: Vec<u64>,
     /// Payload bytes of each flow delivered since `measure_from`.
     pub measured_flow_bytes: Vec<u64>,
+    /// Payload bytes delivered in order since the run began.
+    pub delivered_total: u64,
 }
 
 impl Hosts {
@@ -38,6 +40,7 @@ impl Hosts {
             measure_from,
             delivered_bytes: vec![0; n],
             measured_flow_bytes: Vec::new(),
+            delivered_total: 0,
         }
     }
 
@@ -78,6 +81,7 @@ impl Hosts {
             debug_assert!(false, "bytes delivered for a pair with no flow");
             return None;
         };
+        self.delivered_total += d.len as u64;
         if now >= self.measure_from {
             self.delivered_bytes[dst.idx()] += d.len as u64;
             self.measured_flow_bytes[pos as usize] += d.len as u64;

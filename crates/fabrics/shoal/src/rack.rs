@@ -7,6 +7,7 @@ use crate::host::Hosts;
 use shoal_base::{NodeId, Time, rng};
 use shoal_engine::SlottedEngine;
 use shoal_fabric::{Fabric, FabricError, Progress, QueueStats, RunLimits, RunOutput};
+use shoal_metrics::{Sample, Sampler, TimeSeries};
 use shoal_node::{Event, Node, NodeConfig, NodeStats};
 use shoal_schedule::{Arrangement, Clos, Component, FabricSchedule, FabricSpec, verify};
 use shoal_workload::FlowSource;
@@ -160,6 +161,8 @@ pub(crate) struct Sim<'r> {
     last_start: Time,
     aborted: u64,
     quiet_since: Option<u64>,
+    sampler: Option<Sampler>,
+    series: TimeSeries,
 }
 
 impl ShoalRack {
@@ -202,6 +205,8 @@ impl ShoalRack {
             last_start: Time::ZERO,
             aborted: 0,
             quiet_since: None,
+            sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
+            series: TimeSeries::new(),
         })
     }
 }
@@ -282,6 +287,9 @@ impl Sim<'_> {
                 }
             }
         }
+        if self.sampler.as_mut().is_some_and(|s| s.due(now)) {
+            self.take_sample(now);
+        }
         if (slot + 1).is_multiple_of(CHECK_EVERY) {
             progress.update(now, self.hosts.completed);
         }
@@ -302,6 +310,32 @@ impl Sim<'_> {
             }
         }
         Ok(Step::Running)
+    }
+
+    /// Records the queues and progress at `now`. Finding the longest queue visits every queue
+    /// of every node, which is why sampling is periodic and optional.
+    fn take_sample(&mut self, now: Time) {
+        let cfg = &self.rack.cfg;
+        let cell = cfg.cell_bytes as u64;
+        let mut queued = 0;
+        let mut longest = 0;
+        for ep in &self.endpoints {
+            queued += ep.node.queued_cells();
+            for class in 0..cfg.classes {
+                for k in 0..cfg.nodes {
+                    longest = longest.max(ep.node.queue_len(class, NodeId(k)) as u64);
+                }
+            }
+        }
+        let h = &self.hosts;
+        self.series.push(Sample {
+            time: now,
+            queued_bytes: queued * cell,
+            max_queue_bytes: longest * cell,
+            delivered_bytes: h.delivered_total,
+            completed_flows: h.completed,
+            active_flows: h.records.len() as u64 - h.completed - h.refused,
+        });
     }
 
     /// Every node's counters added up.
@@ -356,6 +390,7 @@ impl Sim<'_> {
             counters,
             delivered_bytes: self.hosts.delivered_bytes,
             measured_flow_bytes: self.hosts.measured_flow_bytes,
+            series: self.series,
         }
     }
 }

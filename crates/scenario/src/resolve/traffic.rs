@@ -1,0 +1,287 @@
+//! The streaming workload kinds of §7.3-7.4: open-loop (Poisson at a load, or all at once),
+//! closed-loop, the disaggregated-rack generator, and trace replay.
+
+use super::Ctx;
+use crate::ErrorKind;
+use crate::ScenarioError;
+use crate::raw::{RawSize, RawWorkload};
+use crate::workload::WorkloadSpec;
+use shoal_base::{NodeId, Rate, Time};
+use shoal_workload::disagg::{App, DisaggSpec};
+use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
+use shoal_workload::{Arrivals, EmpiricalCdf, Matrix, SizeDist};
+use std::path::{Path, PathBuf};
+
+/// The flow-size CDFs shipped with shoal, by the name scenario files use.
+const BUILTIN_CDFS: [(&str, &str); 3] = [
+    (
+        "websearch",
+        include_str!("../../../../data/flow-size-cdfs/websearch.txt"),
+    ),
+    (
+        "facebook-hadoop",
+        include_str!("../../../../data/flow-size-cdfs/facebook-hadoop.txt"),
+    ),
+    (
+        "alibaba-storage-2019",
+        include_str!("../../../../data/flow-size-cdfs/alibaba-storage-2019.txt"),
+    ),
+];
+
+/// A file named in the scenario, relative to the scenario file's folder.
+fn beside(ctx: &Ctx<'_>, name: &str) -> PathBuf {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        return p.to_owned();
+    }
+    Path::new(ctx.origin)
+        .parent()
+        .map_or_else(|| p.to_owned(), |d| d.join(p))
+}
+
+fn flow_limit(ctx: &Ctx<'_>, w: &RawWorkload) -> Result<Option<u64>, ScenarioError> {
+    w.flows
+        .map(|v| {
+            ctx.int_req("workload.flows", Some(v), 1, i64::MAX)
+                .map(|v| v as u64)
+        })
+        .transpose()
+}
+
+fn sizes(ctx: &Ctx<'_>, s: Option<RawSize>) -> Result<SizeDist, ScenarioError> {
+    let s = s.ok_or_else(|| ctx.missing("workload.size"))?;
+    let dist = s
+        .dist
+        .as_deref()
+        .ok_or_else(|| ctx.missing("workload.size.dist"))?;
+    let keys: &[&str] = match dist {
+        "fixed" => &["bytes"],
+        "pareto" => &["shape", "mean_bytes", "cap_bytes"],
+        "empirical" => &["cdf"],
+        other => {
+            return Err(ctx.value(
+                "workload.size.dist",
+                format!("unknown size distribution {other:?}; known: fixed, pareto, empirical"),
+            ));
+        }
+    };
+    let present = [
+        ("bytes", s.bytes.is_some()),
+        ("shape", s.shape.is_some()),
+        ("mean_bytes", s.mean_bytes.is_some()),
+        ("cap_bytes", s.cap_bytes.is_some()),
+        ("cdf", s.cdf.is_some()),
+    ];
+    for (key, here) in present {
+        if here && !keys.contains(&key) {
+            return Err(ctx.err(
+                &format!("workload.size.{key}"),
+                ErrorKind::UnknownKey,
+                format!(
+                    "unknown key for size distribution {dist:?} (it takes {})",
+                    keys.join(", ")
+                ),
+            ));
+        }
+    }
+    match dist {
+        "fixed" => Ok(SizeDist::Fixed(
+            ctx.int_req("workload.size.bytes", s.bytes, 1, i64::MAX)? as u64,
+        )),
+        "pareto" => {
+            let shape = s.shape.ok_or_else(|| ctx.missing("workload.size.shape"))?;
+            let mean = s
+                .mean_bytes
+                .ok_or_else(|| ctx.missing("workload.size.mean_bytes"))?;
+            let cap = s
+                .cap_bytes
+                .map(|c| ctx.num("workload.size.cap_bytes", c, 1.0, false))
+                .transpose()?
+                .map(|c| c.round() as u64);
+            SizeDist::pareto(shape, mean, cap)
+                .map_err(|e| ctx.value("workload.size", e.to_string()))
+        }
+        _ => {
+            let name = s.cdf.ok_or_else(|| ctx.missing("workload.size.cdf"))?;
+            let cdf = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                Some((n, text)) => EmpiricalCdf::parse(text, n),
+                None => EmpiricalCdf::load(beside(ctx, &name)),
+            };
+            cdf.map(SizeDist::Empirical).map_err(|e| {
+                let known: Vec<&str> = BUILTIN_CDFS.iter().map(|(n, _)| *n).collect();
+                ctx.value(
+                    "workload.size.cdf",
+                    format!("{e} (built-in names: {})", known.join(", ")),
+                )
+            })
+        }
+    }
+}
+
+fn matrix(
+    ctx: &Ctx<'_>,
+    w: &RawWorkload,
+    nodes: usize,
+    resolve_senders: impl FnOnce(NodeId) -> Result<Vec<NodeId>, ScenarioError>,
+) -> Result<Matrix, ScenarioError> {
+    let n = nodes as i64;
+    let kind = w.matrix.as_deref().unwrap_or("uniform");
+    let allowed: &[&str] = match kind {
+        "uniform" | "all-to-all" => &[],
+        "permutation" => &["pairs"],
+        "incast" => &["senders", "dst"],
+        "hotspot" => &["hot", "hot_fraction"],
+        other => {
+            return Err(ctx.value(
+                "workload.matrix",
+                format!(
+                    "unknown traffic matrix {other:?}; known: uniform, permutation, incast, \
+                     all-to-all, hotspot"
+                ),
+            ));
+        }
+    };
+    for (key, here) in [
+        ("pairs", w.pairs.is_some()),
+        ("senders", w.senders.is_some()),
+        ("dst", w.dst.is_some()),
+        ("hot", w.hot.is_some()),
+        ("hot_fraction", w.hot_fraction.is_some()),
+    ] {
+        if here && !allowed.contains(&key) {
+            return Err(ctx.err(
+                &format!("workload.{key}"),
+                ErrorKind::UnknownKey,
+                format!("not a key of traffic matrix {kind:?}"),
+            ));
+        }
+    }
+    let m = match kind {
+        "uniform" => Matrix::Uniform,
+        "all-to-all" => Matrix::AllToAll,
+        "permutation" => Matrix::Permutation {
+            pairs: ctx.int("workload.pairs", w.pairs, n, 1, n)? as usize,
+        },
+        "incast" => {
+            let dst = NodeId(ctx.int("workload.dst", w.dst, 0, 0, n - 1)? as u16);
+            Matrix::Incast {
+                senders: resolve_senders(dst)?,
+                dst,
+            }
+        }
+        _ => {
+            let hot = ctx.int_req("workload.hot", w.hot, 1, n)? as u16;
+            let fraction = w
+                .hot_fraction
+                .ok_or_else(|| ctx.missing("workload.hot_fraction"))?;
+            if !(0.0..=1.0).contains(&fraction) {
+                return Err(ctx.value(
+                    "workload.hot_fraction",
+                    format!("{fraction} is not a probability in [0, 1]"),
+                ));
+            }
+            Matrix::Hotspot {
+                hot: (0..hot).map(NodeId).collect(),
+                fraction,
+            }
+        }
+    };
+    m.validate(nodes)
+        .map_err(|e| ctx.value("workload.matrix", e.to_string()))?;
+    Ok(m)
+}
+
+/// Resolves the kinds this module owns; `None` for the others.
+pub(super) fn resolve(
+    ctx: &Ctx<'_>,
+    kind: &str,
+    w: RawWorkload,
+    nodes: usize,
+    node_rate: Rate,
+    resolve_senders: impl FnOnce(NodeId) -> Result<Vec<NodeId>, ScenarioError>,
+) -> Result<WorkloadSpec, ScenarioError> {
+    let start = Time(ctx.us("workload.start_us", w.start_us.unwrap_or(0.0), false)?);
+    match kind {
+        "open-loop" => {
+            let max_flows = flow_limit(ctx, &w)?;
+            let matrix = matrix(ctx, &w, nodes, resolve_senders)?;
+            let sizes = sizes(ctx, w.size)?;
+            let arrivals = match (w.load, w.mean_gap_ns) {
+                (Some(_), Some(_)) => {
+                    return Err(ctx.value(
+                        "workload.mean_gap_ns",
+                        "give either workload.load or workload.mean_gap_ns, not both",
+                    ));
+                }
+                (Some(load), None) => {
+                    let load = ctx.num("workload.load", load, 0.0, true)?;
+                    Arrivals::poisson_for_load(load, sizes.expected_mean(), node_rate, nodes)
+                        .map_err(|e| ctx.value("workload.load", e.to_string()))?
+                }
+                (None, Some(gap)) => Arrivals::Poisson {
+                    mean_gap_ps: ctx.num("workload.mean_gap_ns", gap, 0.0, true)? * 1e3,
+                },
+                (None, None) => {
+                    if max_flows.is_none() {
+                        return Err(ctx.missing("workload.flows"));
+                    }
+                    Arrivals::AllAtOnce { at: start }
+                }
+            };
+            Ok(WorkloadSpec::OpenLoop {
+                spec: OpenLoopSpec {
+                    nodes,
+                    sizes,
+                    arrivals,
+                    matrix,
+                    max_flows,
+                    until: None,
+                },
+                start,
+            })
+        }
+        "closed-loop" => {
+            let max_flows = flow_limit(ctx, &w)?;
+            Ok(WorkloadSpec::ClosedLoop(ClosedLoopSpec {
+                nodes,
+                matrix: matrix(ctx, &w, nodes, resolve_senders)?,
+                per_source: ctx.int("workload.per_source", w.per_source, 1, 1, 1 << 16)? as u32,
+                sizes: sizes(ctx, w.size)?,
+                start,
+                max_flows,
+            }))
+        }
+        "disaggregated" => {
+            let name = w
+                .app
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.app"))?;
+            let Some(app) = App::all().into_iter().find(|a| a.name() == name) else {
+                let known: Vec<&str> = App::all().iter().map(|a| a.name()).collect();
+                return Err(ctx.value(
+                    "workload.app",
+                    format!("unknown application {name:?}; known: {}", known.join(", ")),
+                ));
+            };
+            let mut spec = DisaggSpec::paper(app, nodes);
+            if let Some(gap) = w.mean_gap_ns {
+                spec.mean_gap_ps = ctx.num("workload.mean_gap_ns", gap, 0.0, true)? * 1e3;
+            }
+            spec.max_flows = flow_limit(ctx, &w)?;
+            Ok(WorkloadSpec::Disaggregated { app, spec })
+        }
+        _ => {
+            let name = w
+                .file
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.file"))?;
+            let path = beside(ctx, name);
+            let stats = shoal_workload::trace::validate(&path, nodes)
+                .map_err(|e| ctx.value("workload.file", e.to_string()))?;
+            Ok(WorkloadSpec::Trace {
+                path,
+                flows: stats.flows,
+            })
+        }
+    }
+}
