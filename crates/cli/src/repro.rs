@@ -31,6 +31,10 @@ pub struct ReproArgs {
     /// List the experiments (name, figure, summary) and exit.
     #[arg(long)]
     list: bool,
+    /// Folder for the figures: each plotted figure writes NAME.svg, NAME.png and NAME.csv
+    /// (its points, columns series,x,y) here.
+    #[arg(long, value_name = "DIR", default_value = "out/repro")]
+    out: std::path::PathBuf,
 }
 
 /// Exactly the keys the JSON output promises, whatever `Claim` grows.
@@ -124,7 +128,10 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             bail!("no experiment named {name:?}; {list}");
         }
     }
-    let opts = Options { quick: args.quick };
+    let opts = Options {
+        quick: args.quick,
+        plots: Some(args.out.clone()),
+    };
     let mut claims: Vec<Claim> = Vec::new();
     let mut failed_runs = Vec::new();
     for name in &names {

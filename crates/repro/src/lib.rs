@@ -6,15 +6,18 @@
 
 mod claim;
 mod experiments;
+mod plot;
 mod point;
 
 pub use claim::Claim;
 
 /// How to run experiments.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Scaled-down versions that finish in CI.
     pub quick: bool,
+    /// Write each figure's SVG, PNG and CSV into this folder.
+    pub plots: Option<std::path::PathBuf>,
 }
 
 /// What an experiment does: run with options, report progress lines, return its claims.

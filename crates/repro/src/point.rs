@@ -4,7 +4,6 @@ use crate::ReproError;
 use shoal_fabric::{Fabric, NoProgress, RunOutput};
 use shoal_rack::RackConfig;
 use shoal_scenario::Scenario;
-use shoal_workload::IterSource;
 
 /// The scenario files of the experiments, embedded so that `shoal repro` runs anywhere.
 const SCENARIOS: &[(&str, &str)] = &[
@@ -28,6 +27,10 @@ const SCENARIOS: &[(&str, &str)] = &[
     (
         "fig14-detour-optimisations",
         include_str!("../../../scenarios/fig14-detour-optimisations.toml"),
+    ),
+    (
+        "fig15-datacenter",
+        include_str!("../../../scenarios/fig15-datacenter.toml"),
     ),
 ];
 
@@ -56,8 +59,8 @@ pub(crate) fn points(s: &Scenario) -> Result<Vec<Scenario>, ReproError> {
 /// Builds and runs a scenario point.
 pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
     let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;
-    let flows = s.flows();
-    rack.run(&mut IterSource::new(flows), s.limits, &mut NoProgress)
+    let (mut flows, _) = s.source().map_err(|e| ReproError(e.to_string()))?;
+    rack.run(flows.as_mut(), s.limits, &mut NoProgress)
         .map_err(|e| ReproError(e.to_string()))
 }
 

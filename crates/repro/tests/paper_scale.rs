@@ -39,3 +39,11 @@ fn fig14_detour_optimisations() {
 fn table1_failure_costs() {
     common::check("table1", false);
 }
+
+/// Nine loads of one million completed flows each on 512 nodes: hours at the simulator's
+/// present speed (BENCHMARKS.md); run it alone with `-- --ignored fig15`.
+#[test]
+#[ignore = "paper scale: hours"]
+fn fig15_datacenter_workload() {
+    common::check("fig15", false);
+}

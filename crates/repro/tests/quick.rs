@@ -34,6 +34,11 @@ fn fig14_detour_optimisations() {
 }
 
 #[test]
+fn fig15_datacenter_workload() {
+    common::check("fig15", true);
+}
+
+#[test]
 fn table1_failure_costs() {
     common::check("table1", true);
 }

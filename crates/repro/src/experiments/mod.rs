@@ -8,6 +8,7 @@ mod fig10;
 mod fig12;
 mod fig13;
 mod fig14;
+mod fig15;
 mod table1;
 
 pub(crate) const ALL: &[Experiment] = &[
@@ -46,6 +47,12 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Fig. 14",
         summary: "512 nodes: short probe flows with and without the §3.3.3 optimisations",
         run: fig14::run,
+    },
+    Experiment {
+        name: "fig15",
+        figure: "Shoal Fig. 15-16",
+        summary: "512 nodes: datacenter workload vs load (FCT, goodput, queues, reordering)",
+        run: fig15::run,
     },
     Experiment {
         name: "table1",

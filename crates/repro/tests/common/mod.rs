@@ -1,10 +1,13 @@
 //! Runs an experiment and fails the test on any claim outside its tolerance, printing the table.
 
 pub fn check(name: &str, quick: bool) {
-    let claims = shoal_repro::run(name, &shoal_repro::Options { quick }, &mut |m| {
-        eprintln!("{m}")
-    })
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    // Figures go to a scratch folder, so that writing them is tested too.
+    let opts = shoal_repro::Options {
+        quick,
+        plots: Some(std::env::temp_dir().join(format!("shoal-repro-test-{name}"))),
+    };
+    let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!claims.is_empty(), "{name} checked nothing");
     for c in &claims {
         eprintln!(
