@@ -199,7 +199,10 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
         mean_flow_bytes: fs.mean_flow_bytes,
         realised_load: realised_load(
             &out.records,
-            (sc.rack.channel_rate.0 * sc.rack.channels as u64) as f64,
+            sc.workload
+                .load_rate()
+                .map_or(sc.rack.channel_rate.0 * sc.rack.channels as u64, |r| r.0)
+                as f64,
             sc.rack.nodes as usize,
         ),
         max_queue_cells: out.queues.max_queue,

@@ -92,6 +92,7 @@ pub(crate) struct RawWorkload {
     pub first_us: Option<f64>,
     pub background: Option<RawBackground>,
     pub load: Option<f64>,
+    pub load_node_gbps: Option<f64>,
     pub mean_gap_ns: Option<f64>,
     pub matrix: Option<String>,
     pub hot: Option<i64>,
@@ -137,6 +138,7 @@ impl RawWorkload {
         note(self.first_us.is_some(), "first_us");
         note(self.background.is_some(), "background");
         note(self.load.is_some(), "load");
+        note(self.load_node_gbps.is_some(), "load_node_gbps");
         note(self.mean_gap_ns.is_some(), "mean_gap_ns");
         note(self.matrix.is_some(), "matrix");
         note(self.hot.is_some(), "hot");

@@ -604,6 +604,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
         &[
             "flows",
             "load",
+            "load_node_gbps",
             "mean_gap_ns",
             "size",
             "matrix",

@@ -212,10 +212,15 @@ pub(crate) fn write(sc: &Scenario) -> String {
                 );
             }
         }
-        WorkloadSpec::OpenLoop { spec, start } => {
+        WorkloadSpec::OpenLoop {
+            spec,
+            start,
+            load_rate,
+        } => {
             if let Some(n) = spec.max_flows {
                 t.kv("flows", n);
             }
+            t.kv("load_node_gbps", f(load_rate.0 as f64 / 1e9));
             if let Some(gap) = spec.arrivals.mean_gap_ps() {
                 // The gap the load came to: it reproduces the arrivals exactly.
                 t.kv("mean_gap_ns", f(gap / 1e3));

@@ -1,7 +1,7 @@
 //! Resolved workloads and the flows they generate.
 
 use rand::Rng;
-use shoal_base::{Dur, NodeId, Time};
+use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::patterns;
@@ -47,7 +47,13 @@ pub enum WorkloadSpec {
     },
     /// Open-loop traffic (§7.3): sizes from a distribution, Poisson arrivals (at a load by the
     /// paper's definition, or a mean gap) or all at `start`, pairs from a traffic matrix.
-    OpenLoop { spec: OpenLoopSpec, start: Time },
+    OpenLoop {
+        spec: OpenLoopSpec,
+        start: Time,
+        /// R of the load formula L = F/(R·N·τ): the rack's per-node bandwidth unless the
+        /// scenario names another (`load_node_gbps`).
+        load_rate: Rate,
+    },
     /// `per_source` flows outstanding per sender; each completion starts the next.
     ClosedLoop(ClosedLoopSpec),
     /// The disaggregated-rack applications of §7.4.
@@ -76,6 +82,15 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(_) => "closed-loop",
             WorkloadSpec::Disaggregated { .. } => "disaggregated",
             WorkloadSpec::Trace { .. } => "trace",
+        }
+    }
+
+    /// R of the load formula when the workload names one (open-loop), for reporting the load
+    /// realised in the same terms as the one asked for.
+    pub fn load_rate(&self) -> Option<Rate> {
+        match self {
+            WorkloadSpec::OpenLoop { load_rate, .. } => Some(*load_rate),
+            _ => None,
         }
     }
 
@@ -110,7 +125,7 @@ impl WorkloadSpec {
         rng: &mut impl Rng,
     ) -> Result<Box<dyn FlowSource>, String> {
         Ok(match self {
-            WorkloadSpec::OpenLoop { spec, start } => {
+            WorkloadSpec::OpenLoop { spec, start, .. } => {
                 let stream = OpenLoop::new(spec.clone(), seed).map_err(|e| e.to_string())?;
                 let start = *start;
                 Box::new(IterSource::new(stream.map(move |mut f| {

@@ -206,6 +206,13 @@ pub(super) fn resolve(
             let max_flows = flow_limit(ctx, &w)?;
             let matrix = matrix(ctx, &w, nodes, resolve_senders)?;
             let sizes = sizes(ctx, w.size)?;
+            let load_rate = match w.load_node_gbps {
+                Some(g) => {
+                    let g = ctx.num("workload.load_node_gbps", g, 0.0, true)?;
+                    Rate((g * 1e9).round() as u64)
+                }
+                None => node_rate,
+            };
             let arrivals = match (w.load, w.mean_gap_ns) {
                 (Some(_), Some(_)) => {
                     return Err(ctx.value(
@@ -215,7 +222,7 @@ pub(super) fn resolve(
                 }
                 (Some(load), None) => {
                     let load = ctx.num("workload.load", load, 0.0, true)?;
-                    Arrivals::poisson_for_load(load, sizes.expected_mean(), node_rate, nodes)
+                    Arrivals::poisson_for_load(load, sizes.expected_mean(), load_rate, nodes)
                         .map_err(|e| ctx.value("workload.load", e.to_string()))?
                 }
                 (None, Some(gap)) => Arrivals::Poisson {
@@ -238,6 +245,7 @@ pub(super) fn resolve(
                     until: None,
                 },
                 start,
+                load_rate,
             })
         }
         "closed-loop" => {
