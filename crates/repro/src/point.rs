@@ -32,6 +32,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         "fig15-datacenter",
         include_str!("../../../scenarios/fig15-datacenter.toml"),
     ),
+    (
+        "fig17-node-failures",
+        include_str!("../../../scenarios/fig17-node-failures.toml"),
+    ),
 ];
 
 /// The embedded scenario `name`.

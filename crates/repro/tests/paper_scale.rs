@@ -47,3 +47,10 @@ fn table1_failure_costs() {
 fn fig15_datacenter_workload() {
     common::check("fig15", false);
 }
+
+/// Six failure fractions of one million completed flows each on 512 nodes: hours.
+#[test]
+#[ignore = "paper scale: hours"]
+fn fig17_node_failures() {
+    common::check("fig17", false);
+}

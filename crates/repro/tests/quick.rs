@@ -38,6 +38,26 @@ fn fig15_datacenter_workload() {
     common::check("fig15", true);
 }
 
+/// Fig. 17's tail-FCT claims miss at this scale as at full scale (at load 1 the live nodes run
+/// above what detour lets them carry, so the tail grows with the failures far faster than the
+/// paper's 1.2x and 1.5x; see docs/results/shoal-datacenter.md). The test holds the claims
+/// that do pass, and that every claim is reported.
+#[test]
+fn fig17_node_failures() {
+    let opts = shoal_repro::Options {
+        quick: true,
+        plots: Some(std::env::temp_dir().join("shoal-repro-test-fig17")),
+    };
+    let claims = shoal_repro::run("fig17", &opts, &mut |m| eprintln!("{m}")).expect("runs");
+    let names: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let goodput = claims
+        .iter()
+        .find(|c| c.claim.starts_with("long-flow goodput"))
+        .expect("goodput claim");
+    assert!(goodput.pass, "{} (ours {})", goodput.claim, goodput.ours);
+}
+
 #[test]
 fn table1_failure_costs() {
     common::check("table1", true);

@@ -350,6 +350,32 @@ impl Scenario {
         s
     }
 
+    /// The scenario with each dotted key set to its value, resolved again from its document as
+    /// a file would be (so everything that depends on a key, e.g. a load's arrival rate on
+    /// `rack.nodes`, follows it). Scaled-down experiments are made this way.
+    pub fn with_settings(
+        &self,
+        settings: &[(&str, toml::Value)],
+    ) -> Result<Scenario, ScenarioError> {
+        let shown: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let origin = format!("{} ({})", self.origin, shown.join(", "));
+        let fail = |key: &str, reason: String| ScenarioError {
+            origin: origin.clone(),
+            line: None,
+            key: key.to_owned(),
+            kind: ErrorKind::Value,
+            reason,
+        };
+        let mut doc = self.document.clone();
+        for (key, value) in settings {
+            set_dotted(&mut doc, key, value.clone()).map_err(|e| fail(key, e))?;
+        }
+        let text = toml::to_string(&doc).map_err(|e| fail("", e.to_string()))?;
+        let mut s = parse_document(&text, &origin, false, &self.name)?;
+        s.origin = self.origin.clone();
+        Ok(s)
+    }
+
     /// One scenario per sweep value, each resolved like a file from the document with the swept
     /// key set (and `[sweep]` removed), in the order of `values`. Empty without a sweep.
     pub fn sweep_points(&self) -> Result<Vec<(SweepValue, Scenario)>, ScenarioError> {

@@ -96,6 +96,7 @@ pub(crate) struct RawWorkload {
     pub mean_gap_ns: Option<f64>,
     pub matrix: Option<String>,
     pub hot: Option<i64>,
+    pub among: Option<Vec<i64>>,
     pub hot_fraction: Option<f64>,
     pub size: Option<RawSize>,
     pub per_source: Option<i64>,
@@ -142,6 +143,7 @@ impl RawWorkload {
         note(self.mean_gap_ns.is_some(), "mean_gap_ns");
         note(self.matrix.is_some(), "matrix");
         note(self.hot.is_some(), "hot");
+        note(self.among.is_some(), "among");
         note(self.hot_fraction.is_some(), "hot_fraction");
         note(self.size.is_some(), "size");
         note(self.per_source.is_some(), "per_source");

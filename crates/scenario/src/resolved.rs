@@ -60,6 +60,11 @@ fn matrix(t: &mut Table, m: &Matrix) {
             t.kv("senders", format!("[{}]", list.join(", ")));
             t.kv("dst", dst.0);
         }
+        Matrix::Among { nodes } => {
+            t.kv("matrix", s("among"));
+            let list: Vec<String> = nodes.iter().map(|n| n.0.to_string()).collect();
+            t.kv("among", format!("[{}]", list.join(", ")));
+        }
         Matrix::Hotspot { hot, fraction } => {
             t.kv("matrix", s("hotspot"));
             t.kv("hot", hot.len());

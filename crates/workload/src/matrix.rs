@@ -29,6 +29,9 @@ pub enum Matrix {
     /// With probability `fraction` the destination is uniform over `hot`, otherwise uniform
     /// over all nodes; the source is then uniform over the other nodes.
     Hotspot { hot: Vec<NodeId>, fraction: f64 },
+    /// Uniform over ordered pairs of distinct nodes of `nodes` only, e.g. the live nodes of a
+    /// rack where the others failed (§7.3, Fig. 17).
+    Among { nodes: Vec<NodeId> },
 }
 
 /// A matrix that does not fit the rack.
@@ -54,6 +57,8 @@ pub enum MatrixError {
     NoHotNodes,
     #[error("hotspot fraction {0} must lie within 0..=1")]
     Fraction(f64),
+    #[error("traffic among {0} nodes: need at least 2")]
+    TooFew(usize),
 }
 
 impl Matrix {
@@ -88,6 +93,12 @@ impl Matrix {
                     return Err(MatrixError::Fraction(*fraction));
                 }
                 distinct_in_rack("hot node", hot, nodes)
+            }
+            Matrix::Among { nodes: among } => {
+                if among.len() < 2 {
+                    return Err(MatrixError::TooFew(among.len()));
+                }
+                distinct_in_rack("node", among, nodes)
             }
         }
     }
@@ -137,6 +148,11 @@ impl Matrix {
                     hot,
                     fraction: *fraction,
                 }
+            }
+            Matrix::Among { nodes: among } => {
+                let mut among = among.clone();
+                among.sort_unstable();
+                Kind::Among { nodes: among }
             }
         };
         Ok(Pairs { nodes, kind })
@@ -218,6 +234,10 @@ enum Kind {
         hot: Vec<NodeId>,
         fraction: f64,
     },
+    /// Sorted.
+    Among {
+        nodes: Vec<NodeId>,
+    },
 }
 
 impl Pairs {
@@ -256,6 +276,10 @@ impl Pairs {
                 };
                 (node(other_than(dst, n, rng)), node(dst))
             }
+            Kind::Among { nodes } => {
+                let s = rng.random_range(0..nodes.len());
+                (nodes[s], nodes[other_than(s, nodes.len(), rng)])
+            }
         }
     }
 
@@ -269,6 +293,7 @@ impl Pairs {
                 s.sort_unstable();
                 s
             }
+            Kind::Among { nodes } => nodes.clone(),
             _ => (0..self.nodes).map(node).collect(),
         }
     }
@@ -315,6 +340,10 @@ impl Pairs {
                     Some(node(other_than(s, n, rng)))
                 }
             }
+            Kind::Among { nodes } => {
+                let p = nodes.binary_search(&src).ok()?;
+                Some(nodes[other_than(p, nodes.len(), rng)])
+            }
         }
     }
 }
@@ -328,6 +357,7 @@ impl fmt::Display for Matrix {
                 write!(f, "incast {} senders to {dst}", senders.len())
             }
             Matrix::AllToAll => write!(f, "all-to-all"),
+            Matrix::Among { nodes } => write!(f, "uniform pairs among {} nodes", nodes.len()),
             Matrix::Hotspot { hot, fraction } => write!(
                 f,
                 "hotspot: {:.1}% of flows to {} hot nodes",
@@ -373,6 +403,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn among_stays_within_its_nodes_and_covers_their_pairs_equally() {
+        let among = vec![NodeId(1), NodeId(4), NodeId(6)];
+        let (n, flows) = (8, 60_000);
+        let c = counts(
+            &Matrix::Among {
+                nodes: among.clone(),
+            },
+            n,
+            flows,
+            3,
+        );
+        for (s, row) in c.iter().enumerate() {
+            for (d, &k) in row.iter().enumerate() {
+                let inside = among.contains(&NodeId(s as u16)) && among.contains(&NodeId(d as u16));
+                if inside && s != d {
+                    assert!(binomial_ok(k, flows, 1.0 / 6.0), "{s}->{d}: {k}");
+                } else {
+                    assert_eq!(k, 0, "{s}->{d} is outside the subset");
+                }
+            }
+        }
+        let mut pairs = Matrix::Among { nodes: among }
+            .build(n, &mut stream(3, "t", 1))
+            .unwrap();
+        assert_eq!(pairs.dst_for(NodeId(0), &mut stream(3, "t", 2)), None);
+        assert!(
+            Matrix::Among {
+                nodes: vec![NodeId(2)]
+            }
+            .validate(n)
+            .is_err()
+        );
     }
 
     #[test]

@@ -14,29 +14,26 @@ use crate::point;
 use crate::{Claim, Options, ReproError};
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
-use shoal_scenario::{Scenario, WorkloadSpec};
-use shoal_workload::Arrivals;
+use shoal_scenario::Scenario;
 
 const FIG15: &str = "Shoal Fig. 15";
 const FIG16: &str = "Shoal Fig. 16";
 
 /// `base` on a rack of `nodes` at `load`, stopping after `flows` completions.
-fn at(base: &Scenario, nodes: u16, load: f64, flows: u64) -> Result<Scenario, ReproError> {
-    let mut s = base.clone();
+pub(crate) fn at(
+    base: &Scenario,
+    nodes: u16,
+    load: f64,
+    flows: u64,
+) -> Result<Scenario, ReproError> {
+    let mut s = base
+        .with_settings(&[
+            ("rack.nodes", toml::Value::Integer(nodes.into())),
+            ("workload.load", toml::Value::Float(load)),
+            ("run.completed_flows", toml::Value::Integer(flows as i64)),
+        ])
+        .map_err(|e| ReproError(e.to_string()))?;
     s.sweep = None;
-    s.rack.nodes = nodes;
-    s.limits.completed_flows = Some(flows);
-    let WorkloadSpec::OpenLoop {
-        spec, load_rate, ..
-    } = &mut s.workload
-    else {
-        return Err(ReproError("fig15: the scenario is not open-loop".into()));
-    };
-    let rate = *load_rate;
-    spec.nodes = nodes as usize;
-    spec.arrivals =
-        Arrivals::poisson_for_load(load, spec.sizes.expected_mean(), rate, nodes as usize)
-            .map_err(|e| ReproError(format!("fig15: {e}")))?;
     Ok(s)
 }
 

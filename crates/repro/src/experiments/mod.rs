@@ -9,6 +9,7 @@ mod fig12;
 mod fig13;
 mod fig14;
 mod fig15;
+mod fig17;
 mod table1;
 
 pub(crate) const ALL: &[Experiment] = &[
@@ -53,6 +54,12 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Fig. 15-16",
         summary: "512 nodes: datacenter workload vs load (FCT, goodput, queues, reordering)",
         run: fig15::run,
+    },
+    Experiment {
+        name: "fig17",
+        figure: "Shoal Fig. 17",
+        summary: "512 nodes: datacenter workload at load 1 with 0-50% of the nodes failed",
+        run: fig17::run,
     },
     Experiment {
         name: "table1",

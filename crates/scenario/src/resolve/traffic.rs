@@ -131,12 +131,13 @@ fn matrix(
         "permutation" => &["pairs"],
         "incast" => &["senders", "dst"],
         "hotspot" => &["hot", "hot_fraction"],
+        "among" => &["among"],
         other => {
             return Err(ctx.value(
                 "workload.matrix",
                 format!(
                     "unknown traffic matrix {other:?}; known: uniform, permutation, incast, \
-                     all-to-all, hotspot"
+                     all-to-all, hotspot, among"
                 ),
             ));
         }
@@ -147,6 +148,7 @@ fn matrix(
         ("dst", w.dst.is_some()),
         ("hot", w.hot.is_some()),
         ("hot_fraction", w.hot_fraction.is_some()),
+        ("among", w.among.is_some()),
     ] {
         if here && !allowed.contains(&key) {
             return Err(ctx.err(
@@ -162,6 +164,19 @@ fn matrix(
         "permutation" => Matrix::Permutation {
             pairs: ctx.int("workload.pairs", w.pairs, n, 1, n)? as usize,
         },
+        "among" => {
+            let list = w
+                .among
+                .as_ref()
+                .ok_or_else(|| ctx.missing("workload.among"))?;
+            let mut nodes = Vec::with_capacity(list.len());
+            for (i, &v) in list.iter().enumerate() {
+                nodes.push(NodeId(
+                    ctx.int_req(&format!("workload.among[{i}]"), Some(v), 0, n - 1)? as u16,
+                ));
+            }
+            Matrix::Among { nodes }
+        }
         "incast" => {
             let dst = NodeId(ctx.int("workload.dst", w.dst, 0, 0, n - 1)? as u16);
             Matrix::Incast {

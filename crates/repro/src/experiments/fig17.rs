@@ -1,0 +1,211 @@
+//! Fig. 17 (§7.3): the datacenter workload at load 1 with 0-50% of the nodes failed from the
+//! start. Paper: long-flow goodput falls linearly, to half at 50% (the slots to failed nodes
+//! are wasted); the short-flow 99.9th percentile FCT grows by 1.2x at 20% and 1.5x at 40%.
+//!
+//! The workload is the one without failures minus the flows from or to failed nodes (the
+//! scenario file explains why).
+//! Full scale: the scenario file (512 nodes, one million completed flows per point). Quick mode:
+//! 128 nodes, 0%, 20%, 40% and 50% failed, 20,000 completed flows each (enough for a 99.9th
+//! percentile of short flows and a few dozen completed long flows); same claims.
+
+use crate::plot::emit;
+use crate::point;
+use crate::{Claim, Options, ReproError};
+use shoal_metrics::FlowSummary;
+use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_scenario::Scenario;
+use shoal_schedule::Component;
+
+const FIG: &str = "Shoal Fig. 17";
+
+/// `base` on `nodes` nodes with `fraction` failed and its flows among the live ones,
+/// stopping after `flows` completions.
+fn at(base: &Scenario, nodes: u16, fraction: f64, flows: u64) -> Result<Scenario, ReproError> {
+    let set = |s: &Scenario, settings: &[(&str, toml::Value)]| {
+        s.with_settings(settings)
+            .map_err(|e| ReproError(e.to_string()))
+    };
+    let s = set(
+        base,
+        &[
+            ("rack.nodes", toml::Value::Integer(nodes.into())),
+            (
+                "rack.random_node_failures.fraction",
+                toml::Value::Float(fraction),
+            ),
+        ],
+    )?;
+    let dead: Vec<u16> = s
+        .rack
+        .failures
+        .iter()
+        .filter_map(|f| match f.component {
+            Component::Node(n) => Some(n.0),
+            _ => None,
+        })
+        .collect();
+    let live: Vec<toml::Value> = (0..nodes)
+        .filter(|n| !dead.contains(n))
+        .map(|n| toml::Value::Integer(n.into()))
+        .collect();
+    let live_count = live.len();
+    // The same workload with the flows from or to failed nodes removed: a fraction
+    // (N_live/N)² of them remain, so L = F/(R·N·τ), with N every node, shrinks by that factor
+    // (each live node offers L·N_live/N, against a capacity that its wasted slots shrink alike).
+    let live_share = live_count as f64 / nodes as f64;
+    let load = base_load(base)? * live_share * live_share;
+    let mut s = set(
+        &s,
+        &[
+            ("workload.matrix", toml::Value::String("among".into())),
+            ("workload.among", toml::Value::Array(live)),
+            ("workload.load", toml::Value::Float(load)),
+            ("run.completed_flows", toml::Value::Integer(flows as i64)),
+        ],
+    )?;
+    s.sweep = None;
+    Ok(s)
+}
+
+/// The `load` the scenario file gives.
+fn base_load(base: &Scenario) -> Result<f64, ReproError> {
+    let doc: toml::Table =
+        toml::from_str(&base.document_toml()).map_err(|e| ReproError(format!("fig17: {e}")))?;
+    doc.get("workload")
+        .and_then(|w| w.get("load"))
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+        .ok_or_else(|| ReproError("fig17: the scenario gives no workload.load".into()))
+}
+
+struct Point {
+    fraction: f64,
+    short_p999_us: f64,
+    long_gbps: Option<f64>,
+}
+
+pub(crate) fn run(
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Claim>, ReproError> {
+    let base = point::scenario("fig17-node-failures")?;
+    let (nodes, fractions, flows): (u16, Vec<f64>, u64) = if opts.quick {
+        (128, vec![0.0, 0.2, 0.4, 0.5], 20_000)
+    } else {
+        let fractions = base
+            .sweep
+            .as_ref()
+            .map(|s| s.values.iter().filter_map(|v| v.as_f64()).collect())
+            .unwrap_or_else(|| vec![0.0]);
+        (
+            base.rack.nodes,
+            fractions,
+            base.limits.completed_flows.unwrap_or(1_000_000),
+        )
+    };
+    let mut pts = Vec::new();
+    for &fraction in &fractions {
+        let s = at(&base, nodes, fraction, flows)?;
+        let out = point::run(&s)?;
+        let fs = FlowSummary::of(&out.records);
+        let short = fs.short_fct_us.ok_or_else(|| {
+            ReproError(format!(
+                "fig17: no short flow completed at {fraction} failed"
+            ))
+        })?;
+        let p = Point {
+            fraction,
+            short_p999_us: short.p999,
+            long_gbps: fs.long_goodput_gbps.map(|g| g.mean),
+        };
+        progress(&format!(
+            "fig17: {:.0}% failed: short p99.9 FCT {:.2} us, long goodput {} ({} long flows)",
+            fraction * 100.0,
+            p.short_p999_us,
+            p.long_gbps
+                .map_or_else(|| "-".to_owned(), |g| format!("{g:.2} Gb/s")),
+            fs.long_goodput_gbps.map_or(0, |g| g.count)
+        ));
+        pts.push(p);
+    }
+    plot(opts, &pts, progress)?;
+
+    let find = |f: f64| pts.iter().find(|p| (p.fraction - f).abs() < 1e-9);
+    let none = find(0.0).ok_or_else(|| ReproError("fig17: no point without failures".into()))?;
+    let mut claims = Vec::new();
+    for (f, paper) in [(0.2, 1.2), (0.4, 1.5)] {
+        if let Some(p) = find(f) {
+            let ratio = p.short_p999_us / none.short_p999_us;
+            claims.push(Claim::new(
+                FIG,
+                &format!("short-flow p99.9 FCT at {:.0}% failed", f * 100.0),
+                format!("{paper:.1}x"),
+                format!(
+                    "{ratio:.2}x ({:.2} vs {:.2} us)",
+                    p.short_p999_us, none.short_p999_us
+                ),
+                format!("{:.2}x to {:.2}x (paper ± 25%)", paper * 0.75, paper * 1.25),
+                (paper * 0.75..=paper * 1.25).contains(&ratio),
+            ));
+        }
+    }
+    if let (Some(half), Some(g0)) = (find(0.5), none.long_gbps) {
+        let ratio = half.long_gbps.map(|g| g / g0);
+        claims.push(Claim::new(
+            FIG,
+            "long-flow goodput at 50% failed, relative to none",
+            "0.5 (linear decrease)",
+            ratio.map_or_else(
+                || "no long flow completed".to_owned(),
+                |r| format!("{r:.2}"),
+            ),
+            "0.35 to 0.65",
+            ratio.is_some_and(|r| (0.35..=0.65).contains(&r)),
+        ));
+    }
+    Ok(claims)
+}
+
+/// Fig. 17: tail FCT and goodput against the fraction failed.
+fn plot(opts: &Options, pts: &[Point], progress: &mut dyn FnMut(&str)) -> Result<(), ReproError> {
+    let pct = |p: &Point| p.fraction * 100.0;
+    let figures = [
+        (
+            "fig17a-short-fct",
+            Figure {
+                title: "Fig. 17: short flows (<= 100 KB) under node failures".into(),
+                x: Axis::linear("Failed nodes (%)"),
+                y: Axis::linear("99.9th percentile FCT (µs)"),
+                series: vec![Series::new(
+                    "shoal",
+                    pts.iter().map(|p| (pct(p), p.short_p999_us)).collect(),
+                )],
+                kind: Kind::Lines,
+            },
+        ),
+        (
+            "fig17b-long-goodput",
+            Figure {
+                title: "Fig. 17: long flows (>= 1 MB) under node failures".into(),
+                x: Axis::linear("Failed nodes (%)"),
+                y: Axis::linear("Average goodput (Gb/s)"),
+                series: vec![Series::new(
+                    "shoal",
+                    pts.iter()
+                        .filter_map(|p| p.long_gbps.map(|g| (pct(p), g)))
+                        .collect(),
+                )],
+                kind: Kind::Lines,
+            },
+        ),
+    ];
+    for (stem, fig) in figures {
+        if fig.series.iter().all(|s| s.points.is_empty()) {
+            progress(&format!("{stem}: nothing to plot"));
+            continue;
+        }
+        if let Some(note) = emit(opts, &fig, stem)? {
+            progress(&note);
+        }
+    }
+    Ok(())
+}
