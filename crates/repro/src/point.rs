@@ -33,6 +33,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/fig15-datacenter.toml"),
     ),
     (
+        "epoch-size",
+        include_str!("../../../scenarios/epoch-size.toml"),
+    ),
+    (
         "fig17-node-failures",
         include_str!("../../../scenarios/fig17-node-failures.toml"),
     ),

@@ -54,3 +54,10 @@ fn fig15_datacenter_workload() {
 fn fig17_node_failures() {
     common::check("fig17", false);
 }
+
+/// Six runs of one million completed flows (512 and 1,024 nodes): hours.
+#[test]
+#[ignore = "paper scale: hours"]
+fn epoch_size() {
+    common::check("epoch", false);
+}

@@ -2,6 +2,7 @@
 
 use crate::Experiment;
 
+mod epoch;
 mod fairness;
 mod fig09;
 mod fig10;
@@ -60,6 +61,12 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Fig. 17",
         summary: "512 nodes: datacenter workload at load 1 with 0-50% of the nodes failed",
         run: fig17::run,
+    },
+    Experiment {
+        name: "epoch",
+        figure: "Shoal §7.3",
+        summary: "512 nodes: tail FCT with a twice longer epoch (2 x 50 Gb/s, 1,024 nodes)",
+        run: epoch::run,
     },
     Experiment {
         name: "table1",
