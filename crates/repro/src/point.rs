@@ -33,6 +33,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/fig15-datacenter.toml"),
     ),
     (
+        "fig18-disaggregated",
+        include_str!("../../../scenarios/fig18-disaggregated.toml"),
+    ),
+    (
         "epoch-size",
         include_str!("../../../scenarios/epoch-size.toml"),
     ),

@@ -61,3 +61,10 @@ fn fig17_node_failures() {
 fn epoch_size() {
     common::check("epoch", false);
 }
+
+/// Six applications of one million completed flows each on 512 nodes: hours.
+#[test]
+#[ignore = "paper scale: hours"]
+fn fig18_disaggregated() {
+    common::check("fig18", false);
+}

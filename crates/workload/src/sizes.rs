@@ -428,7 +428,7 @@ mod tests {
 
     fn data_file(name: &str) -> String {
         format!(
-            "{}/../../../shared/data/flow-size-cdfs/{name}",
+            "{}/../../data/flow-size-cdfs/{name}",
             env!("CARGO_MANIFEST_DIR")
         )
     }

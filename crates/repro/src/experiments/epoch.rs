@@ -15,6 +15,14 @@ use shoal_scenario::Scenario;
 
 const FIG: &str = "Shoal §7.3 epoch size";
 
+/// The tail FCTs at one load, µs.
+struct Row {
+    load: f64,
+    base: f64,
+    wide: f64,
+    big: f64,
+}
+
 /// The short-flow 99th percentile FCT of `s` at `load` on `nodes` nodes, `flows` completed.
 fn tail_us(s: &Scenario, nodes: u16, load: f64, flows: u64) -> Result<f64, ReproError> {
     let mut p = s
@@ -58,7 +66,12 @@ pub(crate) fn run(
              {wide:.2} us (2 x 50 Gb/s), {big:.2} us ({} nodes)",
             nodes * 2
         ));
-        rows.push((load, base, wide, big));
+        rows.push(Row {
+            load,
+            base,
+            wide,
+            big,
+        });
         for (what, ours, paper) in [
             (
                 "2 x 50 Gb/s channels instead of 4 x 25",
@@ -77,17 +90,17 @@ pub(crate) fn run(
             ));
         }
     }
-    let series = |name: &str, f: &dyn Fn(&(f64, f64, f64, f64)) -> f64| {
-        Series::new(name, rows.iter().map(|r| (r.0, f(r))).collect())
+    let series = |name: &str, f: &dyn Fn(&Row) -> f64| {
+        Series::new(name, rows.iter().map(|r| (r.load, f(r))).collect())
     };
     let fig = Figure {
         title: "Epoch size: short-flow tail FCT".into(),
         x: Axis::linear("Load"),
         y: Axis::linear("99th percentile FCT (µs)"),
         series: vec![
-            series(&format!("4 x 25 Gb/s, {nodes} nodes"), &|r| r.1),
-            series(&format!("2 x 50 Gb/s, {nodes} nodes"), &|r| r.2),
-            series(&format!("4 x 25 Gb/s, {} nodes", nodes * 2), &|r| r.3),
+            series(&format!("4 x 25 Gb/s, {nodes} nodes"), &|r| r.base),
+            series(&format!("2 x 50 Gb/s, {nodes} nodes"), &|r| r.wide),
+            series(&format!("4 x 25 Gb/s, {} nodes", nodes * 2), &|r| r.big),
         ],
         kind: Kind::Lines,
     };

@@ -11,6 +11,7 @@ mod fig13;
 mod fig14;
 mod fig15;
 mod fig17;
+mod fig18;
 mod table1;
 
 pub(crate) const ALL: &[Experiment] = &[
@@ -61,6 +62,12 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Fig. 17",
         summary: "512 nodes: datacenter workload at load 1 with 0-50% of the nodes failed",
         run: fig17::run,
+    },
+    Experiment {
+        name: "fig18",
+        figure: "Shoal Fig. 18",
+        summary: "512 nodes: the six disaggregated applications (§7.4)",
+        run: fig18::run,
     },
     Experiment {
         name: "epoch",
