@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shoal_base::Time;
+use shoal_base::{Rate, Time};
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{FlowRecord, FlowSummary, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
@@ -164,6 +164,8 @@ struct Summary {
     flows_completed: usize,
     short_fct_us: Option<FctStats>,
     long_goodput_gbps: Option<f64>,
+    /// What the workload draws, with its parameters.
+    workload: String,
     /// Mean size of the flows handed to the fabric.
     mean_flow_bytes: Option<f64>,
     /// Load the flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
@@ -196,6 +198,10 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
             p999: p.p999,
         }),
         long_goodput_gbps: fs.long_goodput_gbps.map(|p| p.mean),
+        workload: sc.workload.describe(
+            sc.seed,
+            Rate(sc.rack.channel_rate.0 * sc.rack.channels as u64),
+        ),
         mean_flow_bytes: fs.mean_flow_bytes,
         realised_load: realised_load(
             &out.records,
@@ -318,6 +324,10 @@ fn print_summary(s: &Summary, dir: &Path) {
     println!(
         "scenario     {} ({} nodes, seed {})",
         s.scenario, s.nodes, s.seed
+    );
+    println!(
+        "workload     {}",
+        s.workload.replace('\n', "\n             ")
     );
     println!(
         "flows        {} of {} completed",

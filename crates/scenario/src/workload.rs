@@ -146,6 +146,33 @@ impl WorkloadSpec {
         })
     }
 
+    /// One paragraph on what the workload draws, with the parameters a reader of the results
+    /// needs (sizes and their drawn mean, arrivals and the load they offer, the matrix; for the
+    /// disaggregated applications the whole profile), for run summaries.
+    pub fn describe(&self, seed: u64, node_rate: Rate) -> String {
+        let built = match self {
+            WorkloadSpec::OpenLoop {
+                spec, load_rate, ..
+            } => OpenLoop::new(spec.clone(), seed).map(|g| g.summary(*load_rate).to_string()),
+            WorkloadSpec::ClosedLoop(spec) => {
+                ClosedLoop::new(spec.clone(), seed).map(|g| g.summary().to_string())
+            }
+            WorkloadSpec::Disaggregated { spec, .. } => {
+                return match Disagg::new(spec.clone(), seed) {
+                    Ok(g) => format!("{}\n{}", g.summary(node_rate), spec.profile.describe()),
+                    Err(e) => e.to_string(),
+                };
+            }
+            WorkloadSpec::Trace { path, flows } => {
+                return format!("trace {} ({flows} flows)", path.display());
+            }
+            list => {
+                return format!("{} ({} flows)", list.kind(), self.flow_count().unwrap_or(0));
+            }
+        };
+        built.unwrap_or_else(|e| e.to_string())
+    }
+
     /// Flows the workload will hand out, if known before the run.
     pub fn flow_count(&self) -> Option<u64> {
         match self {
