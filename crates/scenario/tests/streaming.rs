@@ -1,0 +1,153 @@
+//! The streaming workload kinds (open-loop, closed-loop, disaggregated, trace): bad values are
+//! refused with their key, the load follows §7.3's definition, and the flows follow the seed.
+
+use shoal_base::Time;
+use shoal_scenario::{ScenarioError, WorkloadSpec, parse};
+use shoal_workload::Arrivals;
+
+const RACK: &str = "[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\n";
+
+fn scenario(workload: &str, run: &str) -> Result<shoal_scenario::Scenario, ScenarioError> {
+    parse(
+        &format!("{RACK}\n[workload]\n{workload}\n{run}"),
+        "streaming.toml",
+    )
+}
+
+const OPEN: &str = "kind = \"open-loop\"\nload = 0.5\nsize = { dist = \"fixed\", bytes = 1000 }";
+const LIMIT: &str = "[run]\ncompleted_flows = 100";
+
+#[test]
+fn bad_streaming_workloads_name_their_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("kind = \"open-loop\"\nload = 0.5", LIMIT, "workload.size"),
+        (
+            "kind = \"open-loop\"\nload = 0.5\nsize = { dist = \"lognormal\" }",
+            LIMIT,
+            "workload.size.dist",
+        ),
+        (
+            "kind = \"open-loop\"\nload = 0.5\nsize = { dist = \"fixed\", shape = 2.0 }",
+            LIMIT,
+            "workload.size.shape",
+        ),
+        (
+            "kind = \"open-loop\"\nload = 0.5\n\
+             size = { dist = \"pareto\", shape = 1.0, mean_bytes = 1000 }",
+            LIMIT,
+            "workload.size",
+        ),
+        (
+            "kind = \"open-loop\"\nload = 0.5\n\
+             size = { dist = \"empirical\", cdf = \"no-such-cdf\" }",
+            LIMIT,
+            "workload.size.cdf",
+        ),
+        (
+            &format!("{OPEN}\nmean_gap_ns = 3.0"),
+            LIMIT,
+            "workload.mean_gap_ns",
+        ),
+        (OPEN, "", "run"),
+        (
+            &format!("{OPEN}\nmatrix = \"ring\""),
+            LIMIT,
+            "workload.matrix",
+        ),
+        (&format!("{OPEN}\npairs = 3"), LIMIT, "workload.pairs"),
+        (
+            &format!("{OPEN}\nmatrix = \"among\"\namong = [4]"),
+            LIMIT,
+            "workload.matrix",
+        ),
+        (
+            &format!("{OPEN}\nmatrix = \"among\"\namong = [4, 16]"),
+            LIMIT,
+            "workload.among[1]",
+        ),
+        (&format!("{OPEN}\nload = -1.0"), LIMIT, "workload.load"),
+        (
+            "kind = \"disaggregated\"\napp = \"bitcoin\"",
+            LIMIT,
+            "workload.app",
+        ),
+        (
+            "kind = \"trace\"\nfile = \"/no/such/trace.csv\"",
+            "",
+            "workload.file",
+        ),
+        (
+            "kind = \"closed-loop\"\nper_source = 0\nsize = { dist = \"fixed\", bytes = 1 }",
+            LIMIT,
+            "workload.per_source",
+        ),
+    ];
+    for (workload, run, key) in cases {
+        match scenario(workload, run) {
+            Ok(_) => panic!("accepted:\n{workload}\n{run}"),
+            Err(e) => assert_eq!(&e.key, key, "{workload}: {e}"),
+        }
+    }
+}
+
+/// §7.3: L = F/(R·N·τ), so at load 0.5 on 16 nodes of 2 x 25 Gb/s with 1,000 B flows the mean
+/// gap is 8,000 bits / (50 Gb/s · 16 · 0.5) = 20 ns; `load_node_gbps` replaces R.
+#[test]
+fn the_load_sets_the_mean_gap_by_the_papers_definition() {
+    let gap = |workload: &str| match scenario(workload, LIMIT).expect("resolves").workload {
+        WorkloadSpec::OpenLoop { spec, .. } => match spec.arrivals {
+            Arrivals::Poisson { mean_gap_ps } => mean_gap_ps,
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert!((gap(OPEN) - 20_000.0).abs() < 1e-6);
+    let r = gap(&format!("{OPEN}\nload_node_gbps = 25.0"));
+    assert!((r - 40_000.0).abs() < 1e-6);
+}
+
+#[test]
+fn streamed_flows_follow_the_seed_and_are_in_start_order() {
+    let s = scenario(&format!("{OPEN}\nflows = 500"), "").expect("bounded: no limit needed");
+    let draw = |s: &shoal_scenario::Scenario| {
+        let (mut src, count) = s.source().expect("source");
+        assert_eq!(count, Some(500));
+        std::iter::from_fn(|| src.next_due(Time(u64::MAX))).collect::<Vec<_>>()
+    };
+    let a = draw(&s);
+    assert_eq!(a.len(), 500);
+    assert!(a.windows(2).all(|w| w[0].start <= w[1].start));
+    assert!(
+        a.iter()
+            .all(|f| f.src != f.dst && f.src.0 < 16 && f.dst.0 < 16)
+    );
+    assert_eq!(a, draw(&s));
+    assert_ne!(a, draw(&s.with_seed(s.seed + 1)));
+}
+
+#[test]
+fn a_trace_is_replayed_from_the_scenario_folder() {
+    let dir = std::env::temp_dir().join("shoal-scenario-trace-test");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("t.csv"),
+        "src,dst,size_bytes,start_ns\n0,1,1000,0\n2,3,64,5\n",
+    )
+    .expect("write trace");
+    let path = dir.join("s.toml");
+    std::fs::write(
+        &path,
+        format!("{RACK}\n[workload]\nkind = \"trace\"\nfile = \"t.csv\"\n"),
+    )
+    .expect("write scenario");
+    let s = shoal_scenario::load(&path).expect("resolves");
+    let (mut src, count) = s.source().expect("source");
+    assert_eq!(count, Some(2));
+    let second = src
+        .next_due(Time(u64::MAX))
+        .and_then(|_| src.next_due(Time(u64::MAX)));
+    assert_eq!(
+        second.map(|f| (f.src.0, f.dst.0, f.bytes, f.start)),
+        Some((2, 3, 64, Time(5_000)))
+    );
+}
