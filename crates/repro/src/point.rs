@@ -68,6 +68,14 @@ pub(crate) fn points(s: &Scenario) -> Result<Vec<Scenario>, ReproError> {
         .collect())
 }
 
+/// The numeric values the scenario's sweep takes, or `default` without a sweep.
+pub(crate) fn swept_numbers(s: &Scenario, default: f64) -> Vec<f64> {
+    s.sweep.as_ref().map_or_else(
+        || vec![default],
+        |w| w.values.iter().filter_map(|v| v.as_f64()).collect(),
+    )
+}
+
 /// Builds and runs a scenario point.
 pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
     let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;

@@ -104,8 +104,6 @@ pub(crate) fn run(
         ],
         kind: Kind::Lines,
     };
-    if let Some(note) = emit(opts, &fig, "epoch-size")? {
-        progress(&note);
-    }
+    emit(opts, fig, "epoch-size", progress)?;
     Ok(claims)
 }

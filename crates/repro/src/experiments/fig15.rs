@@ -56,14 +56,9 @@ pub(crate) fn run(
     let (nodes, loads, flows): (u16, Vec<f64>, u64) = if opts.quick {
         (128, vec![0.1, 0.5, 0.9], 2_000)
     } else {
-        let loads = base
-            .sweep
-            .as_ref()
-            .map(|s| s.values.iter().filter_map(|v| v.as_f64()).collect())
-            .unwrap_or_else(|| vec![0.5]);
         (
             base.rack.nodes,
-            loads,
+            point::swept_numbers(&base, 0.5),
             base.limits.completed_flows.unwrap_or(1_000_000),
         )
     };
@@ -195,17 +190,8 @@ fn plots(opts: &Options, pts: &[Point], progress: &mut dyn FnMut(&str)) -> Resul
             },
         ),
     ];
-    for (stem, mut fig) in figures {
-        fig.series.retain(|s| !s.points.is_empty());
-        if fig.series.is_empty() {
-            progress(&format!(
-                "{stem}: nothing to plot (no completed flow of that size)"
-            ));
-            continue;
-        }
-        if let Some(note) = emit(opts, &fig, stem)? {
-            progress(&note);
-        }
+    for (stem, fig) in figures {
+        emit(opts, fig, stem, progress)?;
     }
     Ok(())
 }

@@ -91,14 +91,9 @@ pub(crate) fn run(
     let (nodes, fractions, flows): (u16, Vec<f64>, u64) = if opts.quick {
         (128, vec![0.0, 0.2, 0.4, 0.5], 20_000)
     } else {
-        let fractions = base
-            .sweep
-            .as_ref()
-            .map(|s| s.values.iter().filter_map(|v| v.as_f64()).collect())
-            .unwrap_or_else(|| vec![0.0]);
         (
             base.rack.nodes,
-            fractions,
+            point::swept_numbers(&base, 0.0),
             base.limits.completed_flows.unwrap_or(1_000_000),
         )
     };
@@ -199,13 +194,7 @@ fn plot(opts: &Options, pts: &[Point], progress: &mut dyn FnMut(&str)) -> Result
         ),
     ];
     for (stem, fig) in figures {
-        if fig.series.iter().all(|s| s.points.is_empty()) {
-            progress(&format!("{stem}: nothing to plot"));
-            continue;
-        }
-        if let Some(note) = emit(opts, &fig, stem)? {
-            progress(&note);
-        }
+        emit(opts, fig, stem, progress)?;
     }
     Ok(())
 }

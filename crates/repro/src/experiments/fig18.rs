@@ -132,15 +132,8 @@ fn plots(opts: &Options, pts: &[Point], progress: &mut dyn FnMut(&str)) -> Resul
             },
         ),
     ];
-    for (stem, mut fig) in figures {
-        fig.series.retain(|s| !s.points.is_empty());
-        if fig.series.is_empty() {
-            progress(&format!("{stem}: nothing to plot"));
-            continue;
-        }
-        if let Some(note) = emit(opts, &fig, stem)? {
-            progress(&note);
-        }
+    for (stem, fig) in figures {
+        emit(opts, fig, stem, progress)?;
     }
     Ok(())
 }
