@@ -160,7 +160,11 @@ struct Summary {
     nodes: usize,
     seed: u64,
     tool_version: &'static str,
+    /// Flows handed to the fabric.
     flows: usize,
+    /// Of those, the ones the statistics cover: started at or after `run.measure_from_us`.
+    flows_measured: usize,
+    /// Measured flows that completed.
     flows_completed: usize,
     short_fct_us: Option<FctStats>,
     long_goodput_gbps: Option<f64>,
@@ -180,7 +184,15 @@ struct Summary {
 }
 
 fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration) -> Summary {
-    let fs = FlowSummary::of(&out.records);
+    // Warm-up exclusion: flow statistics cover the flows that start from `measure_from` on.
+    let from = sc.limits.measure_from.unwrap_or(Time::ZERO);
+    let measured: Vec<FlowRecord> = out
+        .records
+        .iter()
+        .filter(|r| r.start >= from)
+        .copied()
+        .collect();
+    let fs = FlowSummary::of(&measured);
     let slots = out.counters.get("node_channel_slots").copied().unwrap_or(0);
     let run_s = run_wall.as_secs_f64();
     Summary {
@@ -189,7 +201,8 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
         nodes: sc.rack.nodes as usize,
         seed: sc.seed,
         tool_version: TOOL_VERSION,
-        flows: fs.flows,
+        flows: out.records.len(),
+        flows_measured: fs.flows,
         flows_completed: fs.completed,
         short_fct_us: fs.short_fct_us.map(|p| FctStats {
             mean: p.mean,
@@ -329,10 +342,19 @@ fn print_summary(s: &Summary, dir: &Path) {
         "workload     {}",
         s.workload.replace('\n', "\n             ")
     );
-    println!(
-        "flows        {} of {} completed",
-        s.flows_completed, s.flows
-    );
+    if s.flows_measured == s.flows {
+        println!(
+            "flows        {} of {} completed",
+            s.flows_completed, s.flows
+        );
+    } else {
+        println!(
+            "flows        {} of {} measured completed ({} started before the warm-up ended)",
+            s.flows_completed,
+            s.flows_measured,
+            s.flows - s.flows_measured
+        );
+    }
     match &s.short_fct_us {
         Some(f) => println!(
             "short FCT    mean {:.2} us, p50 {:.2} us, p99 {:.2} us, p99.9 {:.2} us (flows <= 100 KB)",
