@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shoal_base::{Rate, Time};
+use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{FlowRecord, FlowSummary, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
@@ -168,6 +168,9 @@ struct Summary {
     flows_completed: usize,
     short_fct_us: Option<FctStats>,
     long_goodput_gbps: Option<f64>,
+    /// Short-flow FCT over the FCT the flow would have alone on the idle rack
+    /// (`RackConfig::ideal_fct`).
+    short_slowdown: Option<FctStats>,
     /// What the workload draws, with its parameters.
     workload: String,
     /// Mean size of the flows handed to the fabric.
@@ -192,7 +195,7 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
         .filter(|r| r.start >= from)
         .copied()
         .collect();
-    let fs = FlowSummary::of(&measured);
+    let fs = FlowSummary::with_ideal(&measured, &sc.rack.ideal_fct());
     let slots = out.counters.get("node_channel_slots").copied().unwrap_or(0);
     let run_s = run_wall.as_secs_f64();
     Summary {
@@ -211,17 +214,17 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
             p999: p.p999,
         }),
         long_goodput_gbps: fs.long_goodput_gbps.map(|p| p.mean),
-        workload: sc.workload.describe(
-            sc.seed,
-            Rate(sc.rack.channel_rate.0 * sc.rack.channels as u64),
-        ),
+        short_slowdown: fs.short_slowdown.map(|p| FctStats {
+            mean: p.mean,
+            p50: p.p50,
+            p99: p.p99,
+            p999: p.p999,
+        }),
+        workload: sc.workload.describe(sc.seed, sc.rack.node_rate()),
         mean_flow_bytes: fs.mean_flow_bytes,
         realised_load: realised_load(
             &out.records,
-            sc.workload
-                .load_rate()
-                .map_or(sc.rack.channel_rate.0 * sc.rack.channels as u64, |r| r.0)
-                as f64,
+            sc.workload.load_rate().unwrap_or(sc.rack.node_rate()).0 as f64,
             sc.rack.nodes as usize,
         ),
         max_queue_cells: out.queues.max_queue,
@@ -361,6 +364,12 @@ fn print_summary(s: &Summary, dir: &Path) {
             f.mean, f.p50, f.p99, f.p999
         ),
         None => println!("short FCT    - (no completed flow of 100 KB or less)"),
+    }
+    if let Some(f) = &s.short_slowdown {
+        println!(
+            "slowdown     mean {:.2}, p50 {:.2}, p99 {:.2}, p99.9 {:.2} (short flows, FCT / FCT alone on the idle rack)",
+            f.mean, f.p50, f.p99, f.p999
+        );
     }
     match s.long_goodput_gbps {
         Some(g) => println!("long goodput {g:.2} Gb/s mean (flows >= 1 MB)"),

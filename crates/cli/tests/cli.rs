@@ -66,7 +66,7 @@ fn summary(dir: &Path) -> serde_json::Map<String, Value> {
     }
 }
 
-const SUMMARY_KEYS: [&str; 20] = [
+const SUMMARY_KEYS: [&str; 21] = [
     "fabric",
     "scenario",
     "nodes",
@@ -79,6 +79,7 @@ const SUMMARY_KEYS: [&str; 20] = [
     "mean_flow_bytes",
     "realised_load",
     "short_fct_us",
+    "short_slowdown",
     "long_goodput_gbps",
     "max_queue_cells",
     "max_node_queue_cells",

@@ -190,7 +190,7 @@ pub(crate) fn resolve(
             "the [workload] table is required",
         )
     })?;
-    let node_rate = Rate(rack.channel_rate.0 * rack.channels as u64);
+    let node_rate = rack.node_rate();
     let workload = resolve_workload(ctx, workload, rack.nodes as usize, node_rate)?;
     let run = raw.run.unwrap_or_default();
     let limits = RunLimits {

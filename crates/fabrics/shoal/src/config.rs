@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use shoal_base::{Dur, Rate, Time};
+use shoal_metrics::IdealFct;
 use shoal_schedule::{Arrangement, Component};
 use std::fmt;
 
@@ -113,6 +114,21 @@ impl RackConfig {
     /// Node bandwidth: all channels together.
     pub fn node_rate(&self) -> Rate {
         Rate(self.channel_rate.0 * self.channels as u64)
+    }
+
+    /// The completion time of a flow alone on the idle rack, for slowdowns. Detour spreads a
+    /// lone flow over every path, so it moves a full cell's payload on every channel in every
+    /// slot (the payload rate, headers and guard band excluded); its first byte crosses two
+    /// hops of one slot plus the node-to-node delay each. Waiting for a peer's slot in the
+    /// schedule is not counted: it is the part of an FCT the slowdown shows.
+    pub fn ideal_fct(&self) -> IdealFct {
+        let payload_bps =
+            self.channels as f64 * self.payload_bytes() as f64 * 8.0 / (self.slot.0 as f64 / 1e12);
+        IdealFct {
+            rate_bps: payload_bps,
+            base_latency: Dur(2 * (1 + self.delay_slots as u64) * self.slot.0),
+            header_overhead: 0.0,
+        }
     }
 
     pub fn validate(&self) -> Result<(), RackError> {
