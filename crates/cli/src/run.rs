@@ -440,6 +440,12 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         "long_goodput_gbps",
         "max_queue_cells",
         "sim_time_us",
+        "short_fct_p999_us",
+        "short_slowdown_p99",
+        "max_node_queue_cells",
+        "max_reorder_bytes",
+        "mean_flow_bytes",
+        "realised_load",
     ])?;
     let mut rows = Vec::new();
     for (i, (value, point)) in points.iter().enumerate() {
@@ -464,9 +470,19 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             s.max_queue_cells.to_string(),
             format!("{:.3}", s.sim_time_us),
         ];
+        // The CSV has more columns than the table: the rest of the summary's figures.
+        let more = [
+            opt(short.map(|f| f.p999), 3),
+            opt(s.short_slowdown.as_ref().map(|f| f.p99), 3),
+            s.max_node_queue_cells.to_string(),
+            s.max_reorder_bytes.to_string(),
+            opt(s.mean_flow_bytes, 1),
+            opt(s.realised_load, 4),
+        ];
         // Empty cells in the CSV where the table shows "-", so pandas reads them as missing.
         let csv_row: Vec<&str> = row
             .iter()
+            .chain(&more)
             .map(|c| if c == "-" { "" } else { c.as_str() })
             .collect();
         table.write_record(&csv_row)?;
