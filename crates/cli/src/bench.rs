@@ -3,6 +3,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use shoal_rack::bench::{self, BenchOptions};
+use shoal_rack::bench_datacenter::{self, DatacenterOptions};
 use std::process::ExitCode;
 
 /// Measure the simulator's speed on the rack of Fig. 12 (512 nodes, 4 × 25 Gb/s channels,
@@ -36,9 +37,22 @@ pub struct BenchArgs {
     /// Slots run before timing starts [default: 2560].
     #[arg(long)]
     warmup_slots: Option<u64>,
+    /// Time the datacenter workload of §7.3 (Fig. 15: Pareto sizes, Poisson arrivals, uniform
+    /// pairs) instead of the permutation, from the first slot until --flows have completed.
+    #[arg(long, conflicts_with_all = ["pairs", "slots", "warmup_slots", "seconds"])]
+    datacenter: bool,
+    /// With --datacenter: the offered load, L = F/(R·N·τ) with R = 50 Gb/s [default: 0.5].
+    #[arg(long, value_name = "L", requires = "datacenter")]
+    load: Option<f64>,
+    /// With --datacenter: completed flows at which the run stops [default: 20000].
+    #[arg(long, value_name = "M", requires = "datacenter")]
+    flows: Option<u64>,
 }
 
 pub fn main(args: BenchArgs) -> Result<ExitCode> {
+    if args.datacenter {
+        return datacenter(&args);
+    }
     let defaults = BenchOptions::default();
     let nodes = args.nodes.unwrap_or(defaults.nodes);
     let mut opts = BenchOptions {
@@ -65,6 +79,26 @@ pub fn main(args: BenchArgs) -> Result<ExitCode> {
         opts.nodes, opts.pairs, opts.slots, opts.warmup_slots
     );
     let report = bench::run(&opts)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{report}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn datacenter(args: &BenchArgs) -> Result<ExitCode> {
+    let defaults = DatacenterOptions::default();
+    let opts = DatacenterOptions {
+        nodes: args.nodes.unwrap_or(defaults.nodes),
+        load: args.load.unwrap_or(defaults.load),
+        flows: args.flows.unwrap_or(defaults.flows),
+    };
+    eprintln!(
+        "shoal bench: datacenter workload, {} nodes, load {}, until {} flows complete",
+        opts.nodes, opts.load, opts.flows
+    );
+    let report = bench_datacenter::run(&opts)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -178,14 +178,14 @@ fn advance(sim: &mut Sim<'_>, flows: &mut dyn FlowSource, slots: u64) -> Result<
 // Models must not read clocks (clippy.toml); a benchmark exists to read one, and this is the
 // only place in the library that does.
 #[allow(clippy::disallowed_methods)]
-fn wall_seconds(f: impl FnOnce()) -> f64 {
+pub(crate) fn wall_seconds(f: impl FnOnce()) -> f64 {
     let t0 = std::time::Instant::now();
     f();
     t0.elapsed().as_secs_f64()
 }
 
 /// VmHWM from /proc/self/status, in bytes.
-fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

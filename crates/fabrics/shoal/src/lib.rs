@@ -3,6 +3,7 @@
 //! engine. Failures of nodes, links and switches, and header corruption, are injected here.
 
 pub mod bench;
+pub mod bench_datacenter;
 pub mod config;
 mod endpoint;
 mod host;
