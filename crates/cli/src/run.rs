@@ -179,6 +179,8 @@ struct Summary {
     realised_load: Option<f64>,
     max_queue_cells: u64,
     max_node_queue_cells: u64,
+    /// Of those, the most cells queued at one node for other sources.
+    max_node_transit_cells: u64,
     max_reorder_bytes: u64,
     sim_time_us: f64,
     wall_time_s: f64,
@@ -229,6 +231,7 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
         ),
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
+        max_node_transit_cells: out.queues.max_node_transit,
         max_reorder_bytes: out.queues.max_reorder_bytes,
         sim_time_us: out.sim_time.as_us_f64(),
         wall_time_s: wall.as_secs_f64(),
@@ -381,8 +384,9 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.realised_load, 3)
     );
     println!(
-        "queues       max {} cells in one queue, {} cells at one node; max reordering {} B",
-        s.max_queue_cells, s.max_node_queue_cells, s.max_reorder_bytes
+        "queues       max {} cells in one queue, {} cells at one node ({} in transit); \
+         max reordering {} B",
+        s.max_queue_cells, s.max_node_queue_cells, s.max_node_transit_cells, s.max_reorder_bytes
     );
     println!(
         "time         {:.3} us simulated in {:.2} s ({:.2} M node-channel-slots/s)",

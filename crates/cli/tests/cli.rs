@@ -66,7 +66,7 @@ fn summary(dir: &Path) -> serde_json::Map<String, Value> {
     }
 }
 
-const SUMMARY_KEYS: [&str; 21] = [
+const SUMMARY_KEYS: [&str; 22] = [
     "fabric",
     "scenario",
     "nodes",
@@ -83,6 +83,7 @@ const SUMMARY_KEYS: [&str; 21] = [
     "long_goodput_gbps",
     "max_queue_cells",
     "max_node_queue_cells",
+    "max_node_transit_cells",
     "max_reorder_bytes",
     "sim_time_us",
     "wall_time_s",

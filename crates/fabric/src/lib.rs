@@ -30,6 +30,9 @@ pub struct QueueStats {
     pub max_queue: u64,
     /// Most queued at one node over all its queues.
     pub max_node_queue: u64,
+    /// Of that, the most queued at one node for other nodes (cells in transit), where a
+    /// fabric distinguishes them; 0 otherwise.
+    pub max_node_transit: u64,
     /// Most payload bytes of one flow held out of order at its destination.
     pub max_reorder_bytes: u64,
 }

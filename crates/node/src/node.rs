@@ -142,6 +142,8 @@ pub struct Node<P: Payload = ()> {
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: NodeStats,
     pub(crate) queued_total: u64,
+    /// Of `queued_total`, the transit cells (queued here for other sources).
+    pub(crate) transit_total: u64,
     /// Scratch list for re-checking pending subflows without allocating.
     pub(crate) scratch: Vec<u32>,
     /// The slot of the latest `poll_tx`, and the peers sent to so far in it: whether our slot
@@ -182,6 +184,7 @@ impl<P: Payload> Node<P> {
             events: VecDeque::new(),
             stats: NodeStats::default(),
             queued_total: 0,
+            transit_total: 0,
             scratch: Vec::new(),
             tx_slot_now: u64::MAX,
             sent_this_slot: Vec::new(),
@@ -557,6 +560,10 @@ impl<P: Payload> Node<P> {
             self.low_transit[(c - 1) * self.n + j] += 1;
         }
         self.queued_total += 1;
+        if entry.origin == Origin::Transit {
+            self.transit_total += 1;
+            self.stats.max_transit_total = self.stats.max_transit_total.max(self.transit_total);
+        }
         self.stats.max_queue = self.stats.max_queue.max(len);
         self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
     }
@@ -572,8 +579,11 @@ impl<P: Payload> Node<P> {
         let entry = self.cells.pop_front(&mut lane.q)?;
         lane.q_len -= 1;
         lane.departed = lane.departed.wrapping_add(1);
-        if c > 0 && entry.origin == Origin::Transit {
-            self.low_transit[(c - 1) * self.n + j] -= 1;
+        if entry.origin == Origin::Transit {
+            self.transit_total -= 1;
+            if c > 0 {
+                self.low_transit[(c - 1) * self.n + j] -= 1;
+            }
         }
         self.queued_total -= 1;
         Some(entry)
@@ -598,8 +608,9 @@ impl<P: Payload> Node<P> {
         // (it may now pass a little early for a cell behind a removed one: feedback errs low).
         lane.departed = lane.departed.wrapping_add(count as u16);
         self.queued_total -= count as u64;
+        let transit = taken.iter().filter(|e| e.origin == Origin::Transit).count();
+        self.transit_total -= transit as u64;
         if c > 0 {
-            let transit = taken.iter().filter(|e| e.origin == Origin::Transit).count();
             self.low_transit[(c - 1) * self.n + j] -= transit as u32;
         }
         taken

@@ -35,6 +35,8 @@ pub struct NodeStats {
     pub max_queue: u32,
     /// Most cells queued at this node at once, over all its queues.
     pub max_queued_total: u64,
+    /// Most transit cells (queued here for other sources) at this node at once.
+    pub max_transit_total: u64,
     /// Most payload bytes of one flow held out of order at once.
     pub max_reorder_bytes: u64,
 }

@@ -143,6 +143,7 @@ fn add_stats(into: &mut NodeStats, s: &NodeStats) {
     into.peers_failed += s.peers_failed;
     into.max_queue = into.max_queue.max(s.max_queue);
     into.max_queued_total = into.max_queued_total.max(s.max_queued_total);
+    into.max_transit_total = into.max_transit_total.max(s.max_transit_total);
     into.max_reorder_bytes = into.max_reorder_bytes.max(s.max_reorder_bytes);
 }
 
@@ -385,6 +386,7 @@ impl Sim<'_> {
             queues: QueueStats {
                 max_queue: total.max_queue as u64,
                 max_node_queue: total.max_queued_total,
+                max_node_transit: total.max_transit_total,
                 max_reorder_bytes: total.max_reorder_bytes,
             },
             counters,
