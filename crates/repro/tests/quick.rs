@@ -75,28 +75,9 @@ fn epoch_size() {
     }
 }
 
-/// Our reconstruction of the §7.4 workload is more skewed towards its hot nodes than the
-/// paper's traces, and the longest queue exceeds the paper's 10 cells (see
-/// docs/results/shoal-datacenter.md). The test holds Eq. 3's bound (one cell per subflow,
-/// so at most N − 1 per queue) and that the claim is reported.
 #[test]
 fn fig18_disaggregated() {
-    let opts = shoal_repro::Options {
-        quick: true,
-        plots: Some(std::env::temp_dir().join("shoal-repro-test-fig18")),
-    };
-    let claims = shoal_repro::run("fig18", &opts, &mut |m| eprintln!("{m}")).expect("runs");
-    assert_eq!(claims.len(), 1);
-    let cells: u64 = claims[0]
-        .ours
-        .split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .expect("a cell count");
-    assert!(
-        cells <= 127,
-        "a queue of {cells} cells breaks Eq. 3 in a 128-node rack"
-    );
+    common::check("fig18", true);
 }
 
 #[test]
