@@ -3,6 +3,7 @@
 
 mod bench;
 mod cell;
+mod plot;
 mod repro;
 mod run;
 mod schedule;
@@ -20,7 +21,7 @@ use std::process::ExitCode;
         built-in default, the paper's 512-node rack under a permutation.",
     after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 7 --out out/seed7\n  \
         shoal schedule --nodes 8 --ports 4 --channels 1\n  shoal cell decode 01403000003900e4\n  \
-        shoal repro --list\n  shoal bench"
+        shoal repro --list\n  shoal bench\n  shoal plot out/x/sweep.csv --x workload.load --y short_fct_p99_us"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -34,6 +35,7 @@ enum Command {
     Cell(cell::CellArgs),
     Repro(repro::ReproArgs),
     Bench(bench::BenchArgs),
+    Plot(plot::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Cell(args) => cell::main(args),
         Command::Repro(args) => repro::main(args),
         Command::Bench(args) => bench::main(args),
+        Command::Plot(args) => plot::main(args),
     };
     match result {
         Ok(code) => code,

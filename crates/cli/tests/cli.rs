@@ -542,3 +542,34 @@ sample_every_us = 0.5
             .all(|w| w[1][3] >= w[0][3] && w[1][4] >= w[0][4])
     );
 }
+
+/// `shoal plot` draws CSV columns (a sweep's table) and names a missing column.
+#[test]
+fn plot_draws_csv_columns_and_names_a_missing_one() {
+    let dir = scratch("plot");
+    let file = write(
+        &dir,
+        "sweep.csv",
+        "workload.load,dir,short_fct_p99_us,long_goodput_gbps\n0.1,0-0.1,10.5,60\n0.5,1-0.5,20.25,\n",
+    );
+    let out = dir.join("fig");
+    run_ok(&[
+        "plot",
+        &file,
+        "--x",
+        "workload.load",
+        "--y",
+        "short_fct_p99_us",
+        "--y",
+        "long_goodput_gbps",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(dir.join("fig.csv")).expect("fig.csv");
+    // The empty goodput cell is skipped, not read as zero.
+    assert_eq!(csv.lines().count(), 1 + 2 + 1, "{csv}");
+    assert!(dir.join("fig.svg").exists() && dir.join("fig.png").exists());
+    let o = shoal(&["plot", &file, "--x", "load", "--y", "short_fct_p99_us"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no column \"load\""), "{}", stderr(&o));
+}
