@@ -22,7 +22,7 @@ mod resolved;
 mod workload;
 
 pub use error::{ErrorKind, ScenarioError};
-pub use resolve::{WORKLOAD_KEYS, defaults};
+pub use resolve::{MATRIX_KEYS, WORKLOAD_KEYS, defaults};
 pub use workload::{Background, WorkloadSpec};
 
 use error::{describe_serde, line_of, path_at};
@@ -308,8 +308,10 @@ fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
 }
 
 impl Scenario {
-    /// The flows of the workload, drawn from the stream `("scenario.workload", 0)` of the
-    /// seed: sorted by start time, ids `0..`. The same seed always gives the same flows.
+    /// The flows of a list workload (`WorkloadSpec::is_list`), drawn from the stream
+    /// `("scenario.workload", 0)` of the seed: sorted by start time, ids `0..`. The same seed
+    /// always gives the same flows. Streaming kinds have no list (this returns none): pull
+    /// their flows from [`Scenario::source`].
     pub fn flows(&self) -> Vec<Flow> {
         let mut rng = rng::stream(self.seed, "scenario.workload", 0);
         self.workload.generate(self.rack.nodes as usize, &mut rng)

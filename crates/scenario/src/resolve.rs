@@ -579,7 +579,20 @@ fn resolve_random(ctx: &Ctx<'_>, r: RawRandomFailures) -> Result<RandomFailures,
     Ok(RandomFailures { fraction, at })
 }
 
-/// The keys each workload kind takes besides `kind`.
+/// The traffic-matrix keys the streaming kinds (`open-loop`, `closed-loop`) take besides their
+/// own in `WORKLOAD_KEYS`.
+pub const MATRIX_KEYS: [&str; 7] = [
+    "matrix",
+    "pairs",
+    "senders",
+    "dst",
+    "hot",
+    "hot_fraction",
+    "among",
+];
+
+/// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
+/// traffic matrix, `MATRIX_KEYS`).
 pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
@@ -607,32 +620,10 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
             "load_node_gbps",
             "mean_gap_ns",
             "size",
-            "matrix",
-            "pairs",
-            "senders",
-            "dst",
-            "hot",
-            "hot_fraction",
-            "among",
             "start_us",
         ],
     ),
-    (
-        "closed-loop",
-        &[
-            "flows",
-            "per_source",
-            "size",
-            "matrix",
-            "pairs",
-            "senders",
-            "dst",
-            "hot",
-            "hot_fraction",
-            "among",
-            "start_us",
-        ],
-    ),
+    ("closed-loop", &["flows", "per_source", "size", "start_us"]),
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
 ];
@@ -647,7 +638,7 @@ fn resolve_workload(
         .kind
         .as_deref()
         .ok_or_else(|| ctx.missing("workload.kind"))?;
-    let Some((_, keys)) = WORKLOAD_KEYS.iter().find(|(k, _)| *k == kind) else {
+    let Some((_, own)) = WORKLOAD_KEYS.iter().find(|(k, _)| *k == kind) else {
         return Err(ctx.value(
             "workload.kind",
             format!(
@@ -656,6 +647,10 @@ fn resolve_workload(
             ),
         ));
     };
+    let mut keys = own.to_vec();
+    if matches!(kind, "open-loop" | "closed-loop") {
+        keys.extend(MATRIX_KEYS);
+    }
     for key in w.present() {
         if !keys.contains(&key) {
             return Err(ctx.err(
