@@ -76,6 +76,25 @@ pub(crate) fn swept_numbers(s: &Scenario, default: f64) -> Vec<f64> {
     )
 }
 
+/// `base` (an open-loop workload at a load) on `nodes` nodes at `load`, stopping once `flows`
+/// flows have completed, without its sweep: how the datacenter experiments scale down.
+pub(crate) fn at_load(
+    base: &Scenario,
+    nodes: u16,
+    load: f64,
+    flows: u64,
+) -> Result<Scenario, ReproError> {
+    let mut s = base
+        .with_settings(&[
+            ("rack.nodes", toml::Value::Integer(nodes.into())),
+            ("workload.load", toml::Value::Float(load)),
+            ("run.completed_flows", toml::Value::Integer(flows as i64)),
+        ])
+        .map_err(|e| ReproError(e.to_string()))?;
+    s.sweep = None;
+    Ok(s)
+}
+
 /// Builds and runs a scenario point.
 pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
     let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;

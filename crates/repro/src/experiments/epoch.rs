@@ -25,14 +25,7 @@ struct Row {
 
 /// The short-flow 99th percentile FCT of `s` at `load` on `nodes` nodes, `flows` completed.
 fn tail_us(s: &Scenario, nodes: u16, load: f64, flows: u64) -> Result<f64, ReproError> {
-    let mut p = s
-        .with_settings(&[
-            ("rack.nodes", toml::Value::Integer(nodes.into())),
-            ("workload.load", toml::Value::Float(load)),
-            ("run.completed_flows", toml::Value::Integer(flows as i64)),
-        ])
-        .map_err(|e| ReproError(e.to_string()))?;
-    p.sweep = None;
+    let p = point::at_load(s, nodes, load, flows)?;
     let out = point::run(&p)?;
     FlowSummary::of(&out.records)
         .short_fct_us

@@ -14,28 +14,9 @@ use crate::point;
 use crate::{Claim, Options, ReproError};
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
-use shoal_scenario::Scenario;
 
 const FIG15: &str = "Shoal Fig. 15";
 const FIG16: &str = "Shoal Fig. 16";
-
-/// `base` on a rack of `nodes` at `load`, stopping after `flows` completions.
-pub(crate) fn at(
-    base: &Scenario,
-    nodes: u16,
-    load: f64,
-    flows: u64,
-) -> Result<Scenario, ReproError> {
-    let mut s = base
-        .with_settings(&[
-            ("rack.nodes", toml::Value::Integer(nodes.into())),
-            ("workload.load", toml::Value::Float(load)),
-            ("run.completed_flows", toml::Value::Integer(flows as i64)),
-        ])
-        .map_err(|e| ReproError(e.to_string()))?;
-    s.sweep = None;
-    Ok(s)
-}
 
 /// One load point's results.
 struct Point {
@@ -66,7 +47,7 @@ pub(crate) fn run(
     };
     let mut pts = Vec::new();
     for &load in &loads {
-        let s = at(&base, nodes, load, flows)?;
+        let s = point::at_load(&base, nodes, load, flows)?;
         let out = point::run(&s)?;
         let fs = FlowSummary::of(&out.records);
         let short = fs
