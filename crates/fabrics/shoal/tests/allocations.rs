@@ -8,16 +8,29 @@ use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_rack::ShoalRack;
 use shoal_workload::{IterSource, patterns};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Allocations made by this thread: the test harness allocates on other threads (output
+    /// capture, the runner), and counting those made the totals vary from run to run.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: a thread being torn down has no counter, and its allocations do not matter.
+    let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: forwards to the system allocator unchanged; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller upholds `alloc`'s contract, which `System` shares.
         unsafe { System.alloc(layout) }
     }
@@ -28,7 +41,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -43,7 +56,7 @@ fn run(slots: u64) -> (u64, u64) {
     let slot = cfg.slot;
     let flows = patterns::permutation(64, 64, 1 << 40, Time::ZERO, &mut stream(9, "alloc", 0));
     let mut rack = ShoalRack::new(cfg, 1).expect("valid rack");
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     let limits = RunLimits {
         until: Some(Time(slot.0 * slots)),
         ..RunLimits::default()
@@ -51,8 +64,8 @@ fn run(slots: u64) -> (u64, u64) {
     let out = rack
         .run(&mut IterSource::new(flows), limits, &mut NoProgress)
         .expect("run");
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    (allocations, out.counters["data_cells_sent"])
+    let made = allocations() - before;
+    (made, out.counters["data_cells_sent"])
 }
 
 #[test]
@@ -61,10 +74,11 @@ fn steady_state_moves_cells_without_allocating() {
     let (a2, c2) = run(8_000);
     println!("{a1} allocations for {c1} cells, {a2} for {c2}");
     assert!(c2 - c1 > 100_000, "the second half moved {} cells", c2 - c1);
+    // The longer run may even allocate less (e.g. a vector's growth falling differently).
+    let more = a2.saturating_sub(a1);
     assert!(
-        a2 - a1 < 100,
-        "{} more allocations for {} more cells",
-        a2 - a1,
+        more < 100,
+        "{more} more allocations for {} more cells",
         c2 - c1
     );
 }
