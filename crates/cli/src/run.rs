@@ -8,6 +8,7 @@ use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{FlowRecord, FlowSummary, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -191,12 +192,18 @@ struct Summary {
 fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration) -> Summary {
     // Warm-up exclusion: flow statistics cover the flows that start from `measure_from` on.
     let from = sc.limits.measure_from.unwrap_or(Time::ZERO);
-    let measured: Vec<FlowRecord> = out
-        .records
-        .iter()
-        .filter(|r| r.start >= from)
-        .copied()
-        .collect();
+    // A copy only when a warm-up excludes flows: a million records need not be duplicated.
+    let measured: Cow<[FlowRecord]> = if out.records.iter().all(|r| r.start >= from) {
+        Cow::Borrowed(&out.records)
+    } else {
+        Cow::Owned(
+            out.records
+                .iter()
+                .filter(|r| r.start >= from)
+                .copied()
+                .collect(),
+        )
+    };
     let fs = FlowSummary::with_ideal(&measured, &sc.rack.ideal_fct());
     let slots = out.counters.get("node_channel_slots").copied().unwrap_or(0);
     let run_s = run_wall.as_secs_f64();
