@@ -2,9 +2,13 @@
 //! things happen, and talks to the model through small traits, so the same node logic runs under
 //! a simulator, a test harness or the live emulator.
 //!
+//! - [`des`]: discrete-event time in picoseconds, for asynchronous fabrics (packet switches,
+//!   Stardust, Aquila): a monotone queue of small `Copy` events, FIFO among equal times.
 //! - [`slotted`]: time in whole slots, for fabrics on a static schedule (Shoal). Every slot each
 //!   node receives what was sent `delay` slots ago, then transmits one cell per channel.
 
+pub mod des;
 pub mod slotted;
 
+pub use des::EventQueue;
 pub use slotted::{IDLE, Medium, SlotSchedule, SlottedEndpoint, SlottedEngine};
