@@ -1,0 +1,74 @@
+//! Packet-switched networks on the discrete-event engine: the baselines the cell fabrics are
+//! measured against (DCTCP and TCP over ECMP Clos, NDP with trimming and spraying, ...).
+//!
+//! The network is htsim's model with control inverted: output ports (a queue feeding a link
+//! that serializes at its rate and then propagates), switches that pick among equal-cost ports
+//! by hashing, hosts whose NIC queue feeds their one link, and a sans-IO transport pair per flow
+//! (`shoal-transport`). The topology (`shoal-topology`) supplies links and next hops.
+//!
+//! - [`config`]: queue discipline and size, path choice, header sizes.
+//! - [`queue`]: one output queue with a data and a priority lane.
+//! - [`port`]: ports and links.
+//! - [`packet`]: the packet record and the slab of packets in flight.
+//! - `sim`: the event loop.
+
+pub mod config;
+pub mod packet;
+pub mod port;
+pub mod queue;
+mod sim;
+
+pub use config::{Discipline, NetConfig, PathChoice};
+
+use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
+use shoal_topology::Topology;
+use shoal_transport::Transport;
+use shoal_workload::FlowSource;
+
+/// A packet network of `topology` running transport `T` over switches configured by `net`.
+pub struct PacketFabric<T: Transport> {
+    name: String,
+    topology: Topology,
+    net: NetConfig,
+    transport: T,
+}
+
+impl<T: Transport> PacketFabric<T> {
+    /// Checks the configuration once; runs then take it as valid.
+    pub fn new(topology: Topology, net: NetConfig, transport: T) -> Result<Self, FabricError> {
+        net.validate().map_err(FabricError)?;
+        Ok(PacketFabric {
+            name: transport.name().to_string(),
+            topology,
+            net,
+            transport,
+        })
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    pub fn net(&self) -> &NetConfig {
+        &self.net
+    }
+}
+
+impl<T: Transport> Fabric for PacketFabric<T> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn nodes(&self) -> usize {
+        self.topology.hosts()
+    }
+
+    fn run(
+        &mut self,
+        flows: &mut dyn FlowSource,
+        limits: RunLimits,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError> {
+        sim::Sim::new(&self.topology, self.net, &self.transport, limits).run(flows, progress)
+    }
+}

@@ -1,0 +1,60 @@
+//! The packet record the simulator moves around, and the slab that holds packets in flight so
+//! that queues and events carry a 4-byte index instead of the record.
+
+use shoal_transport::Segment;
+
+/// One packet: a transport segment plus what the network needs to forward and account it.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub seg: Segment,
+    /// Slot of the flow in the simulator's flow table.
+    pub flow: u32,
+    /// Host that sent this packet and host it is for.
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes on the wire (payload plus headers; headers only once trimmed).
+    pub wire: u32,
+    /// Path entropy: switches hash it to pick among equal-cost ports (ECMP hashes a flow
+    /// constant; spraying a per-packet value).
+    pub entropy: u32,
+}
+
+/// Packets in flight, by index, with a free list (no allocation per packet once warm).
+#[derive(Default)]
+pub struct PacketSlab {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketSlab {
+    pub fn insert(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Packet {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i as usize]
+    }
+
+    /// Frees slot `i` and returns what it held.
+    pub fn remove(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+
+    /// Packets currently held.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}

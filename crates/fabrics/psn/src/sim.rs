@@ -1,0 +1,654 @@
+//! One run of a packet-switched network: the event loop that moves packets between ports,
+//! switches and hosts, and drives one transport state machine pair per flow.
+//!
+//! Events carry 4-byte ids (a port, a packet slot, a flow record), never closures; the `match`
+//! in [`Sim::run`] is the whole dispatcher. Each port has at most one pending wake-up, each flow
+//! at most one pending timer (an earlier-due timer replaces nothing: a stale one is recognised by
+//! its time and ignored), so the event list grows with packets in flight, not with flows.
+
+use crate::config::{Discipline, NetConfig, PathChoice};
+use crate::packet::{Packet, PacketSlab};
+use crate::port::Ports;
+use shoal_base::{Dur, Time};
+use shoal_engine::EventQueue;
+use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
+use shoal_metrics::{FlowRecord, Sample, TimeSeries};
+use shoal_topology::Topology;
+use shoal_transport::segment::{CE, TRIMMED};
+use shoal_transport::{Kind, Receiver, Segment, Sender, Transport};
+use shoal_workload::{Flow, FlowSource};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Packet `pkt` arrives at global port `port` (the receiving end of a link).
+    Arrive {
+        port: u32,
+        pkt: u32,
+    },
+    /// Port `port` finished serializing and has packets waiting.
+    Wake {
+        port: u32,
+    },
+    /// The flow with record `flow` asked to be woken.
+    Timer {
+        flow: u32,
+    },
+    /// Host `host`'s pull pacer may send the next pull.
+    Pull {
+        host: u32,
+    },
+    /// New flows are due.
+    Flows,
+    Sample,
+    Stop,
+}
+
+/// Marks a record whose flow state has been freed.
+const GONE: u32 = u32::MAX;
+/// Progress is reported every this many events.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+struct Live<T: Transport> {
+    sender: T::Sender,
+    receiver: T::Receiver,
+    /// The pending timer event's time, if one is pending.
+    timer_at: Option<Time>,
+    received_all: bool,
+    /// Waiting in its destination's pull queue.
+    pull_queued: bool,
+}
+
+/// A host's pull pacer (NDP): flows with pulls to send, served round-robin, one pull per
+/// full-size packet time at the host's link rate (scaled by `NetConfig::pull_pacing`).
+#[derive(Default)]
+struct Pacer {
+    flows: std::collections::VecDeque<u32>,
+    next: Time,
+    wake_pending: bool,
+}
+
+/// SplitMix64's finaliser: a fixed, portable mixer for path hashing.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+pub(crate) struct Sim<'a, T: Transport> {
+    topo: &'a Topology,
+    net: NetConfig,
+    transport: &'a T,
+    limits: RunLimits,
+    q: EventQueue<Ev>,
+    ports: Ports,
+    pkts: PacketSlab,
+    mtu: u64,
+    /// Per flow record: its slot in `live`, or `GONE`.
+    slot_of: Vec<u32>,
+    live: Vec<Option<Live<T>>>,
+    free: Vec<u32>,
+    records: Vec<FlowRecord>,
+    measured_flow_bytes: Vec<u64>,
+    delivered: Vec<u64>,
+    delivered_total: u64,
+    completed: u64,
+    active: u64,
+    flows_at: Option<Time>,
+    last_start: Time,
+    node_packets: Vec<u32>,
+    max_node_packets: u32,
+    max_reorder: u64,
+    drops: u64,
+    marks: u64,
+    trims: u64,
+    hops: u64,
+    timeouts: u64,
+    sprayed: u64,
+    pacers: Vec<Pacer>,
+    series: TimeSeries,
+}
+
+impl<'a, T: Transport> Sim<'a, T> {
+    pub(crate) fn new(
+        topo: &'a Topology,
+        net: NetConfig,
+        transport: &'a T,
+        limits: RunLimits,
+    ) -> Self {
+        Sim {
+            topo,
+            net,
+            transport,
+            limits,
+            q: EventQueue::new(),
+            ports: Ports::new(topo),
+            pkts: PacketSlab::default(),
+            mtu: net.mtu(transport.mss()) as u64,
+            slot_of: Vec::new(),
+            live: Vec::new(),
+            free: Vec::new(),
+            records: Vec::new(),
+            measured_flow_bytes: Vec::new(),
+            delivered: vec![0; topo.hosts()],
+            delivered_total: 0,
+            completed: 0,
+            active: 0,
+            flows_at: None,
+            last_start: Time::ZERO,
+            node_packets: vec![0; topo.nodes()],
+            max_node_packets: 0,
+            max_reorder: 0,
+            drops: 0,
+            marks: 0,
+            trims: 0,
+            hops: 0,
+            timeouts: 0,
+            sprayed: 0,
+            pacers: (0..topo.hosts()).map(|_| Pacer::default()).collect(),
+            series: TimeSeries::new(),
+        }
+    }
+
+    pub(crate) fn run(
+        mut self,
+        source: &mut dyn FlowSource,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError> {
+        self.arm_flows(source);
+        if let Some(until) = self.limits.until {
+            self.q.schedule(until, Ev::Stop);
+        }
+        if self.limits.sample_every.is_some() {
+            self.q.schedule(Time::ZERO, Ev::Sample);
+        }
+        let mut events = 0u64;
+        while let Some((now, ev)) = self.q.pop() {
+            events += 1;
+            if events.is_multiple_of(PROGRESS_EVERY) {
+                progress.update(now, self.completed);
+            }
+            match ev {
+                Ev::Arrive { port, pkt } => self.arrive(now, port, pkt, source),
+                Ev::Wake { port } => {
+                    let p = &mut self.ports.ports[port as usize];
+                    p.wake_pending = false;
+                    if !p.queue.is_empty() {
+                        self.start_tx(now, port);
+                    }
+                }
+                Ev::Timer { flow } => self.timer(now, flow),
+                Ev::Pull { host } => {
+                    self.pacers[host as usize].wake_pending = false;
+                    self.pull(now, host);
+                }
+                Ev::Flows => {
+                    self.flows_at = None;
+                    self.start_due(now, source)?;
+                }
+                Ev::Sample => self.sample(now, source),
+                Ev::Stop => break,
+            }
+            if self
+                .limits
+                .completed_flows
+                .is_some_and(|m| self.completed >= m)
+            {
+                break;
+            }
+        }
+        progress.update(self.q.now(), self.completed);
+        Ok(self.finish(events))
+    }
+
+    /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
+    /// already scheduled.
+    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
+        if let Some(t) = source.next_start() {
+            let t = t.max(self.q.now());
+            if self.flows_at.is_none_or(|a| t < a) {
+                self.q.schedule(t, Ev::Flows);
+                self.flows_at = Some(t);
+            }
+        }
+    }
+
+    fn start_due(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
+        let hosts = self.topo.hosts();
+        while let Some(flow) = source.next_due(now) {
+            if flow.start < self.last_start {
+                return Err(FabricError(format!(
+                    "flows must be sorted by start time: flow {} starts at {} after one at {}",
+                    flow.id, flow.start, self.last_start
+                )));
+            }
+            self.last_start = flow.start;
+            if flow.src.idx() >= hosts || flow.dst.idx() >= hosts || flow.src == flow.dst {
+                return Err(FabricError(format!(
+                    "flow {} goes from host {} to host {} in a network of {hosts} hosts",
+                    flow.id, flow.src.0, flow.dst.0
+                )));
+            }
+            self.start_flow(now, &flow, source);
+        }
+        self.arm_flows(source);
+        Ok(())
+    }
+
+    fn start_flow(&mut self, now: Time, flow: &Flow, source: &mut dyn FlowSource) {
+        let record = self.records.len() as u32;
+        self.records.push(FlowRecord {
+            id: flow.id,
+            src: flow.src,
+            dst: flow.dst,
+            bytes: flow.bytes,
+            start: now,
+            finish: None,
+        });
+        self.measured_flow_bytes.push(0);
+        if flow.bytes == 0 {
+            self.slot_of.push(GONE);
+            self.records[record as usize].finish = Some(now);
+            self.completed += 1;
+            source.on_complete(flow.id, flow.src, now);
+            return;
+        }
+        let state = Live {
+            sender: self.transport.sender(flow.bytes, now),
+            receiver: self.transport.receiver(flow.bytes),
+            timer_at: None,
+            received_all: false,
+            pull_queued: false,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.live[s as usize] = Some(state);
+                s
+            }
+            None => {
+                self.live.push(Some(state));
+                (self.live.len() - 1) as u32
+            }
+        };
+        self.slot_of.push(slot);
+        self.active += 1;
+        self.pump(now, record);
+    }
+
+    /// Sends what the flow's sender allows now and re-arms its timer.
+    fn pump(&mut self, now: Time, record: u32) {
+        let slot = self.slot_of[record as usize];
+        let rec = self.records[record as usize];
+        loop {
+            let Some(live) = self.live[slot as usize].as_mut() else {
+                return;
+            };
+            let Some(seg) = live.sender.poll_transmit(now) else {
+                break;
+            };
+            self.send(now, record, rec.src.0 as u32, rec.dst.0 as u32, seg);
+        }
+        self.arm_timer(now, record);
+    }
+
+    fn arm_timer(&mut self, now: Time, record: u32) {
+        let slot = self.slot_of[record as usize];
+        let Some(live) = self.live[slot as usize].as_mut() else {
+            return;
+        };
+        if let Some(want) = live.sender.timeout() {
+            let want = want.max(now);
+            if live.timer_at.is_none_or(|a| want < a) {
+                live.timer_at = Some(want);
+                self.q.schedule(want, Ev::Timer { flow: record });
+            }
+        }
+    }
+
+    fn timer(&mut self, now: Time, record: u32) {
+        let slot = self.slot_of[record as usize];
+        if slot == GONE {
+            return;
+        }
+        let Some(live) = self.live[slot as usize].as_mut() else {
+            return;
+        };
+        if live.timer_at != Some(now) {
+            return; // superseded by an earlier one that already fired
+        }
+        live.timer_at = None;
+        if live.sender.timeout().is_some_and(|t| t <= now) {
+            live.sender.handle_timeout(now);
+            // A transport that still wants waking now would spin the clock in place.
+            debug_assert!(
+                live.sender.timeout().is_none_or(|t| t > now),
+                "flow {record}: the timer did not move past {now} after handle_timeout"
+            );
+        }
+        self.pump(now, record);
+    }
+
+    /// Puts a segment of flow `record` on the wire at host `from`, towards host `to`.
+    fn send(&mut self, now: Time, record: u32, from: u32, to: u32, seg: Segment) {
+        let wire = match seg.kind {
+            Kind::Data => seg.payload + self.net.header_bytes,
+            _ => self.net.control_bytes,
+        };
+        let flow_hash = mix(self.net.seed ^ (record as u64) << 1);
+        let entropy = match self.net.path {
+            PathChoice::Ecmp => flow_hash as u32,
+            PathChoice::Spray => {
+                self.sprayed += 1;
+                mix(flow_hash ^ self.sprayed) as u32
+            }
+        };
+        let pkt = self.pkts.insert(Packet {
+            seg,
+            flow: record,
+            src: from,
+            dst: to,
+            wire,
+            entropy,
+        });
+        self.forward(now, from, pkt);
+    }
+
+    /// Chooses node `n`'s output port towards the packet's destination and queues it there.
+    fn forward(&mut self, now: Time, n: u32, pkt: u32) {
+        let p = *self.pkts.get(pkt);
+        let hops = self.topo.next_hops(n, p.dst);
+        let port = if hops.len() == 1 {
+            hops[0]
+        } else {
+            let h = mix(p.entropy as u64 ^ (n as u64) << 32);
+            hops[(h % hops.len() as u64) as usize]
+        };
+        self.enqueue(now, self.ports.global(n, port), pkt);
+    }
+
+    fn enqueue(&mut self, now: Time, gp: u32, pkt: u32) {
+        let node = self.ports.ports[gp as usize].node;
+        let switch = !self.topo.is_host(node);
+        let (wire, control) = {
+            let p = self.pkts.get(pkt);
+            (p.wire, p.seg.kind != Kind::Data || p.seg.has(TRIMMED))
+        };
+        // Host NICs queue without limit (the transport's window bounds them), like htsim.
+        let (discipline, limit) = if switch {
+            (
+                self.net.discipline,
+                self.net.queue_packets as u64 * self.mtu,
+            )
+        } else {
+            (Discipline::DropTail, u64::MAX)
+        };
+        let port = &mut self.ports.ports[gp as usize];
+        let outcome = port.queue.admit(
+            pkt,
+            wire,
+            control,
+            discipline,
+            limit,
+            self.mtu,
+            self.net.control_bytes,
+        );
+        use crate::queue::Admit;
+        match outcome {
+            Admit::Dropped => {
+                self.drops += 1;
+                self.pkts.remove(pkt);
+                return;
+            }
+            Admit::Marked => {
+                self.marks += 1;
+                self.pkts.get_mut(pkt).seg.flags |= CE;
+            }
+            Admit::Trimmed => {
+                self.trims += 1;
+                let p = self.pkts.get_mut(pkt);
+                p.seg.flags |= TRIMMED;
+                p.wire = self.net.control_bytes;
+            }
+            Admit::Queued => {}
+        }
+        port.max_packets = port.max_packets.max(port.queue.packets() as u32);
+        if switch {
+            let q = &mut self.node_packets[node as usize];
+            *q += 1;
+            self.max_node_packets = self.max_node_packets.max(*q);
+        }
+        let port = &mut self.ports.ports[gp as usize];
+        if !port.wake_pending {
+            if now >= port.busy_until {
+                self.start_tx(now, gp);
+            } else {
+                port.wake_pending = true;
+                let at = port.busy_until;
+                self.q.schedule(at, Ev::Wake { port: gp });
+            }
+        }
+    }
+
+    /// Starts sending the next queued packet of an idle port.
+    fn start_tx(&mut self, now: Time, gp: u32) {
+        let port = &mut self.ports.ports[gp as usize];
+        let Some((pkt, prio)) = port.queue.pop() else {
+            return;
+        };
+        let p = self.pkts.get_mut(pkt);
+        port.queue.account_sent(p.wire, prio);
+        if let Discipline::Ecn {
+            k,
+            at_dequeue: true,
+        } = self.net.discipline
+            && !prio
+            && !self.topo.is_host(port.node)
+            && port.queue.data_bytes() >= k as u64 * self.mtu
+        {
+            p.seg.flags |= CE;
+            self.marks += 1;
+        }
+        let done = now + port.rate.serialize(p.wire as u64);
+        port.busy_until = done;
+        self.q.schedule(
+            done + port.delay,
+            Ev::Arrive {
+                port: port.peer,
+                pkt,
+            },
+        );
+        self.hops += 1;
+        if !self.topo.is_host(port.node) {
+            self.node_packets[port.node as usize] -= 1;
+        }
+        if !port.queue.is_empty() {
+            port.wake_pending = true;
+            self.q.schedule(done, Ev::Wake { port: gp });
+        }
+    }
+
+    fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
+        let node = self.ports.ports[gp as usize].node;
+        if self.pkts.get(pkt).dst != node {
+            self.forward(now, node, pkt);
+            return;
+        }
+        let p = self.pkts.remove(pkt);
+        let slot = self.slot_of[p.flow as usize];
+        if slot == GONE {
+            return; // a late duplicate or ack of a finished flow
+        }
+        let Some(live) = self.live[slot as usize].as_mut() else {
+            return;
+        };
+        if p.seg.kind == Kind::Data {
+            let before = live.receiver.delivered();
+            let reply = live.receiver.handle(now, &p.seg);
+            let after = live.receiver.delivered();
+            self.max_reorder = self.max_reorder.max(live.receiver.held_out_of_order());
+            let rec = self.records[p.flow as usize];
+            if after > before {
+                self.delivered_total += after - before;
+                if self.limits.measure_from.is_none_or(|m| now >= m) {
+                    self.delivered[node as usize] += after - before;
+                    self.measured_flow_bytes[p.flow as usize] += after - before;
+                }
+            }
+            let finished_now = !live.received_all && after >= rec.bytes;
+            if finished_now {
+                live.received_all = true;
+            }
+            let wants_pull = live.receiver.pulls_pending() > 0 && !live.pull_queued;
+            if wants_pull {
+                live.pull_queued = true;
+                self.pacers[node as usize].flows.push_back(p.flow);
+            }
+            if finished_now {
+                self.records[p.flow as usize].finish = Some(now);
+                self.completed += 1;
+                self.active -= 1;
+                source.on_complete(rec.id, rec.src, now);
+                self.arm_flows(source);
+            }
+            if let Some(reply) = reply {
+                self.send(now, p.flow, node, p.src, reply);
+            }
+            if wants_pull {
+                self.kick_pacer(now, node);
+            }
+        } else {
+            live.sender.handle(now, &p.seg);
+            self.pump(now, p.flow);
+        }
+        self.retire(p.flow);
+    }
+
+    /// Sends a pull now if host `host`'s pacer is free, else makes sure it wakes when it is.
+    fn kick_pacer(&mut self, now: Time, host: u32) {
+        let pacer = &mut self.pacers[host as usize];
+        if pacer.wake_pending {
+            return;
+        }
+        if now >= pacer.next {
+            self.pull(now, host);
+        } else {
+            pacer.wake_pending = true;
+            let at = pacer.next;
+            self.q.schedule(at, Ev::Pull { host });
+        }
+    }
+
+    /// Host `host`'s pacer sends one pull for the flow at the head of its queue.
+    fn pull(&mut self, now: Time, host: u32) {
+        while let Some(record) = self.pacers[host as usize].flows.pop_front() {
+            let slot = self.slot_of[record as usize];
+            let Some(live) = (slot != GONE)
+                .then(|| self.live[slot as usize].as_mut())
+                .flatten()
+            else {
+                continue;
+            };
+            let Some(seg) = live.receiver.next_pull(now) else {
+                live.pull_queued = false;
+                continue;
+            };
+            if live.receiver.pulls_pending() > 0 {
+                self.pacers[host as usize].flows.push_back(record);
+            } else {
+                live.pull_queued = false;
+            }
+            let src = self.records[record as usize].src.0 as u32;
+            self.send(now, record, host, src, seg);
+            let port = &self.ports.ports[self.ports.global(host, 0) as usize];
+            let gap = port.rate.serialize(self.mtu).0 * 100 / self.net.pull_pacing as u64;
+            let pacer = &mut self.pacers[host as usize];
+            pacer.next = now + Dur(gap);
+            if !pacer.flows.is_empty() {
+                pacer.wake_pending = true;
+                let at = pacer.next;
+                self.q.schedule(at, Ev::Pull { host });
+            }
+            return;
+        }
+    }
+
+    /// Frees a flow's state once both ends are done.
+    fn retire(&mut self, record: u32) {
+        let slot = self.slot_of[record as usize];
+        if slot == GONE {
+            return;
+        }
+        let done = self.live[slot as usize]
+            .as_ref()
+            .is_some_and(|l| l.received_all && l.sender.is_finished());
+        if done {
+            let live = self.live[slot as usize].take().expect("checked");
+            self.timeouts += live.sender.timeouts();
+            self.free.push(slot);
+            self.slot_of[record as usize] = GONE;
+        }
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) {
+        let mut queued = 0;
+        let mut longest = 0;
+        for p in &self.ports.ports {
+            let b = p.queue.bytes();
+            queued += b;
+            longest = longest.max(b);
+        }
+        self.series.push(Sample {
+            time: now,
+            queued_bytes: queued,
+            max_queue_bytes: longest,
+            delivered_bytes: self.delivered_total,
+            completed_flows: self.completed,
+            active_flows: self.active,
+        });
+        let period = self.limits.sample_every.unwrap_or(Dur(1));
+        // Keep sampling while anything can still happen.
+        if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
+            self.q.schedule(now + period, Ev::Sample);
+        }
+    }
+
+    fn finish(mut self, events: u64) -> RunOutput {
+        for live in self.live.iter().flatten() {
+            self.timeouts += live.sender.timeouts();
+        }
+        let max_queue = self
+            .ports
+            .ports
+            .iter()
+            .filter(|p| !self.topo.is_host(p.node))
+            .map(|p| p.max_packets as u64)
+            .max()
+            .unwrap_or(0);
+        let counters: BTreeMap<String, u64> = [
+            ("events", events),
+            ("packet_hops", self.hops),
+            ("packets_dropped", self.drops),
+            ("packets_marked", self.marks),
+            ("packets_trimmed", self.trims),
+            ("retransmission_timeouts", self.timeouts),
+            ("flows_unfinished", self.active),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        RunOutput {
+            records: self.records,
+            sim_time: self.q.now(),
+            queues: QueueStats {
+                max_queue,
+                max_node_queue: self.max_node_packets as u64,
+                max_node_transit: 0,
+                max_reorder_bytes: self.max_reorder,
+            },
+            counters,
+            delivered_bytes: self.delivered,
+            measured_flow_bytes: self.measured_flow_bytes,
+            series: self.series,
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Transports for the packet-switched baselines, as sans-IO state machines: the driver passes
+//! time and received segments in and drains segments to send and the next wake-up out
+//! ([`endpoint`]), exactly as the Shoal node is driven, so the discrete-event simulator, tests
+//! and a live emulator run the same code.
+//!
+//! - [`segment`]: the header fields a transport puts on the wire (no payload bytes).
+//! - [`reorder`]: in-order delivery at receivers.
+//! - [`tcp`]: TCP NewReno and DCTCP.
+//! - [`ndp`]: NDP (trimming, per-packet acks and nacks, receiver-paced pulls).
+
+pub mod endpoint;
+pub mod ndp;
+pub mod reorder;
+pub mod segment;
+pub mod tcp;
+
+pub use endpoint::{Receiver, Sender, Transport};
+pub use ndp::{Ndp, NdpConfig, NdpReceiver, NdpSender};
+pub use segment::{Kind, Segment};
+pub use tcp::{Tcp, TcpConfig, TcpReceiver, TcpSender};
