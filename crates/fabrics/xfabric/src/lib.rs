@@ -1,0 +1,57 @@
+//! XFabric (Legtchenko et al., "XFabric: a reconfigurable in-rack network for rack-scale
+//! computers"): a rack whose SoCs packet-switch over circuits that d small crosspoint switches set
+//! up, reconfigured every second or so for the measured demand. Each SoC's port c is wired to
+//! crosspoint c, so a circuit can only join two SoCs' ports of the same index: the fabric is
+//! *partially* reconfigurable, which is what makes it cheap enough for a rack.
+//!
+//! The crate holds the rack model, the controller's algorithms and the topologies XFabric is
+//! compared with, all as pure functions of their inputs (and a seed where there is randomness):
+//!
+//! - [`rack`]: the rack's sizes and the static cross-circuits of an odd rack; [`cost`]: ports,
+//!   dollars and watts against a folded-Clos circuit switch (Table 1).
+//! - The controller, in the order it runs: [`demand`] (per-SoC reports into a smoothed demand
+//!   matrix), [`uplink`] (which SoCs hold the uplinks, and the demand that adds), [`generate`]
+//!   (Algorithm 1: the circuits of every crosspoint), [`forwarding`] (the SoCs' tables).
+//! - Baselines: [`osa`] (one fully reconfigurable switch, OSA's b-matching) and [`baselines`]
+//!   (3D torus, random regular graph).
+//!
+//! Every topology is a [`SocGraph`], a multigraph over the same SoC ids, so the flow-level
+//! simulator can route and measure all of them alike.
+//!
+//! ```
+//! use shoal_xfabric::{Demand, DemandMatrix, ForwardingTables, Rack, RackSpec};
+//! use shoal_xfabric::{generate_topology, place_uplinks};
+//! use shoal_base::NodeId;
+//!
+//! let rack = Rack::new(RackSpec { socs: 8, ports_per_soc: 3, uplinks: 2 }, 1)?;
+//! let mut dm = DemandMatrix::zeros(8)?;
+//! dm.set(NodeId(0), NodeId(5), 1_000_000)?;
+//! let demand = Demand::new(dm, vec![0; 8], vec![0; 8])?;
+//! let uplinks = place_uplinks(&rack, &demand)?;
+//! let plan = generate_topology(&rack, uplinks.dm_all(), 1)?;
+//! let tables = ForwardingTables::new(plan.graph());
+//! assert_eq!(tables.hops(NodeId(0), NodeId(5)), Some(1));
+//! # Ok::<(), shoal_xfabric::Error>(())
+//! ```
+
+pub mod baselines;
+pub mod cost;
+pub mod demand;
+pub mod error;
+pub mod forwarding;
+pub mod generate;
+pub mod graph;
+pub mod osa;
+pub mod rack;
+pub mod uplink;
+
+pub use baselines::{random_regular, torus_3d};
+pub use cost::{CostComparison, FabricCost, PortPrice};
+pub use demand::{Demand, DemandMatrix, DemandReport, Smoothing};
+pub use error::Error;
+pub use forwarding::ForwardingTables;
+pub use generate::{Circuit, CircuitPlan, generate_topology};
+pub use graph::SocGraph;
+pub use osa::{BMatching, max_weight_b_matching, osa_topology};
+pub use rack::{CrossCircuit, Crosspoint, Rack, RackSpec};
+pub use uplink::{UplinkPlan, place_uplinks};
