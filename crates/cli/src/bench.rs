@@ -2,6 +2,8 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
+use clap::ValueEnum;
+use shoal_psn::bench::{self as psn_bench, PsnBench, PsnBenchOptions};
 use shoal_rack::bench::{self, BenchOptions};
 use shoal_rack::bench_datacenter::{self, DatacenterOptions};
 use std::process::ExitCode;
@@ -15,7 +17,8 @@ use std::process::ExitCode;
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  shoal bench\n  shoal bench --seconds 10 --json > bench.json\n  \
-    shoal bench --nodes 1024 --pairs 1024 --slots 5000"
+    shoal bench --nodes 1024 --pairs 1024 --slots 5000\n  shoal bench --psn dctcp\n  \
+    shoal bench --psn ndp --sim-ms 2"
 )]
 pub struct BenchArgs {
     /// Print the report as JSON on stdout.
@@ -47,11 +50,30 @@ pub struct BenchArgs {
     /// With --datacenter: completed flows at which the run stops [default: 20000].
     #[arg(long, value_name = "M", requires = "datacenter")]
     flows: Option<u64>,
+    /// Time the packet-switched simulator on htsim's permutation example for this transport
+    /// (432-host k=12 fat-tree, 10 Gb/s, 9000 B packets) and compare with htsim's published
+    /// wall-clock time for the same simulated span.
+    #[arg(long, value_enum, value_name = "TRANSPORT",
+          conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes"])]
+    psn: Option<PsnTransport>,
+    /// With --psn: simulated milliseconds [default: htsim's, 210 for dctcp and 10 for ndp].
+    #[arg(long, value_name = "MS", requires = "psn")]
+    sim_ms: Option<u64>,
+}
+
+/// The transports of htsim's examples.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PsnTransport {
+    Dctcp,
+    Ndp,
 }
 
 pub fn main(args: BenchArgs) -> Result<ExitCode> {
     if args.datacenter {
         return datacenter(&args);
+    }
+    if let Some(transport) = args.psn {
+        return psn(&args, transport);
     }
     let defaults = BenchOptions::default();
     let nodes = args.nodes.unwrap_or(defaults.nodes);
@@ -99,6 +121,31 @@ fn datacenter(args: &BenchArgs) -> Result<ExitCode> {
         opts.nodes, opts.load, opts.flows
     );
     let report = bench_datacenter::run(&opts)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{report}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
+    let which = match transport {
+        PsnTransport::Dctcp => PsnBench::Dctcp,
+        PsnTransport::Ndp => PsnBench::Ndp,
+    };
+    let mut opts = PsnBenchOptions::htsim(which);
+    if let Some(ms) = args.sim_ms {
+        if ms == 0 {
+            bail!("--sim-ms must be at least 1");
+        }
+        opts.sim_ms = ms;
+    }
+    eprintln!(
+        "shoal bench: {:?} permutation on a k={} fat-tree, {} ms simulated",
+        which, opts.k, opts.sim_ms
+    );
+    let report = psn_bench::run(&opts)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -3,7 +3,7 @@
 //! a simulator, a test harness or the live emulator.
 //!
 //! - [`des`]: discrete-event time in picoseconds, for asynchronous fabrics (packet switches,
-//!   Stardust, Aquila): a monotone queue of small `Copy` events, FIFO among equal times.
+//!   Stardust, Aquila): a monotone queue of small `Copy` events, ties in a deterministic order.
 //! - [`slotted`]: time in whole slots, for fabrics on a static schedule (Shoal). Every slot each
 //!   node receives what was sent `delay` slots ago, then transmits one cell per channel.
 

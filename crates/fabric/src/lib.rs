@@ -1,6 +1,8 @@
 //! The one trait every fabric implements (DESIGN.md, principle 3), so that any set of fabrics can
 //! run the identical flow list and be reported the same way.
 
+pub mod bench;
+
 use serde::Serialize;
 use shoal_base::{Dur, Time};
 use shoal_metrics::{FlowRecord, TimeSeries};

@@ -11,7 +11,9 @@
 //! - [`port`]: ports and links.
 //! - [`packet`]: the packet record and the slab of packets in flight.
 //! - `sim`: the event loop.
+//! - [`bench`]: htsim's permutation examples, timed.
 
+pub mod bench;
 pub mod config;
 pub mod packet;
 pub mod port;

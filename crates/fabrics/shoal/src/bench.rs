@@ -30,6 +30,7 @@ use serde::Serialize;
 use shoal_base::rng::stream;
 use shoal_base::{Dur, Time};
 use shoal_engine::{IDLE, SlotSchedule};
+use shoal_fabric::bench::{peak_rss_bytes, wall_seconds};
 use shoal_fabric::{FabricError, NoProgress, RunLimits};
 use shoal_workload::{Flow, FlowSource, IterSource, patterns};
 use std::fmt;
@@ -172,24 +173,6 @@ fn advance(sim: &mut Sim<'_>, flows: &mut dyn FlowSource, slots: u64) -> Result<
         }
     }
     Ok(())
-}
-
-/// Wall-clock seconds that `f` takes.
-// Models must not read clocks (clippy.toml); a benchmark exists to read one, and this is the
-// only place in the library that does.
-#[allow(clippy::disallowed_methods)]
-pub(crate) fn wall_seconds(f: impl FnOnce()) -> f64 {
-    let t0 = std::time::Instant::now();
-    f();
-    t0.elapsed().as_secs_f64()
-}
-
-/// VmHWM from /proc/self/status, in bytes.
-pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 impl fmt::Display for BenchReport {

@@ -8,11 +8,11 @@
 //! until `flows` flows have completed. Everything from the first slot is timed: at this load
 //! the rack is never idle for long, and the run's whole cost is what a user waits for.
 
-use crate::bench::{peak_rss_bytes, wall_seconds};
 use crate::config::RackConfig;
 use crate::rack::ShoalRack;
 use serde::Serialize;
 use shoal_base::Rate;
+use shoal_fabric::bench::{peak_rss_bytes, wall_seconds};
 use shoal_fabric::{Fabric, FabricError, NoProgress, RunLimits};
 use shoal_workload::generator::OpenLoopSpec;
 use shoal_workload::{Arrivals, Matrix, OpenLoop, SizeDist};
