@@ -6,14 +6,17 @@
 //! - [`segment`]: the header fields a transport puts on the wire (no payload bytes).
 //! - [`reorder`]: in-order delivery at receivers.
 //! - [`tcp`]: TCP NewReno and DCTCP.
+//! - [`dcqcn`]: DCQCN (rate-based RoCEv2 congestion control with go-back-N).
 //! - [`ndp`]: NDP (trimming, per-packet acks and nacks, receiver-paced pulls).
 
+pub mod dcqcn;
 pub mod endpoint;
 pub mod ndp;
 pub mod reorder;
 pub mod segment;
 pub mod tcp;
 
+pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver, DcqcnSender};
 pub use endpoint::{Receiver, Sender, Transport};
 pub use ndp::{Ndp, NdpConfig, NdpReceiver, NdpSender};
 pub use segment::{Kind, Segment};

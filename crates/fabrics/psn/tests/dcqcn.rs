@@ -1,0 +1,145 @@
+//! DCQCN on its own, against what the DCQCN paper promises: long flows through one bottleneck
+//! converge to fair rates and keep it busy, and a short flow completes.
+
+use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
+use shoal_psn::{NetConfig, PacketFabric};
+use shoal_topology::LeafSpine;
+use shoal_transport::{Dcqcn, DcqcnConfig};
+use shoal_workload::{Flow, IterSource};
+
+fn flow(id: u64, src: u16, dst: u16, bytes: u64, start: Time) -> Flow {
+    Flow {
+        id,
+        src: NodeId(src),
+        dst: NodeId(dst),
+        bytes,
+        start,
+        class: 0,
+    }
+}
+
+/// Two leaves of two hosts under one spine, all links 10 Gb/s, 1 µs each.
+fn dumbbell() -> shoal_topology::Topology {
+    LeafSpine {
+        leaves: 2,
+        spines: 1,
+        hosts_per_leaf: 2,
+        host_rate: Rate::gbps(10),
+        fabric_rate: Rate::gbps(10),
+        link_delay: Dur::from_us(1),
+    }
+    .build()
+    .expect("valid")
+}
+
+fn config() -> DcqcnConfig {
+    DcqcnConfig::paper(Rate::gbps(10))
+}
+
+/// The switch: ECN above `k` packets (the deterministic stand-in for the paper's RED marking).
+fn net(k: u32) -> NetConfig {
+    let net = NetConfig::ecn(100, k);
+    assert_eq!(
+        net.header_bytes,
+        config().header_bytes,
+        "pacing assumes the network's headers"
+    );
+    net
+}
+
+/// Runs two long flows from hosts 0 and 1 to host 2 (they meet at the first leaf's uplink), the
+/// second starting at `second_us`; returns each flow's payload rate (Gb/s) over [warm, end] with the run's counters.
+fn two_flows(k: u32, second_us: u64, warm_ms: u64, end_ms: u64) -> (Vec<f64>, RunOutput) {
+    let mut fabric = PacketFabric::new(dumbbell(), net(k), Dcqcn(config())).expect("valid");
+    let big = 1 << 34;
+    let mut flows = IterSource::new([
+        flow(0, 0, 2, big, Time::ZERO),
+        flow(1, 1, 2, big, Time(second_us * 1_000_000)),
+    ]);
+    let ms = 1_000_000_000;
+    let (warm, end) = (Time(warm_ms * ms), Time(end_ms * ms));
+    let out = fabric
+        .run(
+            &mut flows,
+            RunLimits {
+                until: Some(end),
+                measure_from: Some(warm),
+                ..RunLimits::default()
+            },
+            &mut NoProgress,
+        )
+        .expect("runs");
+    let secs = (end.0 - warm.0) as f64 * 1e-12;
+    let gbps = out
+        .measured_flow_bytes
+        .iter()
+        .map(|&b| b as f64 * 8.0 / secs / 1e9)
+        .collect();
+    (gbps, out)
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    sum * sum / (x.len() as f64 * x.iter().map(|g| g * g).sum::<f64>())
+}
+
+/// Payload rate ceiling of a 10 Gb/s link: 1000 of every 1040 bytes.
+const CEILING: f64 = 10.0 * 1000.0 / 1040.0;
+
+#[test]
+fn two_long_flows_converge_to_fair_shares_and_keep_the_bottleneck_busy() {
+    // The second flow joins at 0.5 ms, when the first has the whole link: both must meet in the
+    // middle. With α = 1 at the start the first cuts halve the rates, and additive increase of
+    // 10 Mb/s per 55 µs takes several milliseconds to refill the link, so measure from 10 ms.
+    let (gbps, out) = two_flows(20, 500, 10, 40);
+    let total: f64 = gbps.iter().sum();
+    eprintln!(
+        "dcqcn shares {gbps:?}, utilisation {:.3}, jain {:.4}, counters {:?}",
+        total / CEILING,
+        jain(&gbps),
+        out.counters
+    );
+    assert!(total > 0.85 * CEILING, "bottleneck underused: {gbps:?}");
+    assert!(jain(&gbps) > 0.95, "unfair share {gbps:?}");
+    assert!(out.counters["packets_marked"] > 0);
+}
+
+#[test]
+fn a_short_flow_completes_at_line_rate() {
+    // DCQCN starts at line rate: 100 packets take the path's propagation and serialization.
+    let mut fabric = PacketFabric::new(dumbbell(), net(20), Dcqcn(config())).expect("valid");
+    let bytes = 100 * 1000;
+    let mut flows = IterSource::new([flow(0, 0, 2, bytes, Time::ZERO)]);
+    let out = fabric
+        .run(&mut flows, RunLimits::default(), &mut NoProgress)
+        .expect("runs");
+    let fct = out.records[0].fct().expect("completes").0;
+    let ser = Rate::gbps(10).serialize(1040).0;
+    let expect = 4 * 1_000_000 + 4 * ser + 99 * ser;
+    assert_eq!(fct, expect, "fct {fct} ps, expected {expect} ps");
+    assert_eq!(out.counters["retransmission_timeouts"], 0);
+}
+
+#[test]
+fn go_back_n_recovers_the_losses_of_a_shallow_queue() {
+    // A 10-packet queue overflows before the first CNP can act: the receiver NACKs the first
+    // gap and the senders go back; every byte still arrives.
+    let net = NetConfig::ecn(10, 5);
+    let mut fabric = PacketFabric::new(dumbbell(), net, Dcqcn(config())).expect("valid");
+    let bytes = 2_000_000;
+    let mut flows = IterSource::new([
+        flow(0, 0, 2, bytes, Time::ZERO),
+        flow(1, 1, 2, bytes, Time::ZERO),
+    ]);
+    let out = fabric
+        .run(&mut flows, RunLimits::default(), &mut NoProgress)
+        .expect("runs");
+    eprintln!("shallow queue: {:?}", out.counters);
+    assert!(out.counters["packets_dropped"] > 0, "{:?}", out.counters);
+    assert!(
+        out.records.iter().all(|r| r.fct().is_some()),
+        "a flow did not finish"
+    );
+    assert_eq!(out.counters["flows_unfinished"], 0);
+}
