@@ -14,6 +14,10 @@
 //!   (Algorithm 1: the circuits of every crosspoint), [`forwarding`] (the SoCs' tables).
 //! - Baselines: [`osa`] (one fully reconfigurable switch, OSA's b-matching) and [`baselines`]
 //!   (3D torus, random regular graph).
+//! - Evaluation (§6.1-6.2): [`workloads`] (clustered, random destinations, production-like,
+//!   graph processing over a [`social`] graph and its partition) as lists of [`Flow`]s, and
+//!   [`flowsim`], the flow-level simulator that routes them over any topology and measures path
+//!   length, path diversity, bottleneck link load and the path length to the gateways.
 //!
 //! Every topology is a [`SocGraph`], a multigraph over the same SoC ids, so the flow-level
 //! simulator can route and measure all of them alike.
@@ -38,20 +42,31 @@ pub mod baselines;
 pub mod cost;
 pub mod demand;
 pub mod error;
+pub mod flowsim;
 pub mod forwarding;
 pub mod generate;
 pub mod graph;
 pub mod osa;
 pub mod rack;
+pub mod social;
 pub mod uplink;
+pub mod workloads;
 
 pub use baselines::{random_regular, torus_3d};
 pub use cost::{CostComparison, FabricCost, PortPrice};
 pub use demand::{Demand, DemandMatrix, DemandReport, Smoothing};
 pub use error::Error;
+pub use flowsim::{
+    FlowSimConfig, FlowSimError, FlowSimReport, LoadMeasure, disjoint_shortest_paths, simulate,
+};
 pub use forwarding::ForwardingTables;
 pub use generate::{Circuit, CircuitPlan, generate_topology};
 pub use graph::SocGraph;
 pub use osa::{BMatching, max_weight_b_matching, osa_topology};
 pub use rack::{CrossCircuit, Crosspoint, Rack, RackSpec};
+pub use social::{SocialGraph, SocialParams, partition, social_graph};
 pub use uplink::{UplinkPlan, place_uplinks};
+pub use workloads::{
+    Endpoint, Flow, GraphProcessingParams, ProductionParams, WorkloadError, clustered, clusters_of,
+    demand_of, full_demand_of, graph_processing, production_like, random_destinations,
+};
