@@ -3,6 +3,7 @@
 
 mod bench;
 mod cell;
+mod compare;
 mod plot;
 mod repro;
 mod run;
@@ -31,6 +32,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Run(run::RunArgs),
+    Compare(compare::CompareArgs),
     Schedule(schedule::ScheduleArgs),
     Cell(cell::CellArgs),
     Repro(repro::ReproArgs),
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::main(args),
+        Command::Compare(args) => compare::main(args),
         Command::Schedule(args) => schedule::main(args),
         Command::Cell(args) => cell::main(args),
         Command::Repro(args) => repro::main(args),

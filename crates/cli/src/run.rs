@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
-use shoal_metrics::{FlowRecord, FlowSummary, realised_load};
+use shoal_metrics::{FlowRecord, FlowSummary, IdealFct, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -15,13 +15,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Run a scenario on the simulated Shoal rack and write its results folder.
+/// Run a scenario (the Shoal rack, or a packet-switched baseline: dctcp, dcqcn, ndp, tcp) and
+/// write its results folder.
 ///
 /// With no SCENARIO, runs the built-in default (scenarios/default.toml: the paper's 512-node
 /// §7.1 rack under a permutation). Writes to DIR (default out/<scenario name>):
 ///
 ///   summary.json   flows, completions, short-flow FCT (us: mean, p50, p99, p999), long-flow
-///                  goodput (Gb/s), queue maxima (cells), reordering (bytes), simulated time
+///                  goodput (Gb/s), queue maxima (cells or packets: queue_unit), reordering
+///                  (bytes), simulated time
 ///                  (us), wall time (s), simulator speed, counters
 ///   scenario.toml  the resolved scenario: every default filled in; `shoal run` on it repeats
 ///                  the run
@@ -145,51 +147,60 @@ impl Progress for CliProgress {
 }
 
 #[derive(Serialize)]
-struct FctStats {
-    mean: f64,
-    p50: f64,
-    p99: f64,
-    p999: f64,
+pub(crate) struct FctStats {
+    pub(crate) mean: f64,
+    pub(crate) p50: f64,
+    pub(crate) p99: f64,
+    pub(crate) p999: f64,
 }
 
 /// summary.json: everything but `wall_time_s` and `node_channel_slots_per_s` is a pure function
 /// of (scenario, seed, version).
 #[derive(Serialize)]
-struct Summary {
-    fabric: String,
-    scenario: String,
-    nodes: usize,
-    seed: u64,
-    tool_version: &'static str,
+pub(crate) struct Summary {
+    pub(crate) fabric: String,
+    pub(crate) scenario: String,
+    pub(crate) nodes: usize,
+    pub(crate) seed: u64,
+    pub(crate) tool_version: &'static str,
     /// Flows handed to the fabric.
-    flows: usize,
+    pub(crate) flows: usize,
     /// Of those, the ones the statistics cover: started at or after `run.measure_from_us`.
-    flows_measured: usize,
+    pub(crate) flows_measured: usize,
     /// Measured flows that completed.
-    flows_completed: usize,
-    short_fct_us: Option<FctStats>,
-    long_goodput_gbps: Option<f64>,
-    /// Short-flow FCT over the FCT the flow would have alone on the idle rack
-    /// (`RackConfig::ideal_fct`).
-    short_slowdown: Option<FctStats>,
+    pub(crate) flows_completed: usize,
+    pub(crate) short_fct_us: Option<FctStats>,
+    pub(crate) long_goodput_gbps: Option<f64>,
+    /// Short-flow FCT over the FCT the flow would have alone on the idle fabric
+    /// (`Scenario::ideal_fct`).
+    pub(crate) short_slowdown: Option<FctStats>,
     /// What the workload draws, with its parameters.
-    workload: String,
+    pub(crate) workload: String,
     /// Mean size of the flows handed to the fabric.
-    mean_flow_bytes: Option<f64>,
+    pub(crate) mean_flow_bytes: Option<f64>,
     /// Load the flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
-    realised_load: Option<f64>,
-    max_queue_cells: u64,
-    max_node_queue_cells: u64,
+    pub(crate) realised_load: Option<f64>,
+    /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet
+    /// fabrics, whose queues are switch ports). The names keep "cells" for compatibility.
+    pub(crate) queue_unit: &'static str,
+    pub(crate) max_queue_cells: u64,
+    pub(crate) max_node_queue_cells: u64,
     /// Of those, the most cells queued at one node for other sources.
-    max_node_transit_cells: u64,
-    max_reorder_bytes: u64,
-    sim_time_us: f64,
-    wall_time_s: f64,
-    node_channel_slots_per_s: f64,
-    counters: BTreeMap<String, u64>,
+    pub(crate) max_node_transit_cells: u64,
+    pub(crate) max_reorder_bytes: u64,
+    pub(crate) sim_time_us: f64,
+    pub(crate) wall_time_s: f64,
+    pub(crate) node_channel_slots_per_s: f64,
+    pub(crate) counters: BTreeMap<String, u64>,
 }
 
-fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration) -> Summary {
+fn summarize(
+    sc: &Scenario,
+    ideal: &IdealFct,
+    out: &RunOutput,
+    wall: Duration,
+    run_wall: Duration,
+) -> Summary {
     // Warm-up exclusion: flow statistics cover the flows that start from `measure_from` on.
     let from = sc.limits.measure_from.unwrap_or(Time::ZERO);
     // A copy only when a warm-up excludes flows: a million records need not be duplicated.
@@ -204,13 +215,13 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
                 .collect(),
         )
     };
-    let fs = FlowSummary::with_ideal(&measured, &sc.rack.ideal_fct());
+    let fs = FlowSummary::with_ideal(&measured, ideal);
     let slots = out.counters.get("node_channel_slots").copied().unwrap_or(0);
     let run_s = run_wall.as_secs_f64();
     Summary {
-        fabric: "shoal".to_owned(),
+        fabric: sc.fabric_name().to_owned(),
         scenario: sc.name.clone(),
-        nodes: sc.rack.nodes as usize,
+        nodes: sc.nodes(),
         seed: sc.seed,
         tool_version: TOOL_VERSION,
         flows: out.records.len(),
@@ -229,13 +240,18 @@ fn summarize(sc: &Scenario, out: &RunOutput, wall: Duration, run_wall: Duration)
             p99: p.p99,
             p999: p.p999,
         }),
-        workload: sc.workload.describe(sc.seed, sc.rack.node_rate()),
+        workload: sc.workload.describe(sc.seed, sc.node_rate()),
         mean_flow_bytes: fs.mean_flow_bytes,
         realised_load: realised_load(
             &out.records,
-            sc.workload.load_rate().unwrap_or(sc.rack.node_rate()).0 as f64,
-            sc.rack.nodes as usize,
+            sc.workload.load_rate().unwrap_or(sc.node_rate()).0 as f64,
+            sc.nodes(),
         ),
+        queue_unit: if sc.network.is_some() {
+            "packets"
+        } else {
+            "cells"
+        },
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
         max_node_transit_cells: out.queues.max_node_transit,
@@ -286,12 +302,12 @@ fn write_flows(path: &Path, records: &[FlowRecord]) -> Result<()> {
     Ok(())
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Creates `dir`, refusing a non-empty one unless `force`.
-fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
+pub(crate) fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
     if dir.exists() {
         if !dir.is_dir() {
             bail!("{} exists and is not a directory", dir.display());
@@ -311,9 +327,10 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
 }
 
 /// Runs one scenario into `dir`; returns its summary.
-fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
+pub(crate) fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
     let started = Instant::now();
-    let mut rack = sc.build()?;
+    let mut fabric = sc.build_fabric()?;
+    let ideal = sc.ideal_fct()?;
     let (mut source, count) = sc.source()?;
     let total = match (sc.limits.completed_flows, count) {
         (Some(c), Some(n)) => Some(c.min(n)),
@@ -321,11 +338,11 @@ fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summar
     };
     let mut progress = CliProgress::new(quiet, total, sc.limits.until, label.to_owned());
     let run_started = Instant::now();
-    let result = shoal_fabric::Fabric::run(&mut rack, source.as_mut(), sc.limits, &mut progress);
+    let result = fabric.run(source.as_mut(), sc.limits, &mut progress);
     let run_wall = run_started.elapsed();
     progress.finish();
     let out = result.map_err(|e| anyhow::anyhow!("{}: the run failed: {e}", sc.origin))?;
-    let summary = summarize(sc, &out, started.elapsed(), run_wall);
+    let summary = summarize(sc, &ideal, &out, started.elapsed(), run_wall);
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');
     write_file(&dir.join("summary.json"), &json)?;
@@ -342,7 +359,7 @@ fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summar
     Ok(summary)
 }
 
-fn opt(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
 }
 
@@ -377,7 +394,7 @@ fn print_summary(s: &Summary, dir: &Path) {
     }
     if let Some(f) = &s.short_slowdown {
         println!(
-            "slowdown     mean {:.2}, p50 {:.2}, p99 {:.2}, p99.9 {:.2} (short flows, FCT / FCT alone on the idle rack)",
+            "slowdown     mean {:.2}, p50 {:.2}, p99 {:.2}, p99.9 {:.2} (short flows, FCT / FCT alone on the idle fabric)",
             f.mean, f.p50, f.p99, f.p999
         );
     }
@@ -390,22 +407,40 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.mean_flow_bytes, 0),
         opt(s.realised_load, 3)
     );
-    println!(
-        "queues       max {} cells in one queue, {} cells at one node ({} in transit); \
-         max reordering {} B",
-        s.max_queue_cells, s.max_node_queue_cells, s.max_node_transit_cells, s.max_reorder_bytes
-    );
-    println!(
-        "time         {:.3} us simulated in {:.2} s ({:.2} M node-channel-slots/s)",
-        s.sim_time_us,
-        s.wall_time_s,
-        s.node_channel_slots_per_s / 1e6
-    );
+    let u = s.queue_unit;
+    if s.queue_unit == "cells" {
+        println!(
+            "queues       max {} {u} in one queue, {} {u} at one node ({} in transit); \
+             max reordering {} B",
+            s.max_queue_cells,
+            s.max_node_queue_cells,
+            s.max_node_transit_cells,
+            s.max_reorder_bytes
+        );
+        println!(
+            "time         {:.3} us simulated in {:.2} s ({:.2} M node-channel-slots/s)",
+            s.sim_time_us,
+            s.wall_time_s,
+            s.node_channel_slots_per_s / 1e6
+        );
+    } else {
+        println!(
+            "queues       max {} {u} in one switch port, {} {u} at one switch; max reordering {} B",
+            s.max_queue_cells, s.max_node_queue_cells, s.max_reorder_bytes
+        );
+        let events = s.counters.get("events").copied().unwrap_or(0);
+        println!(
+            "time         {:.3} us simulated in {:.2} s ({:.2} M events/s)",
+            s.sim_time_us,
+            s.wall_time_s,
+            events as f64 / s.wall_time_s.max(1e-9) / 1e6
+        );
+    }
     println!("results      {}", dir.display());
 }
 
 /// A directory-name-safe form of a sweep label.
-fn safe(label: &str) -> String {
+pub(crate) fn safe(label: &str) -> String {
     label
         .chars()
         .map(|c| {

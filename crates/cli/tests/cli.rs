@@ -66,7 +66,7 @@ fn summary(dir: &Path) -> serde_json::Map<String, Value> {
     }
 }
 
-const SUMMARY_KEYS: [&str; 22] = [
+const SUMMARY_KEYS: [&str; 23] = [
     "fabric",
     "scenario",
     "nodes",
@@ -81,6 +81,7 @@ const SUMMARY_KEYS: [&str; 22] = [
     "short_fct_us",
     "short_slowdown",
     "long_goodput_gbps",
+    "queue_unit",
     "max_queue_cells",
     "max_node_queue_cells",
     "max_node_transit_cells",
@@ -412,6 +413,7 @@ fn every_subcommand_has_help() {
         &["cell", "encode"],
         &["repro"],
         &["bench"],
+        &["compare"],
     ] {
         let o = run_ok(&[sub, &["--help"][..]].concat());
         let text = stdout(&o);
@@ -572,4 +574,118 @@ fn plot_draws_csv_columns_and_names_a_missing_one() {
     let o = shoal(&["plot", &file, "--x", "load", "--y", "short_fct_p99_us"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no column \"load\""), "{}", stderr(&o));
+}
+
+/// TINY's workload on an 8-host packet network of `fabric` (4 leaves of 2 hosts, 2 spines).
+fn tiny_packet(fabric: &str, extra: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "tiny-{fabric}"
+seed = 5
+fabric = "{fabric}"
+[network]
+hosts = 8
+radix = 4
+link_gbps = 10.0
+{extra}
+[workload]
+kind = "permutation"
+flow_bytes = 3000
+"#
+    )
+}
+
+#[test]
+fn packet_fabrics_run_from_scenarios_and_their_resolved_file_repeats_the_run() {
+    let dir = scratch("packet");
+    for fabric in ["dctcp", "ndp", "dcqcn", "tcp"] {
+        let file = write(&dir, &format!("{fabric}.toml"), &tiny_packet(fabric, ""));
+        let out = dir.join(fabric);
+        let o = run_ok(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+        assert!(
+            stdout(&o).contains("8 of 8 completed"),
+            "{fabric}: {}",
+            stdout(&o)
+        );
+        let s = summary(&out);
+        assert_eq!(s["fabric"], fabric);
+        assert_eq!(s["queue_unit"], "packets");
+        // The resolved scenario names every key and gives the same run.
+        let again = dir.join(format!("{fabric}-again"));
+        let resolved = out.join("scenario.toml");
+        run_ok(&[
+            "run",
+            resolved.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(
+            deterministic_summary(&out),
+            deterministic_summary(&again),
+            "{fabric}"
+        );
+    }
+    // A key the fabric does not use is refused with the file, key and reason.
+    let bad = write(&dir, "bad.toml", &tiny_packet("ndp", "ecn_k = 5"));
+    let o = shoal(&["run", &bad, "--out", dir.join("bad").to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.toml") && e.contains("network.ecn_k") && e.contains("does not use"),
+        "{e}"
+    );
+}
+
+#[test]
+fn compare_runs_every_fabric_on_the_same_flows_and_refuses_different_ones() {
+    let dir = scratch("compare");
+    let shoal_file = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let out = dir.join("out");
+    let o = run_ok(&[
+        "compare",
+        &shoal_file,
+        &ndp,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("tiny-ndp") && text.contains("shoal"),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(out.join("compare.csv")).expect("compare.csv");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .starts_with("scenario,fabric,flows")
+    );
+    for f in [
+        "short_fct_p99_us.svg",
+        "max_queue.png",
+        "tiny/summary.json",
+        "tiny-ndp/flows.csv",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    // Another flow size draws other flows: refused before anything runs.
+    let other = write(
+        &dir,
+        "other.toml",
+        &tiny_packet("dctcp", "").replace("3000", "4000"),
+    );
+    let o = shoal(&[
+        "compare",
+        &shoal_file,
+        &other,
+        "--out",
+        dir.join("x").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("[workload]"), "{}", stderr(&o));
 }

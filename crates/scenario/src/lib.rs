@@ -16,20 +16,23 @@
 //! ```
 
 mod error;
+pub mod network;
 mod raw;
 mod resolve;
 mod resolved;
 mod workload;
 
 pub use error::{ErrorKind, ScenarioError};
-pub use resolve::{MATRIX_KEYS, WORKLOAD_KEYS, defaults};
+pub use network::{NetworkSpec, TopologySpec};
+pub use resolve::{MATRIX_KEYS, PACKET_FABRICS, WORKLOAD_KEYS, defaults, network_defaults};
 pub use workload::{Background, WorkloadSpec};
 
 use error::{describe_serde, line_of, path_at};
 use raw::RawFile;
 use resolve::Ctx;
-use shoal_base::{NodeId, Time, rng};
+use shoal_base::{NodeId, Rate, Time, rng};
 use shoal_fabric::{Fabric, Progress, RunLimits, RunOutput};
+use shoal_metrics::IdealFct;
 use shoal_rack::{Failure, RackConfig, ShoalRack};
 use shoal_schedule::Component;
 use shoal_workload::{Flow, FlowSource};
@@ -120,8 +123,10 @@ pub struct Scenario {
     /// The run seed: every random choice (flows, random failures, corruption) derives from it.
     pub seed: u64,
     /// The rack with every default filled in; `rack.failures` lists explicit and random
-    /// failures together.
+    /// failures together. Only the shoal fabric uses it.
     pub rack: RackConfig,
+    /// The packet-switched fabric (`[network]`), for every fabric but shoal.
+    pub network: Option<NetworkSpec>,
     pub workload: WorkloadSpec,
     pub limits: RunLimits,
     pub sweep: Option<Sweep>,
@@ -218,6 +223,7 @@ fn parse_document(
         description: r.description,
         seed: r.seed,
         rack: r.rack,
+        network: r.network,
         workload: r.workload,
         limits: r.limits,
         sweep: r.sweep,
@@ -314,7 +320,7 @@ impl Scenario {
     /// their flows from [`Scenario::source`].
     pub fn flows(&self) -> Vec<Flow> {
         let mut rng = rng::stream(self.seed, "scenario.workload", 0);
-        self.workload.generate(self.rack.nodes as usize, &mut rng)
+        self.workload.generate(self.nodes(), &mut rng)
     }
 
     /// The workload as a stream of flows for a fabric to pull (list workloads drawn as
@@ -323,7 +329,7 @@ impl Scenario {
         let mut rng = rng::stream(self.seed, "scenario.workload", 0);
         let source = self
             .workload
-            .source(self.rack.nodes as usize, self.seed, &mut rng)
+            .source(self.nodes(), self.seed, &mut rng)
             .map_err(|reason| ScenarioError {
                 origin: self.origin.clone(),
                 line: None,
@@ -448,11 +454,61 @@ impl Scenario {
         })
     }
 
-    /// Builds the rack and runs the flows until the scenario's limits.
+    /// The fabric's name: "shoal", or a packet fabric's transport ("dctcp", "ndp", ...).
+    pub fn fabric_name(&self) -> &'static str {
+        self.network
+            .as_ref()
+            .map_or("shoal", |n| n.transport.name())
+    }
+
+    /// Nodes (hosts) the workload spreads over.
+    pub fn nodes(&self) -> usize {
+        self.network
+            .as_ref()
+            .map_or(self.rack.nodes as usize, |n| n.topology.hosts())
+    }
+
+    /// A node's rate (Shoal: all channels; a packet fabric: the host link), the R of a load.
+    pub fn node_rate(&self) -> Rate {
+        self.network
+            .as_ref()
+            .map_or(self.rack.node_rate(), |n| n.link_rate)
+    }
+
+    /// What a lone flow takes on the idle fabric, for slowdowns.
+    pub fn ideal_fct(&self) -> Result<IdealFct, ScenarioError> {
+        match &self.network {
+            None => Ok(self.rack.ideal_fct()),
+            Some(n) => n.ideal_fct().map_err(|e| self.run_error("network", e.0)),
+        }
+    }
+
+    fn run_error(&self, key: &str, reason: String) -> ScenarioError {
+        ScenarioError {
+            origin: self.origin.clone(),
+            line: None,
+            key: key.to_owned(),
+            kind: ErrorKind::Run,
+            reason,
+        }
+    }
+
+    /// Builds whichever fabric the scenario names.
+    pub fn build_fabric(&self) -> Result<Box<dyn Fabric>, ScenarioError> {
+        match &self.network {
+            None => Ok(Box::new(self.build()?)),
+            Some(n) => n
+                .build()
+                .map_err(|e| self.run_error("network", e.to_string())),
+        }
+    }
+
+    /// Builds the fabric and runs the flows until the scenario's limits.
     pub fn run(&self, progress: &mut dyn Progress) -> Result<RunOutput, ScenarioError> {
-        let mut rack = self.build()?;
+        let mut fabric = self.build_fabric()?;
         let (mut flows, _) = self.source()?;
-        rack.run(flows.as_mut(), self.limits, progress)
+        fabric
+            .run(flows.as_mut(), self.limits, progress)
             .map_err(|e| ScenarioError {
                 origin: self.origin.clone(),
                 line: None,

@@ -9,6 +9,7 @@ use serde::Deserialize;
 pub(crate) struct RawFile {
     pub scenario: Option<RawMeta>,
     pub rack: Option<RawRack>,
+    pub network: Option<RawNetwork>,
     pub workload: Option<RawWorkload>,
     pub run: Option<RawRun>,
     pub sweep: Option<RawSweep>,
@@ -51,6 +52,33 @@ pub(crate) struct RawRack {
     pub verify_schedule: Option<bool>,
     pub failures: Option<Vec<RawFailure>>,
     pub random_node_failures: Option<RawRandomFailures>,
+}
+
+/// `[network]`: a packet-switched fabric (every fabric but "shoal").
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNetwork {
+    pub topology: Option<String>,
+    pub hosts: Option<i64>,
+    pub radix: Option<i64>,
+    pub k: Option<i64>,
+    pub oversubscription: Option<i64>,
+    pub x: Option<i64>,
+    pub y: Option<i64>,
+    pub z: Option<i64>,
+    pub link_gbps: Option<f64>,
+    pub link_delay_ns: Option<f64>,
+    pub packet_bytes: Option<i64>,
+    pub header_bytes: Option<i64>,
+    pub control_bytes: Option<i64>,
+    pub queue_packets: Option<i64>,
+    pub ecn_k: Option<i64>,
+    pub ecn_marking: Option<String>,
+    pub path: Option<String>,
+    pub initial_window: Option<i64>,
+    pub rto_min_us: Option<f64>,
+    pub dctcp_g: Option<f64>,
+    pub pull_pacing: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

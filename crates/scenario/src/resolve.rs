@@ -13,7 +13,10 @@ use shoal_schedule::{
 };
 use toml::de::DeTable;
 
+mod network;
 mod traffic;
+
+pub use network::{PACKET_FABRICS, defaults as network_defaults};
 
 /// The paper's rack (§7.1) and the defaults of every `[rack]` key; see docs/scenarios.md.
 pub mod defaults {
@@ -156,6 +159,7 @@ pub(crate) struct Resolved {
     pub description: String,
     pub seed: u64,
     pub rack: RackConfig,
+    pub network: Option<crate::network::NetworkSpec>,
     pub explicit_failures: Vec<Failure>,
     pub random_failures: Option<RandomFailures>,
     pub workload: WorkloadSpec,
@@ -175,12 +179,36 @@ pub(crate) fn resolve(
     }
     let seed = ctx.int("scenario.seed", meta.seed, defaults::SEED, 0, i64::MAX)? as u64;
     let fabric = meta.fabric.unwrap_or_else(|| "shoal".to_owned());
-    if fabric != "shoal" {
+    let network = if fabric == "shoal" {
+        if raw.network.is_some() {
+            return Err(ctx.value(
+                "network",
+                "[network] configures the packet-switched fabrics; the shoal fabric takes [rack]",
+            ));
+        }
+        None
+    } else if PACKET_FABRICS.contains(&fabric.as_str()) {
+        if raw.rack.is_some() {
+            return Err(ctx.value(
+                "rack",
+                format!("[rack] configures the shoal fabric; the {fabric} fabric takes [network]"),
+            ));
+        }
+        let raw_net = raw.network.unwrap_or_default();
+        Some(network::resolve(ctx, &fabric, raw_net, seed)?)
+    } else {
+        let known: Vec<String> = std::iter::once("shoal")
+            .chain(PACKET_FABRICS)
+            .map(|f| format!("{f:?}"))
+            .collect();
         return Err(ctx.value(
             "scenario.fabric",
-            format!("unknown fabric {fabric:?}; known fabrics: \"shoal\""),
+            format!(
+                "unknown fabric {fabric:?}; known fabrics: {}",
+                known.join(", ")
+            ),
         ));
-    }
+    };
     let (rack, explicit_failures, random_failures) =
         resolve_rack(ctx, raw.rack.unwrap_or_default())?;
     let workload = raw.workload.ok_or_else(|| {
@@ -190,8 +218,11 @@ pub(crate) fn resolve(
             "the [workload] table is required",
         )
     })?;
-    let node_rate = rack.node_rate();
-    let workload = resolve_workload(ctx, workload, rack.nodes as usize, node_rate)?;
+    let (nodes, node_rate) = match &network {
+        Some(n) => (n.topology.hosts(), n.link_rate),
+        None => (rack.nodes as usize, rack.node_rate()),
+    };
+    let workload = resolve_workload(ctx, workload, nodes, node_rate)?;
     let run = raw.run.unwrap_or_default();
     let limits = RunLimits {
         until: run
@@ -230,6 +261,7 @@ pub(crate) fn resolve(
         description: meta.description.unwrap_or_default(),
         seed,
         rack,
+        network,
         explicit_failures,
         random_failures,
         workload,

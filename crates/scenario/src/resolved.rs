@@ -1,8 +1,10 @@
 //! Writes a resolved scenario back as TOML that reproduces it.
 
+use crate::network::{NetworkSpec, TopologySpec};
 use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
 use shoal_base::{Dur, Time};
+use shoal_psn::{Discipline, PathChoice, TransportSpec};
 use shoal_schedule::Component;
 use shoal_workload::{Matrix, SizeDist};
 use std::fmt::Write;
@@ -99,9 +101,79 @@ pub(crate) fn write(sc: &Scenario) -> String {
     t.kv("name", s(&sc.name));
     t.kv("description", s(&sc.description));
     t.kv("seed", sc.seed);
-    t.kv("fabric", s("shoal"));
+    t.kv("fabric", s(sc.fabric_name()));
     t.kv("tool_version", s(TOOL_VERSION));
 
+    if let Some(n) = &sc.network {
+        network(&mut t, n);
+    } else {
+        rack(&mut t, sc);
+    }
+    workload_and_run(&mut t, sc);
+    t.0
+}
+
+/// `[network]` with every key the fabric uses.
+fn network(t: &mut Table, n: &NetworkSpec) {
+    t.header("[network]");
+    t.kv("topology", s(n.topology.name()));
+    match n.topology {
+        TopologySpec::LeafSpine { hosts, radix } => {
+            t.kv("hosts", hosts);
+            t.kv("radix", radix);
+        }
+        TopologySpec::FatTree {
+            k,
+            oversubscription,
+        } => {
+            t.kv("k", k);
+            t.kv("oversubscription", oversubscription);
+        }
+        TopologySpec::Torus { x, y, z } => {
+            t.kv("x", x);
+            t.kv("y", y);
+            t.kv("z", z);
+        }
+    }
+    t.kv("link_gbps", f(n.link_rate.0 as f64 / 1e9));
+    t.kv("link_delay_ns", ns(n.link_delay));
+    let net = &n.net;
+    t.kv("packet_bytes", n.transport.mss() + net.header_bytes);
+    t.kv("header_bytes", net.header_bytes);
+    t.kv("control_bytes", net.control_bytes);
+    t.kv("queue_packets", net.queue_packets);
+    t.kv(
+        "path",
+        s(match net.path {
+            PathChoice::Ecmp => "ecmp",
+            PathChoice::Spray => "spray",
+        }),
+    );
+    if let Discipline::Ecn { k, at_dequeue } = net.discipline {
+        t.kv("ecn_k", k);
+        t.kv(
+            "ecn_marking",
+            s(if at_dequeue { "departure" } else { "arrival" }),
+        );
+    }
+    match &n.transport {
+        TransportSpec::Tcp(c) => {
+            t.kv("initial_window", c.initial_window);
+            t.kv("rto_min_us", dur_us(c.rto_min));
+            if let Some(g) = c.dctcp_g_shift {
+                t.kv("dctcp_g", f(1.0 / (1u64 << g) as f64));
+            }
+        }
+        TransportSpec::Ndp(c) => {
+            t.kv("initial_window", c.initial_window);
+            t.kv("rto_min_us", dur_us(c.rto));
+            t.kv("pull_pacing", f(net.pull_pacing as f64 / 100.0));
+        }
+        TransportSpec::Dcqcn(_) => {}
+    }
+}
+
+fn rack(t: &mut Table, sc: &Scenario) {
     let r = &sc.rack;
     t.header("[rack]");
     t.kv("nodes", r.nodes);
@@ -154,7 +226,9 @@ pub(crate) fn write(sc: &Scenario) -> String {
         }
         t.kv("at_us", us(failure.at));
     }
+}
 
+fn workload_and_run(t: &mut Table, sc: &Scenario) {
     t.header("[workload]");
     t.kv("kind", s(sc.workload.kind()));
     match &sc.workload {
@@ -232,7 +306,7 @@ pub(crate) fn write(sc: &Scenario) -> String {
             }
             t.kv("start_us", us(*start));
             t.kv("size", size(&spec.sizes));
-            matrix(&mut t, &spec.matrix);
+            matrix(t, &spec.matrix);
         }
         WorkloadSpec::ClosedLoop(spec) => {
             if let Some(n) = spec.max_flows {
@@ -241,7 +315,7 @@ pub(crate) fn write(sc: &Scenario) -> String {
             t.kv("per_source", spec.per_source);
             t.kv("start_us", us(spec.start));
             t.kv("size", size(&spec.sizes));
-            matrix(&mut t, &spec.matrix);
+            matrix(t, &spec.matrix);
         }
         WorkloadSpec::Disaggregated { app, spec } => {
             t.kv("app", s(app.name()));
@@ -273,5 +347,4 @@ pub(crate) fn write(sc: &Scenario) -> String {
             t.kv("sample_every_us", dur_us(p));
         }
     }
-    t.0
 }

@@ -12,6 +12,7 @@
 pub mod dcqcn;
 pub mod endpoint;
 pub mod ndp;
+pub mod r2c2;
 pub mod reorder;
 pub mod segment;
 pub mod tcp;
@@ -19,5 +20,6 @@ pub mod tcp;
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver, DcqcnSender};
 pub use endpoint::{Receiver, Sender, Transport};
 pub use ndp::{Ndp, NdpConfig, NdpReceiver, NdpSender};
+pub use r2c2::{R2c2, R2c2Config, R2c2Receiver, R2c2Sender};
 pub use segment::{Kind, Segment};
 pub use tcp::{Tcp, TcpConfig, TcpReceiver, TcpSender};

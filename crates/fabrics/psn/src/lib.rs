@@ -6,20 +6,25 @@
 //! by hashing, hosts whose NIC queue feeds their one link, and a sans-IO transport pair per flow
 //! (`shoal-transport`). The topology (`shoal-topology`) supplies links and next hops.
 //!
+//! - [`build`]: a transport chosen at run time, and the ideal FCT for slowdowns.
 //! - [`config`]: queue discipline and size, path choice, header sizes.
 //! - [`queue`]: one output queue with a data and a priority lane.
 //! - [`port`]: ports and links.
 //! - [`packet`]: the packet record and the slab of packets in flight.
+//! - [`r2c2`]: R2C2's max-min rate computation over the routes of all known flows (torus).
 //! - `sim`: the event loop.
 //! - [`bench`]: htsim's permutation examples, timed.
 
 pub mod bench;
+pub mod build;
 pub mod config;
 pub mod packet;
 pub mod port;
 pub mod queue;
+pub mod r2c2;
 mod sim;
 
+pub use build::{TransportSpec, build, ideal_fct};
 pub use config::{Discipline, NetConfig, PathChoice};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};

@@ -9,6 +9,7 @@
 use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{Packet, PacketSlab};
 use crate::port::Ports;
+use crate::r2c2::{R2c2State, Routing};
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
@@ -40,6 +41,16 @@ enum Ev {
     },
     /// New flows are due.
     Flows,
+    /// R2C2: the broadcast of flow `flow`'s start has reached every node.
+    R2c2Start {
+        flow: u32,
+    },
+    /// R2C2: the broadcast of flow `flow`'s finish has reached every node.
+    R2c2Finish {
+        flow: u32,
+    },
+    /// R2C2: recompute the rates after this instant's flow events.
+    R2c2Solve,
     Sample,
     Stop,
 }
@@ -107,6 +118,10 @@ pub(crate) struct Sim<'a, T: Transport> {
     sprayed: u64,
     pacers: Vec<Pacer>,
     series: TimeSeries,
+    /// R2C2's rate control, only when the transport is R2C2 (`None` costs other runs nothing).
+    r2c2: Option<Box<R2c2State>>,
+    /// Forward by dimension order (R2C2 with `PathChoice::Ecmp` on a torus) instead of hashing.
+    dimension_order: bool,
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -116,6 +131,20 @@ impl<'a, T: Transport> Sim<'a, T> {
         transport: &'a T,
         limits: RunLimits,
     ) -> Self {
+        // R2C2 on a torus: `PathChoice::Ecmp` means dimension-order routing, `Spray` multipath
+        // (per-packet spraying over the minimal next hops). Elsewhere, R2C2 assumes spraying.
+        let r2c2 = (transport.name() == shoal_transport::r2c2::NAME).then(|| {
+            let torus = matches!(topo.kind(), shoal_topology::Kind::Torus { .. });
+            let routing = if torus && net.path == PathChoice::Ecmp {
+                Routing::DimensionOrder
+            } else {
+                Routing::Multipath
+            };
+            Box::new(R2c2State::new(topo, routing, net.control_bytes))
+        });
+        let dimension_order = r2c2
+            .as_ref()
+            .is_some_and(|r| r.ctl.routing() == Routing::DimensionOrder);
         Sim {
             topo,
             net,
@@ -147,6 +176,8 @@ impl<'a, T: Transport> Sim<'a, T> {
             sprayed: 0,
             pacers: (0..topo.hosts()).map(|_| Pacer::default()).collect(),
             series: TimeSeries::new(),
+            r2c2,
+            dimension_order,
         }
     }
 
@@ -187,6 +218,9 @@ impl<'a, T: Transport> Sim<'a, T> {
                     self.start_due(now, source)?;
                 }
                 Ev::Sample => self.sample(now, source),
+                Ev::R2c2Start { flow } => self.r2c2_event(now, flow, true),
+                Ev::R2c2Finish { flow } => self.r2c2_event(now, flow, false),
+                Ev::R2c2Solve => self.r2c2_solve(now),
                 Ev::Stop => break,
             }
             if self
@@ -272,7 +306,69 @@ impl<'a, T: Transport> Sim<'a, T> {
         };
         self.slot_of.push(slot);
         self.active += 1;
+        if self.r2c2.is_some() {
+            self.r2c2_start(now, record);
+        }
         self.pump(now, record);
+    }
+
+    /// R2C2: the source computes the new flow's rate at once, with what it knows plus the new
+    /// flow, and broadcasts the start.
+    fn r2c2_start(&mut self, now: Time, record: u32) {
+        let rec = self.records[record as usize];
+        let r = self.r2c2.as_mut().expect("R2C2 run");
+        let route = r.ctl.route(self.topo, rec.src.0 as u32, rec.dst.0 as u32);
+        let rate = r.ctl.rate_with(&route) as u64;
+        r.pending.insert(record, route);
+        r.told.insert(record, rate);
+        let at = now + r.delay;
+        self.q.schedule(at, Ev::R2c2Start { flow: record });
+        let slot = self.slot_of[record as usize];
+        if let Some(live) = self.live[slot as usize].as_mut() {
+            let seg = shoal_transport::r2c2::rate_segment(shoal_base::Rate(rate), now);
+            live.sender.handle(now, &seg);
+        }
+    }
+
+    /// R2C2: a flow event reached every node; the rates are recomputed once per instant.
+    fn r2c2_event(&mut self, now: Time, record: u32, start: bool) {
+        let r = self.r2c2.as_mut().expect("R2C2 run");
+        if start {
+            let route = r.pending.remove(&record).expect("a broadcast start");
+            r.ctl.insert(record, route);
+        } else {
+            r.ctl.remove(record);
+            r.told.remove(&record);
+        }
+        if r.solve_at != Some(now) {
+            r.solve_at = Some(now);
+            self.q.schedule(now, Ev::R2c2Solve);
+        }
+    }
+
+    /// R2C2: every node computes the max-min rates; senders whose rate changed are told.
+    fn r2c2_solve(&mut self, now: Time) {
+        let r = self.r2c2.as_mut().expect("R2C2 run");
+        r.solve_at = None;
+        let mut changed = Vec::new();
+        for (flow, rate) in r.ctl.solve() {
+            let rate = rate as u64;
+            if r.told.insert(flow, rate) != Some(rate) {
+                changed.push((flow, rate));
+            }
+        }
+        for (record, rate) in changed {
+            let slot = self.slot_of[record as usize];
+            if slot == GONE {
+                continue;
+            }
+            let Some(live) = self.live[slot as usize].as_mut() else {
+                continue;
+            };
+            let seg = shoal_transport::r2c2::rate_segment(shoal_base::Rate(rate), now);
+            live.sender.handle(now, &seg);
+            self.pump(now, record);
+        }
     }
 
     /// Sends what the flow's sender allows now and re-arms its timer.
@@ -359,6 +455,10 @@ impl<'a, T: Transport> Sim<'a, T> {
         let hops = self.topo.next_hops(n, p.dst);
         let port = if hops.len() == 1 {
             hops[0]
+        } else if self.dimension_order {
+            self.topo
+                .dimension_order_hop(n, p.dst)
+                .expect("a torus hop")
         } else {
             let h = mix(p.entropy as u64 ^ (n as u64) << 32);
             hops[(h % hops.len() as u64) as usize]
@@ -507,6 +607,10 @@ impl<'a, T: Transport> Sim<'a, T> {
                 self.records[p.flow as usize].finish = Some(now);
                 self.completed += 1;
                 self.active -= 1;
+                if let Some(r) = &self.r2c2 {
+                    let at = now + r.delay;
+                    self.q.schedule(at, Ev::R2c2Finish { flow: p.flow });
+                }
                 source.on_complete(rec.id, rec.src, now);
                 self.arm_flows(source);
             }

@@ -1,0 +1,352 @@
+//! `shoal compare`: several fabrics on the identical flow list, one table and one plot per
+//! metric.
+
+use crate::run::{Summary, opt, prepare_dir, run_one, safe, write_file};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_scenario::{Scenario, SweepValue};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Run several scenarios (one per fabric) on the identical flow list and compare them.
+///
+/// The scenarios must draw the same flows: the same seed, node count and [workload]. If they
+/// sweep, they must sweep the same parameter over the same values; every point is then run
+/// for every fabric. Each run's results folder goes to DIR/<point>/<scenario name>/ (as
+/// `shoal run` writes it); DIR/compare.csv has one row per run and DIR/<metric>.svg/.png/.csv
+/// one figure per metric (lines against the swept parameter, or bars per fabric).
+///
+/// --set changes a key in every scenario first, e.g. to cut a paper-scale run down:
+/// --set run.completed_flows=20000 --set workload.load=0.5
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+#[command(
+    after_help = "Examples:\n  shoal compare scenarios/fig15-datacenter.toml scenarios/fig15-dctcp.toml \
+    scenarios/fig15-ndp.toml --set run.completed_flows=20000\n  \
+    shoal compare a.toml b.toml --set 'workload.load=0.3' --out out/ab"
+)]
+pub struct CompareArgs {
+    /// Scenario files, at least two.
+    #[arg(value_name = "SCENARIO.toml", required = true, num_args = 2..)]
+    scenarios: Vec<PathBuf>,
+    /// Set a dotted key to a TOML value in every scenario before running (repeatable; quote
+    /// strings: --set 'workload.matrix="uniform"').
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Seed for every scenario, overriding theirs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    seed: Option<u64>,
+    /// Results folder (created). Default: out/compare.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+    /// Write into DIR even if it is not empty.
+    #[arg(long)]
+    force: bool,
+}
+
+/// One `--set` as a (key, value) pair.
+fn setting(text: &str) -> Result<(String, toml::Value)> {
+    let Some((key, value)) = text.split_once('=') else {
+        bail!("--set {text:?}: expected KEY=VALUE, e.g. run.completed_flows=20000");
+    };
+    let doc: toml::Table = toml::from_str(&format!("v = {value}")).with_context(|| {
+        format!("--set {text:?}: {value:?} is not a TOML value (quote strings: '\"text\"')")
+    })?;
+    let value = doc.get("v").cloned().context("no value")?;
+    Ok((key.trim().to_owned(), value))
+}
+
+/// Refuses scenarios that would not draw the same flows.
+fn check_same_flows(all: &[Scenario]) -> Result<()> {
+    let first = &all[0];
+    for sc in &all[1..] {
+        let differ = |what: &str| {
+            anyhow::anyhow!(
+                "{} and {} differ in {what}: they would not run the same flows",
+                first.origin,
+                sc.origin
+            )
+        };
+        if sc.seed != first.seed {
+            return Err(differ("seed"));
+        }
+        if sc.nodes() != first.nodes() {
+            return Err(differ("node count"));
+        }
+        if sc.workload != first.workload {
+            return Err(differ("[workload]"));
+        }
+        let sweep = |s: &Scenario| {
+            s.sweep
+                .as_ref()
+                .map(|w| (w.parameter.clone(), w.values.clone()))
+        };
+        if sweep(sc) != sweep(first) {
+            return Err(differ("[sweep]"));
+        }
+    }
+    Ok(())
+}
+
+/// One compared run.
+struct Row {
+    point: Option<SweepValue>,
+    name: String,
+    summary: Summary,
+}
+
+/// The metrics compared: column, axis label, value, whether a log axis suits it.
+type Metric = (
+    &'static str,
+    &'static str,
+    fn(&Summary) -> Option<f64>,
+    bool,
+);
+
+const METRICS: [Metric; 5] = [
+    (
+        "short_fct_mean_us",
+        "short-flow FCT, mean (µs)",
+        |s| s.short_fct_us.as_ref().map(|f| f.mean),
+        true,
+    ),
+    (
+        "short_fct_p99_us",
+        "short-flow FCT, 99th percentile (µs)",
+        |s| s.short_fct_us.as_ref().map(|f| f.p99),
+        true,
+    ),
+    (
+        "short_slowdown_p99",
+        "short-flow slowdown, 99th percentile",
+        |s| s.short_slowdown.as_ref().map(|f| f.p99),
+        true,
+    ),
+    (
+        "long_goodput_gbps",
+        "long-flow goodput, mean (Gb/s)",
+        |s| s.long_goodput_gbps,
+        false,
+    ),
+    (
+        "max_queue",
+        "longest queue (cells or packets)",
+        |s| Some(s.max_queue_cells as f64),
+        false,
+    ),
+];
+
+pub fn main(args: CompareArgs) -> Result<ExitCode> {
+    let settings: Vec<(String, toml::Value)> =
+        args.set.iter().map(|s| setting(s)).collect::<Result<_>>()?;
+    let borrowed: Vec<(&str, toml::Value)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let mut all = Vec::new();
+    for path in &args.scenarios {
+        let mut sc = shoal_scenario::load(path)?;
+        if !borrowed.is_empty() {
+            sc = sc.with_settings(&borrowed)?;
+        }
+        if let Some(seed) = args.seed {
+            sc = sc.with_seed(seed);
+        }
+        all.push(sc);
+    }
+    check_same_flows(&all)?;
+    let names: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
+    if let Some(dup) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        bail!(
+            "two scenarios are named {:?}: rename one ([scenario] name)",
+            dup.1
+        );
+    }
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join("compare"));
+    prepare_dir(&dir, args.force)?;
+
+    // Every (point, scenario) in point-major order, so a table reads point by point.
+    let mut jobs: Vec<(Option<SweepValue>, Scenario)> = Vec::new();
+    match &all[0].sweep {
+        None => jobs.extend(all.iter().map(|s| (None, s.clone()))),
+        Some(_) => {
+            let per: Vec<Vec<(SweepValue, Scenario)>> = all
+                .iter()
+                .map(|s| s.sweep_points())
+                .collect::<Result<_, _>>()?;
+            for i in 0..per[0].len() {
+                for points in &per {
+                    let (v, sc) = &points[i];
+                    jobs.push((Some(v.clone()), sc.clone()));
+                }
+            }
+        }
+    }
+    let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
+    let mut rows = Vec::new();
+    for (i, (point, sc)) in jobs.iter().enumerate() {
+        let label = match point {
+            Some(v) => format!(
+                "{} at {} = {v}",
+                sc.name,
+                parameter.as_deref().unwrap_or("")
+            ),
+            None => sc.name.clone(),
+        };
+        let sub = match point {
+            Some(v) => dir.join(safe(&v.to_string())).join(safe(&sc.name)),
+            None => dir.join(safe(&sc.name)),
+        };
+        prepare_dir(&sub, args.force)?;
+        if !args.quiet {
+            eprintln!("shoal compare: run {} of {}: {label}", i + 1, jobs.len());
+        }
+        let summary = run_one(sc, &sub, args.quiet, &label)?;
+        rows.push(Row {
+            point: point.clone(),
+            name: sc.name.clone(),
+            summary,
+        });
+    }
+    write_csv(&dir, parameter.as_deref(), &rows)?;
+    print(parameter.as_deref(), &rows);
+    plots(&dir, parameter.as_deref(), &names, &rows)?;
+    write_file(
+        &dir.join("README.txt"),
+        &format!(
+            "shoal compare of {}\nsettings: {}\n",
+            args.scenarios
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if args.set.is_empty() {
+                "none".into()
+            } else {
+                args.set.join(", ")
+            }
+        ),
+    )?;
+    println!("results      {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cells(r: &Row) -> Vec<String> {
+    let s = &r.summary;
+    let mut row = vec![
+        r.name.clone(),
+        s.fabric.clone(),
+        s.flows.to_string(),
+        s.flows_completed.to_string(),
+    ];
+    row.extend(METRICS.iter().map(|(col, _, f, _)| {
+        let digits = if *col == "max_queue" { 0 } else { 3 };
+        opt(f(s), digits)
+    }));
+    row.push(s.queue_unit.to_owned());
+    row
+}
+
+fn header(parameter: Option<&str>) -> Vec<&str> {
+    let mut h: Vec<&str> = parameter.into_iter().collect();
+    h.extend(["scenario", "fabric", "flows", "completed"]);
+    h.extend(METRICS.iter().map(|m| m.0));
+    h.push("queue_unit");
+    h
+}
+
+fn write_csv(dir: &Path, parameter: Option<&str>, rows: &[Row]) -> Result<()> {
+    let mut w = csv::Writer::from_path(dir.join("compare.csv"))?;
+    w.write_record(header(parameter))?;
+    for r in rows {
+        let mut line: Vec<String> = r.point.iter().map(|v| v.to_string()).collect();
+        line.extend(
+            cells(r)
+                .into_iter()
+                .map(|c| if c == "-" { String::new() } else { c }),
+        );
+        w.write_record(&line)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+fn print(parameter: Option<&str>, rows: &[Row]) {
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut line: Vec<String> = r.point.iter().map(|v| v.to_string()).collect();
+            line.extend(cells(r));
+            line
+        })
+        .collect();
+    crate::repro::print_table(&header(parameter), &table);
+}
+
+/// One figure per metric: a line per scenario against the swept value, or one bar per
+/// scenario without a sweep.
+fn plots(dir: &Path, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
+    for (col, label, f, log) in METRICS {
+        let y = if log {
+            Axis::log(label)
+        } else {
+            Axis::linear(label)
+        };
+        let fig = match parameter {
+            Some(p) => Figure {
+                title: String::new(),
+                x: Axis::linear(p),
+                y,
+                series: names
+                    .iter()
+                    .map(|n| {
+                        let pts = rows
+                            .iter()
+                            .filter(|r| &r.name == n)
+                            .filter_map(|r| Some((r.point.as_ref()?.as_f64()?, f(&r.summary)?)))
+                            .filter(|&(_, v)| !log || v > 0.0)
+                            .collect();
+                        Series::new(n.clone(), pts)
+                    })
+                    .collect(),
+                kind: Kind::Lines,
+            },
+            None => Figure {
+                title: String::new(),
+                x: Axis::linear(""),
+                y,
+                series: vec![Series::new(
+                    label,
+                    rows.iter()
+                        .enumerate()
+                        .filter_map(|(i, r)| Some((i as f64, f(&r.summary)?)))
+                        .filter(|&(_, v)| !log || v > 0.0)
+                        .collect(),
+                )],
+                kind: Kind::Bars {
+                    categories: names.to_vec(),
+                },
+            },
+        };
+        let mut fig = fig;
+        fig.series.retain(|s| !s.points.is_empty());
+        if fig.series.is_empty() {
+            eprintln!("shoal compare: {col}: no run has a value, no figure");
+            continue;
+        }
+        shoal_plot::write(&fig, dir, col)
+            .map_err(|e| anyhow::anyhow!("{col}: cannot write the figure: {e}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! R2C2's rate computation (Costa et al., SIGCOMM 2015; Shoal §7.3's torus baseline): every node
+//! knows every active flow and its route (flow starts and finishes are broadcast across the
+//! rack) and computes the same max-min fair rates over the links; each sender paces at its
+//! flow's rate (`shoal_transport::r2c2`). The R2C2 paper was not available; the choices:
+//!
+//! - Routes ([`Routing`]): dimension-order routing puts the whole flow on its one path
+//!   (`Topology::dimension_order_hop`). Multipath routing splits the flow evenly over the
+//!   minimal next hops at every node (`Topology::next_hops`), which is what per-packet spraying
+//!   does in the simulator (each packet hashes to one of the next hops at every hop); a flow then
+//!   loads each link with a fixed fraction of its rate. This is not "evenly over its minimal
+//!   paths" (paths through nodes with more onward choices get less), but it is the split the
+//!   packets really take.
+//! - Rates are max-min fair by progressive filling ([`max_min`]): the rates of all unfrozen flows
+//!   rise together; a link whose load Σ fraction × rate reaches its capacity freezes every
+//!   unfrozen flow crossing it; repeat. Capacities are link rates in bits/s as `f64`, computed in
+//!   a fixed order, so results are deterministic. With a single path (fractions 1) this is the
+//!   classic water-filling of `shoal_metrics::maxmin::MaxMin`, the tests' oracle.
+//! - The broadcast of a flow event is not simulated packet by packet: it takes effect everywhere
+//!   [`broadcast_delay`] later, the torus diameter × (link delay + a control packet's
+//!   serialization), the time a flood needs to reach the farthest node.
+//! - The source knows of its own flow at once: a new flow starts at the rate it gets in the view
+//!   of its source (the flows whose events have arrived, plus itself), and every node, the source
+//!   included, applies the start after the broadcast delay, when all rates are recomputed and
+//!   every sender whose rate changed is told. A finish (the last byte delivered) is applied the
+//!   same way. Between the two views the links may be oversubscribed briefly, as in R2C2.
+
+use shoal_base::{Dur, Time};
+use shoal_topology::{Kind, Topology};
+use std::collections::BTreeMap;
+
+/// How flows are routed on the torus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// One path: correct X, then Y, then Z, each the short way round.
+    DimensionOrder,
+    /// An even split over the minimal next hops at every node.
+    Multipath,
+}
+
+/// A flow's load on links: (link, fraction of the flow's rate), by link index. Link `first[n] +
+/// p` is node `n`'s port `p`, the numbering of the simulator's ports.
+pub type Route = Vec<(u32, f64)>;
+
+/// Max-min fair rates by progressive filling, for flows that load each of their links with a
+/// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
+/// least one link with a positive fraction. Returns the rates in the order of `routes`.
+///
+/// Links wait in a lazily updated min-heap keyed by the fill level at which they would saturate
+/// (a flow freezing on another link moves a link's level, so its entry is re-pushed and the old
+/// one recognised as stale by a version), so a solve costs O(Σ route lengths · log links).
+pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = capacity.len();
+    let mut used = vec![0.0f64; n];
+    let mut coef = vec![0.0f64; n];
+    let mut unfrozen = vec![0u32; n];
+    let mut version = vec![0u32; n];
+    let mut first = vec![0u32; n + 1];
+    for r in routes {
+        for &(l, c) in r.iter() {
+            coef[l as usize] += c;
+            unfrozen[l as usize] += 1;
+            first[l as usize + 1] += 1;
+        }
+    }
+    for l in 0..n {
+        first[l + 1] += first[l];
+    }
+    let mut fill = first.clone();
+    let mut users = vec![0u32; first[n] as usize];
+    for (f, r) in routes.iter().enumerate() {
+        for &(l, _) in r.iter() {
+            users[fill[l as usize] as usize] = f as u32;
+            fill[l as usize] += 1;
+        }
+    }
+    // Levels are non-negative, so their IEEE bits order like the values.
+    let key = |l: usize, used: &[f64], coef: &[f64]| ((capacity[l] - used[l]) / coef[l]).max(0.0);
+    let mut heap: BinaryHeap<Reverse<(u64, u32, u32)>> = (0..n)
+        .filter(|&l| unfrozen[l] > 0)
+        .map(|l| Reverse((key(l, &used, &coef).to_bits(), l as u32, 0)))
+        .collect();
+    let mut rate = vec![0.0f64; routes.len()];
+    let mut frozen = vec![false; routes.len()];
+    let mut level = 0.0f64;
+    while let Some(Reverse((bits, l, v))) = heap.pop() {
+        let l = l as usize;
+        if v != version[l] || unfrozen[l] == 0 {
+            continue;
+        }
+        level = level.max(f64::from_bits(bits));
+        for i in first[l]..first[l + 1] {
+            let f = users[i as usize] as usize;
+            if frozen[f] {
+                continue;
+            }
+            frozen[f] = true;
+            rate[f] = level;
+            for &(m, c) in routes[f].iter() {
+                let m = m as usize;
+                used[m] += c * level;
+                coef[m] -= c;
+                unfrozen[m] -= 1;
+                if m != l && unfrozen[m] > 0 {
+                    version[m] += 1;
+                    heap.push(Reverse((
+                        key(m, &used, &coef).to_bits(),
+                        m as u32,
+                        version[m],
+                    )));
+                }
+            }
+        }
+    }
+    assert!(frozen.iter().all(|&f| f), "a flow loads no link");
+    rate
+}
+
+/// The time a flow event takes to reach every node: the network diameter in hops × (a link's
+/// delay + the serialization of a `control_bytes` packet at its rate), from host 0's first link.
+pub fn broadcast_delay(topo: &Topology, control_bytes: u32) -> Dur {
+    let hosts = topo.hosts() as u32;
+    let diameter = (0..hosts)
+        .flat_map(|a| (0..hosts).map(move |b| (a, b)))
+        .map(|(a, b)| topo.distance(a, b))
+        .max()
+        .unwrap_or(0) as u64;
+    let link = topo.link(0, 0);
+    Dur(diameter * (link.delay.0 + link.rate.serialize(control_bytes as u64).0))
+}
+
+/// What every node knows: the active flows with their routes, and the link capacities.
+pub struct RateController {
+    routing: Routing,
+    first: Vec<u32>,
+    capacity: Vec<f64>,
+    flows: BTreeMap<u32, Route>,
+}
+
+impl RateController {
+    /// `DimensionOrder` needs a torus.
+    pub fn new(topo: &Topology, routing: Routing) -> RateController {
+        assert!(
+            routing == Routing::Multipath || matches!(topo.kind(), Kind::Torus { .. }),
+            "dimension-order routing needs a torus"
+        );
+        let mut first = Vec::with_capacity(topo.nodes() + 1);
+        let mut capacity = Vec::new();
+        for n in 0..topo.nodes() as u32 {
+            first.push(capacity.len() as u32);
+            capacity.extend(topo.links(n).iter().map(|l| l.rate.0 as f64));
+        }
+        first.push(capacity.len() as u32);
+        RateController {
+            routing,
+            first,
+            capacity,
+            flows: BTreeMap::new(),
+        }
+    }
+
+    pub fn routing(&self) -> Routing {
+        self.routing
+    }
+
+    /// Link capacities (bits/s), by link index.
+    pub fn capacity(&self) -> &[f64] {
+        &self.capacity
+    }
+
+    /// The link index of node `n`'s port `p`.
+    pub fn link(&self, n: u32, p: u32) -> u32 {
+        self.first[n as usize] + p
+    }
+
+    /// The links a flow from host `src` to host `dst` loads, and with what fractions.
+    pub fn route(&self, topo: &Topology, src: u32, dst: u32) -> Route {
+        let mut route = Route::new();
+        match self.routing {
+            Routing::DimensionOrder => {
+                let mut n = src;
+                while let Some(p) = topo.dimension_order_hop(n, dst) {
+                    route.push((self.link(n, p), 1.0));
+                    n = topo.link(n, p).peer;
+                }
+            }
+            Routing::Multipath => {
+                let mut load: BTreeMap<u32, f64> = BTreeMap::new();
+                let mut here: BTreeMap<u32, f64> = BTreeMap::from([(src, 1.0)]);
+                while !here.contains_key(&dst) && !here.is_empty() {
+                    let mut next: BTreeMap<u32, f64> = BTreeMap::new();
+                    for (&n, &m) in &here {
+                        let hops = topo.next_hops(n, dst);
+                        let share = m / hops.len() as f64;
+                        for &p in hops {
+                            *load.entry(self.link(n, p)).or_default() += share;
+                            *next.entry(topo.link(n, p).peer).or_default() += share;
+                        }
+                    }
+                    here = next;
+                }
+                route.extend(load);
+            }
+        }
+        route
+    }
+
+    /// The flows every node knows of.
+    pub fn flows(&self) -> &BTreeMap<u32, Route> {
+        &self.flows
+    }
+
+    pub fn insert(&mut self, flow: u32, route: Route) {
+        self.flows.insert(flow, route);
+    }
+
+    pub fn remove(&mut self, flow: u32) -> Option<Route> {
+        self.flows.remove(&flow)
+    }
+
+    /// Max-min rates of the known flows, by flow.
+    pub fn solve(&self) -> Vec<(u32, f64)> {
+        let routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
+        let rates = max_min(&self.capacity, &routes);
+        self.flows.keys().copied().zip(rates).collect()
+    }
+
+    /// The rate a new flow on `route` gets in the known flows plus itself.
+    pub fn rate_with(&self, route: &[(u32, f64)]) -> f64 {
+        let mut routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
+        routes.push(route);
+        *max_min(&self.capacity, &routes).last().expect("one flow")
+    }
+}
+
+/// The simulator's R2C2 state: the shared view, the broadcast delay, flows whose start is being
+/// broadcast, and the rate each sender was last told.
+pub(crate) struct R2c2State {
+    pub ctl: RateController,
+    pub delay: Dur,
+    pub pending: BTreeMap<u32, Route>,
+    pub told: BTreeMap<u32, u64>,
+    pub solve_at: Option<Time>,
+}
+
+impl R2c2State {
+    pub fn new(topo: &Topology, routing: Routing, control_bytes: u32) -> R2c2State {
+        R2c2State {
+            ctl: RateController::new(topo, routing),
+            delay: broadcast_delay(topo, control_bytes),
+            pending: BTreeMap::new(),
+            told: BTreeMap::new(),
+            solve_at: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_share_a_link() {
+        // Link 0 carries all of flow 0 and half of flow 1: 1.5 r = 3 gives r = 2 for both.
+        let a = [(0u32, 1.0)];
+        let b = [(0u32, 0.5), (1, 0.5)];
+        assert_eq!(max_min(&[3.0, 10.0], &[&a, &b]), vec![2.0, 2.0]);
+        // Classic: link 0 (cap 1) shared by flows 0, 1; flow 2 alone on link 1 with flow 1.
+        let c = [(0u32, 1.0)];
+        let d = [(0u32, 1.0), (1, 1.0)];
+        let e = [(1u32, 1.0)];
+        assert_eq!(max_min(&[1.0, 2.0], &[&c, &d, &e]), vec![0.5, 0.5, 1.5]);
+    }
+}

@@ -1,0 +1,312 @@
+//! `[network]`: the packet-switched baselines of §7.3 (DCTCP, DCQCN, NDP, TCP on a Clos; any of
+//! them on a fat-tree or torus). Defaults are the paper's PSN baseline: 512 hosts on a
+//! full-bisection Clos at 50 Gb/s, 1500 B packets; DCTCP and DCQCN with ECMP, a window of 35
+//! packets and queues of 100; NDP with spraying, an initial window of 35 and queues of 12.
+
+use super::Ctx;
+use crate::ScenarioError;
+use crate::network::{NetworkSpec, TopologySpec};
+use crate::raw::RawNetwork;
+use shoal_base::{Dur, Rate};
+use shoal_psn::{Discipline, NetConfig, PathChoice, TransportSpec};
+use shoal_transport::{DcqcnConfig, NdpConfig, TcpConfig};
+
+/// The fabrics `[network]` configures.
+pub const PACKET_FABRICS: [&str; 4] = ["dctcp", "dcqcn", "ndp", "tcp"];
+
+/// Defaults of the `[network]` keys (docs/scenarios.md lists them with their sources).
+pub mod defaults {
+    /// §7.3: "a 512-node packet-switched network ... Clos topology with full-bisection".
+    pub const HOSTS: i64 = 512;
+    /// Ours: 32-port switches give 32 leaves of 16 hosts and 16 spines for 512 hosts.
+    pub const RADIX: i64 = 32;
+    /// §7.3: "The interface bandwidth of each node is 50 Gbps".
+    pub const LINK_GBPS: f64 = 50.0;
+    /// Ours (the paper gives none): 100 ns per link, cable and switch latency together.
+    pub const LINK_DELAY_NS: f64 = 100.0;
+    /// §7.3: "We assume 1500 B packets for all of them".
+    pub const PACKET_BYTES: i64 = 1500;
+    /// Ours: TCP/IP headers; NDP trims to `CONTROL_BYTES`.
+    pub const HEADER_BYTES: i64 = 40;
+    /// Ours: acks, nacks, pulls and trimmed headers (htsim's NDP header size).
+    pub const CONTROL_BYTES: i64 = 64;
+    /// §7.3: queue size of 100 packets (DCTCP, DCQCN, TCP) and 12 packets (NDP).
+    pub const QUEUE_PACKETS: i64 = 100;
+    pub const NDP_QUEUE_PACKETS: i64 = 12;
+    /// Ours (the paper gives none): ECN threshold of 20 full packets.
+    pub const ECN_K: i64 = 20;
+    /// §7.3: window of 35 packets (DCTCP, TCP: the initial window) and NDP's initial window.
+    pub const INITIAL_WINDOW: i64 = 35;
+    /// Ours: 1 ms minimum retransmission timeout.
+    pub const RTO_MIN_US: f64 = 1000.0;
+    /// RFC 8257: g = 1/16.
+    pub const DCTCP_G: f64 = 1.0 / 16.0;
+    /// htsim's NDP example: pulls at 99% of the link.
+    pub const PULL_PACING: f64 = 0.99;
+}
+
+/// Which keys each fabric takes beyond the common ones.
+fn allowed(fabric: &str, key: &str) -> bool {
+    match key {
+        "ecn_k" | "ecn_marking" => matches!(fabric, "dctcp" | "dcqcn"),
+        "initial_window" | "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp"),
+        "dctcp_g" => fabric == "dctcp",
+        "pull_pacing" => fabric == "ndp",
+        _ => true,
+    }
+}
+
+pub(super) fn resolve(
+    ctx: &Ctx<'_>,
+    fabric: &str,
+    raw: RawNetwork,
+    seed: u64,
+) -> Result<NetworkSpec, ScenarioError> {
+    use defaults as d;
+    let key = |k: &str| format!("network.{k}");
+    let given: [(&str, bool); 7] = [
+        ("ecn_k", raw.ecn_k.is_some()),
+        ("ecn_marking", raw.ecn_marking.is_some()),
+        ("initial_window", raw.initial_window.is_some()),
+        ("rto_min_us", raw.rto_min_us.is_some()),
+        ("dctcp_g", raw.dctcp_g.is_some()),
+        ("pull_pacing", raw.pull_pacing.is_some()),
+        ("path", false),
+    ];
+    for (k, present) in given {
+        if present && !allowed(fabric, k) {
+            return Err(ctx.value(&key(k), format!("the {fabric} fabric does not use {k}")));
+        }
+    }
+    let kind = raw.topology.as_deref().unwrap_or("leaf-spine");
+    let size = |k: &str, v: Option<i64>, default: Option<i64>| -> Result<u32, ScenarioError> {
+        match (v, default) {
+            (None, None) => Err(ctx.value(&key(k), format!("a {kind} topology needs network.{k}"))),
+            (v, default) => Ok(ctx.int(&key(k), v, default.unwrap_or(0), 1, 65_535)? as u32),
+        }
+    };
+    let unused = |pairs: &[(&str, bool)]| -> Result<(), ScenarioError> {
+        match pairs.iter().find(|(_, present)| *present) {
+            Some((k, _)) => Err(ctx.value(&key(k), format!("a {kind} topology does not use {k}"))),
+            None => Ok(()),
+        }
+    };
+    let topology = match kind {
+        "leaf-spine" => {
+            unused(&[
+                ("k", raw.k.is_some()),
+                ("oversubscription", raw.oversubscription.is_some()),
+                ("x", raw.x.is_some()),
+                ("y", raw.y.is_some()),
+                ("z", raw.z.is_some()),
+            ])?;
+            TopologySpec::LeafSpine {
+                hosts: size("hosts", raw.hosts, Some(d::HOSTS))?,
+                radix: size("radix", raw.radix, Some(d::RADIX))?,
+            }
+        }
+        "fat-tree" => {
+            unused(&[
+                ("hosts", raw.hosts.is_some()),
+                ("radix", raw.radix.is_some()),
+                ("x", raw.x.is_some()),
+                ("y", raw.y.is_some()),
+                ("z", raw.z.is_some()),
+            ])?;
+            TopologySpec::FatTree {
+                k: size("k", raw.k, None)?,
+                oversubscription: size("oversubscription", raw.oversubscription, Some(1))?,
+            }
+        }
+        "torus" => {
+            unused(&[
+                ("hosts", raw.hosts.is_some()),
+                ("radix", raw.radix.is_some()),
+                ("k", raw.k.is_some()),
+                ("oversubscription", raw.oversubscription.is_some()),
+            ])?;
+            TopologySpec::Torus {
+                x: size("x", raw.x, None)?,
+                y: size("y", raw.y, None)?,
+                z: size("z", raw.z, None)?,
+            }
+        }
+        other => {
+            return Err(ctx.value(
+                "network.topology",
+                format!(
+                    "unknown topology {other:?}; known: \"leaf-spine\", \"fat-tree\", \"torus\""
+                ),
+            ));
+        }
+    };
+    let gbps = ctx.num(
+        "network.link_gbps",
+        raw.link_gbps.unwrap_or(d::LINK_GBPS),
+        0.0,
+        true,
+    )?;
+    let link_rate = Rate((gbps * 1e9).round() as u64);
+    let link_delay = ctx.ns(
+        "network.link_delay_ns",
+        raw.link_delay_ns.unwrap_or(d::LINK_DELAY_NS),
+        false,
+    )?;
+    let header = ctx.int(
+        &key("header_bytes"),
+        raw.header_bytes,
+        d::HEADER_BYTES,
+        1,
+        4096,
+    )? as u32;
+    let packet = ctx.int(
+        &key("packet_bytes"),
+        raw.packet_bytes,
+        d::PACKET_BYTES,
+        header as i64 + 1,
+        65_535,
+    )? as u32;
+    let control = ctx.int(
+        &key("control_bytes"),
+        raw.control_bytes,
+        d::CONTROL_BYTES,
+        1,
+        4096,
+    )? as u32;
+    let mss = packet - header;
+    let queue_default = if fabric == "ndp" {
+        d::NDP_QUEUE_PACKETS
+    } else {
+        d::QUEUE_PACKETS
+    };
+    let queue = ctx.int(
+        &key("queue_packets"),
+        raw.queue_packets,
+        queue_default,
+        1,
+        1 << 20,
+    )? as u32;
+    let path = match (raw.path.as_deref(), fabric) {
+        (None, "ndp") | (Some("spray"), _) => PathChoice::Spray,
+        (None, _) | (Some("ecmp"), _) => PathChoice::Ecmp,
+        (Some(other), _) => {
+            return Err(ctx.value(
+                "network.path",
+                format!("unknown path choice {other:?}; known: \"ecmp\", \"spray\""),
+            ));
+        }
+    };
+    let discipline = match fabric {
+        "ndp" => Discipline::Trim,
+        "tcp" => Discipline::DropTail,
+        _ => {
+            let k = ctx.int(&key("ecn_k"), raw.ecn_k, d::ECN_K, 1, queue as i64)? as u32;
+            let at_dequeue = match raw.ecn_marking.as_deref() {
+                None | Some("departure") => true,
+                Some("arrival") => false,
+                Some(other) => {
+                    return Err(ctx.value(
+                        "network.ecn_marking",
+                        format!(
+                            "unknown marking point {other:?}; known: \"departure\", \"arrival\""
+                        ),
+                    ));
+                }
+            };
+            Discipline::Ecn { k, at_dequeue }
+        }
+    };
+    let pull_pacing = ctx.num(
+        "network.pull_pacing",
+        raw.pull_pacing.unwrap_or(d::PULL_PACING),
+        0.0,
+        true,
+    )?;
+    if pull_pacing > 1.0 {
+        return Err(ctx.value(
+            "network.pull_pacing",
+            format!("{pull_pacing} is above 1: pulls cannot outpace the link"),
+        ));
+    }
+    let net = NetConfig {
+        discipline,
+        queue_packets: queue,
+        path,
+        header_bytes: header,
+        control_bytes: control,
+        pull_pacing: ((pull_pacing * 100.0).round() as u32).max(1),
+        seed,
+    };
+    let window = ctx.int(
+        &key("initial_window"),
+        raw.initial_window,
+        d::INITIAL_WINDOW,
+        1,
+        1 << 20,
+    )? as u32;
+    let rto_min = Dur(ctx.us(
+        "network.rto_min_us",
+        raw.rto_min_us.unwrap_or(d::RTO_MIN_US),
+        true,
+    )?);
+    let transport = match fabric {
+        "ndp" => TransportSpec::Ndp(NdpConfig {
+            mss,
+            initial_window: window,
+            rto: rto_min,
+        }),
+        "dcqcn" => TransportSpec::Dcqcn(DcqcnConfig {
+            mss,
+            header_bytes: header,
+            ..DcqcnConfig::paper(link_rate)
+        }),
+        _ => {
+            let g_shift = if fabric == "dctcp" {
+                let g = ctx.num(
+                    "network.dctcp_g",
+                    raw.dctcp_g.unwrap_or(d::DCTCP_G),
+                    0.0,
+                    true,
+                )?;
+                let shift = (-g.log2()).round();
+                if !(1.0..=20.0).contains(&shift) || (g - (-shift).exp2()).abs() > 1e-12 {
+                    return Err(ctx.value(
+                        "network.dctcp_g",
+                        format!("{g} is not a power of two from 1/2 to 1/2^20 (e.g. 0.0625)"),
+                    ));
+                }
+                Some(shift as u32)
+            } else {
+                None
+            };
+            TransportSpec::Tcp(TcpConfig {
+                mss,
+                initial_window: window,
+                max_window: None,
+                rto_min,
+                rto_initial: rto_min,
+                dctcp_g_shift: g_shift,
+                dctcp_alpha_init: 1.0,
+            })
+        }
+    };
+    let spec = NetworkSpec {
+        topology,
+        link_rate,
+        link_delay,
+        net,
+        transport,
+    };
+    net.validate().map_err(|e| ctx.value("network", e))?;
+    let hosts_key = match topology {
+        TopologySpec::LeafSpine { .. } => "network.hosts",
+        TopologySpec::FatTree { .. } => "network.k",
+        TopologySpec::Torus { .. } => "network.x",
+    };
+    spec.build_topology()
+        .map_err(|e| ctx.value(hosts_key, e.0))?;
+    if spec.topology.hosts() > u16::MAX as usize {
+        return Err(ctx.value(hosts_key, "more hosts than node ids can name (65,535)"));
+    }
+    Ok(spec)
+}

@@ -1,0 +1,365 @@
+//! R2C2 (Costa et al., "R2C2: A Network Stack for Rack-scale Computers", SIGCOMM 2015): the
+//! congestion control of the direct-connect (3D torus) baseline of Shoal §7.3. Flow starts and
+//! finishes are broadcast across the rack; every node knows all active flows and their routes,
+//! computes max-min fair rates over them, and each sender paces at its flow's computed rate.
+//!
+//! This module is the end host: a sender paced at a rate set from outside
+//! ([`R2c2Sender::set_rate`]) and a receiver. The rate computation and the broadcast live in the
+//! packet simulator (`shoal-psn`'s `r2c2` module), which needs the topology. The R2C2 paper
+//! itself was not available; everything below is what Shoal §7.3 and our issue state plus the
+//! choices listed here.
+//!
+//! Choices (each a [`R2c2Config`] field where it is a number):
+//! - Rates are wire rates (payload plus `header_bytes`), like link capacities: the sender spaces
+//!   packets by their wire size at the paced rate, as DCQCN does here.
+//! - The sender paces at `utilization_ppm` (98% by default) of the computed rate: the max-min
+//!   computation allocates data only, and the acks (one per `ack_every` packets, 0.8% of a
+//!   link at 64 B per 8 × 1040 B) and broadcasts need the rest, else a saturated link's queue
+//!   grows without bound.
+//! - A sender sends nothing until it is given a rate (it starts at rate 0); the simulator gives a
+//!   new flow the rate its source computes at once, with its own flow added to what it knows.
+//! - Reliability: the receiver reassembles out of order (multipath routing reorders) and
+//!   acknowledges cumulatively every `ack_every` data packets, on the last byte and on any
+//!   duplicate. The sender keeps one retransmission timer (`rto`,
+//!   re-armed when the cumulative ack moves); when it fires, the sender goes back to the first
+//!   unacknowledged byte (go-back-N; the receiver ignores what it already has). Torus hosts
+//!   queue without limit in `shoal-psn`, so no packet is lost and the timer is a safeguard.
+//! - Rate notifications from the local rate computation reach the sender in-band, as a
+//!   [`Kind::Cnp`] segment with the [`RATE`] flag and the rate in bits/s in `ack`
+//!   ([`rate_segment`]): the sans-IO [`Sender`] trait has no rate input, and this keeps the
+//!   driver generic. They never travel on a link.
+
+use crate::endpoint::{Receiver, Sender, Transport};
+use crate::reorder::Reassembly;
+use crate::segment::{Kind, RETX, Segment};
+use shoal_base::{Dur, Rate, Time};
+
+/// The transport name; the packet simulator turns the R2C2 rate control on for it.
+pub const NAME: &str = "r2c2";
+
+/// Flag on a [`Kind::Cnp`] segment that carries an explicit rate (bits/s in `ack`) from the local
+/// rate computation to the sender. It uses a flag bit the other transports leave unused.
+pub const RATE: u8 = 1 << 7;
+
+/// The segment that tells a sender to pace at `rate`.
+pub fn rate_segment(rate: Rate, now: Time) -> Segment {
+    let mut seg = Segment::control(Kind::Cnp, 0, rate.0, now);
+    seg.flags |= RATE;
+    seg
+}
+
+/// R2C2's end-host parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct R2c2Config {
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// Header bytes on the wire per data packet, for pacing; set it to the network's
+    /// `NetConfig::header_bytes` (40 by default there).
+    pub header_bytes: u32,
+    /// The sender paces at this fraction of the computed rate, in parts per million.
+    pub utilization_ppm: u32,
+    /// The receiver acknowledges cumulatively every this many data packets.
+    pub ack_every: u32,
+    /// Retransmission timeout, re-armed whenever the cumulative ack moves.
+    pub rto: Dur,
+}
+
+impl R2c2Config {
+    /// Our defaults: 1000 B payload (as DCQCN here), 98% pacing, an ack per 8 packets, 1 ms RTO.
+    pub fn paper() -> R2c2Config {
+        R2c2Config {
+            mss: 1000,
+            header_bytes: 40,
+            utilization_ppm: 980_000,
+            ack_every: 8,
+            rto: Dur::from_us(1_000),
+        }
+    }
+}
+
+/// R2C2 as a [`Transport`].
+#[derive(Clone, Debug)]
+pub struct R2c2(pub R2c2Config);
+
+impl Transport for R2c2 {
+    type Sender = R2c2Sender;
+    type Receiver = R2c2Receiver;
+
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn mss(&self) -> u32 {
+        self.0.mss
+    }
+
+    fn sender(&self, bytes: u64, now: Time) -> R2c2Sender {
+        R2c2Sender::new(self.0, bytes, now)
+    }
+
+    fn receiver(&self, bytes: u64) -> R2c2Receiver {
+        R2c2Receiver::new(self.0, bytes)
+    }
+}
+
+/// A sender paced at an externally computed rate.
+#[derive(Clone, Debug)]
+pub struct R2c2Sender {
+    cfg: R2c2Config,
+    size: u64,
+    una: u64,
+    nxt: u64,
+    high: u64,
+    /// The computed rate and the paced rate (bits/s, 0 = do not send).
+    rate: u64,
+    pace: u64,
+    clock: Time,
+    /// When the last packet went out and its wire bytes: the next instant follows from them at
+    /// whatever the rate is then.
+    last_tx: Option<(Time, u32)>,
+    next_send: Time,
+    rto_at: Option<Time>,
+    timeouts: u64,
+}
+
+impl R2c2Sender {
+    pub fn new(cfg: R2c2Config, size: u64, now: Time) -> R2c2Sender {
+        R2c2Sender {
+            cfg,
+            size,
+            una: 0,
+            nxt: 0,
+            high: 0,
+            rate: 0,
+            pace: 0,
+            clock: now,
+            last_tx: None,
+            next_send: now,
+            rto_at: None,
+            timeouts: 0,
+        }
+    }
+
+    /// Paces the flow at `rate` (times `utilization_ppm`) from `now` on: the next packet leaves
+    /// one wire-packet time at the new rate after the previous one, or at once if that is past.
+    pub fn set_rate(&mut self, now: Time, rate: Rate) {
+        self.clock = self.clock.max(now);
+        self.rate = rate.0;
+        self.pace = (rate.0 as u128 * self.cfg.utilization_ppm as u128 / 1_000_000) as u64;
+        self.next_send = match self.last_tx {
+            Some((at, wire)) if self.pace > 0 => at + Rate(self.pace).serialize(wire as u64),
+            _ => now,
+        };
+    }
+
+    /// The rate last set.
+    pub fn rate(&self) -> Rate {
+        Rate(self.rate)
+    }
+
+    /// The rate packets are paced at.
+    pub fn paced(&self) -> Rate {
+        Rate(self.pace)
+    }
+
+    fn has_data(&self) -> bool {
+        self.nxt < self.size
+    }
+}
+
+impl Sender for R2c2Sender {
+    fn handle(&mut self, now: Time, seg: &Segment) {
+        self.clock = now;
+        if seg.kind == Kind::Cnp && seg.has(RATE) {
+            self.set_rate(now, Rate(seg.ack));
+            return;
+        }
+        if seg.kind != Kind::Ack {
+            return;
+        }
+        let ack = seg.ack.min(self.size);
+        if ack > self.una {
+            self.una = ack;
+            self.nxt = self.nxt.max(ack);
+            self.rto_at = (self.una < self.high).then_some(now + self.cfg.rto);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        self.clock = now;
+        if self.is_finished() {
+            return;
+        }
+        if self.rto_at.is_some_and(|at| at <= now) {
+            self.timeouts += 1;
+            self.nxt = self.una;
+            self.rto_at = Some(now + self.cfg.rto);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        self.clock = now;
+        if !self.has_data() || self.pace == 0 || now < self.next_send {
+            return None;
+        }
+        let len = (self.size - self.nxt).min(self.cfg.mss as u64) as u32;
+        let mut seg = Segment::data(self.nxt, len, now);
+        if self.nxt < self.high {
+            seg.flags |= RETX;
+        }
+        self.nxt += len as u64;
+        self.high = self.high.max(self.nxt);
+        let wire = len + self.cfg.header_bytes;
+        self.last_tx = Some((now, wire));
+        self.next_send = now + Rate(self.pace).serialize(wire as u64);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.cfg.rto);
+        }
+        Some(seg)
+    }
+
+    fn timeout(&self) -> Option<Time> {
+        if self.is_finished() {
+            return None;
+        }
+        let pace = (self.has_data() && self.pace > 0 && self.next_send > self.clock)
+            .then_some(self.next_send);
+        [self.rto_at, pace].into_iter().flatten().min()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.una >= self.size
+    }
+
+    fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+}
+
+/// Reassembles out of order and acknowledges cumulatively.
+#[derive(Clone, Debug)]
+pub struct R2c2Receiver {
+    cfg: R2c2Config,
+    size: u64,
+    got: Reassembly,
+    since_ack: u32,
+}
+
+impl R2c2Receiver {
+    pub fn new(cfg: R2c2Config, size: u64) -> R2c2Receiver {
+        R2c2Receiver {
+            cfg,
+            size,
+            got: Reassembly::default(),
+            since_ack: 0,
+        }
+    }
+}
+
+impl Receiver for R2c2Receiver {
+    fn handle(&mut self, _now: Time, seg: &Segment) -> Option<Segment> {
+        if seg.kind != Kind::Data {
+            return None;
+        }
+        let new = self.got.insert(seg.seq, seg.payload);
+        self.since_ack += 1;
+        let must = !new || self.got.in_order() >= self.size;
+        if !must && self.since_ack < self.cfg.ack_every.max(1) {
+            return None;
+        }
+        self.since_ack = 0;
+        Some(Segment::control(
+            Kind::Ack,
+            seg.seq,
+            self.got.in_order(),
+            seg.stamp,
+        ))
+    }
+
+    fn delivered(&self) -> u64 {
+        self.got.in_order().min(self.size)
+    }
+
+    fn held_out_of_order(&self) -> u64 {
+        self.got.held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> R2c2Config {
+        R2c2Config {
+            utilization_ppm: 1_000_000,
+            ..R2c2Config::paper()
+        }
+    }
+
+    #[test]
+    fn sends_nothing_until_given_a_rate_then_paces_at_it() {
+        let mut s = R2c2Sender::new(cfg(), 10_000, Time::ZERO);
+        assert_eq!(s.poll_transmit(Time::ZERO), None);
+        assert_eq!(s.timeout(), None);
+        s.handle(Time::ZERO, &rate_segment(Rate::gbps(8), Time::ZERO));
+        assert_eq!(s.rate(), Rate::gbps(8));
+        assert!(s.poll_transmit(Time::ZERO).is_some());
+        assert_eq!(s.poll_transmit(Time::ZERO), None);
+        // 1040 wire bytes at 8 Gb/s: 1.04 µs.
+        let gap = Time::ZERO + Dur::from_ns(1040);
+        assert_eq!(s.timeout(), Some(gap));
+        // Halving the rate moves the next instant to 2.08 µs after the last packet.
+        s.set_rate(Time::ZERO, Rate::gbps(4));
+        assert_eq!(s.timeout(), Some(Time::ZERO + Dur::from_ns(2080)));
+    }
+
+    #[test]
+    fn delivers_everything_and_finishes() {
+        let mut s = R2c2Sender::new(cfg(), 20_500, Time::ZERO);
+        let mut r = R2c2Receiver::new(cfg(), 20_500);
+        s.set_rate(Time::ZERO, Rate::gbps(100));
+        let mut now = Time::ZERO;
+        let mut sent = 0;
+        while !s.is_finished() {
+            while let Some(seg) = s.poll_transmit(now) {
+                sent += 1;
+                if let Some(ack) = r.handle(now, &seg) {
+                    s.handle(now, &ack);
+                }
+            }
+            if let Some(t) = s.timeout() {
+                now = t;
+                s.handle_timeout(now);
+            }
+        }
+        assert_eq!(sent, 21);
+        assert_eq!(r.delivered(), 20_500);
+        assert_eq!(s.timeouts(), 0);
+    }
+
+    #[test]
+    fn a_lost_tail_is_resent_after_the_timeout() {
+        let mut s = R2c2Sender::new(cfg(), 3_000, Time::ZERO);
+        let mut r = R2c2Receiver::new(cfg(), 3_000);
+        s.set_rate(Time::ZERO, Rate::gbps(100));
+        let mut now = Time::ZERO;
+        let mut first = true;
+        while !s.is_finished() {
+            while let Some(seg) = s.poll_transmit(now) {
+                if seg.seq == 2_000 && first {
+                    first = false; // lost
+                    continue;
+                }
+                if let Some(ack) = r.handle(now, &seg) {
+                    s.handle(now, &ack);
+                }
+            }
+            if let Some(t) = s.timeout() {
+                now = t;
+                s.handle_timeout(now);
+            }
+        }
+        assert_eq!(s.timeouts(), 1);
+        assert_eq!(r.delivered(), 3_000);
+    }
+}
