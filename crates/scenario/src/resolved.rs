@@ -170,6 +170,7 @@ fn network(t: &mut Table, n: &NetworkSpec) {
             t.kv("pull_pacing", f(net.pull_pacing as f64 / 100.0));
         }
         TransportSpec::Dcqcn(_) => {}
+        TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
     }
 }
 

@@ -3,7 +3,7 @@
 //! wake-up time out. Nothing here knows about queues, links or an event list.
 
 use crate::segment::Segment;
-use shoal_base::Time;
+use shoal_base::{Rate, Time};
 
 /// The sending side of one flow.
 pub trait Sender {
@@ -23,6 +23,9 @@ pub trait Sender {
     fn timeouts(&self) -> u64 {
         0
     }
+    /// A rate computed outside the flow (R2C2's per-node max-min computation): pace at it from
+    /// `now` on. Transports that set their own pace ignore it.
+    fn set_rate(&mut self, _now: Time, _rate: Rate) {}
 }
 
 /// The receiving side of one flow.
@@ -54,4 +57,9 @@ pub trait Transport {
     fn mss(&self) -> u32;
     fn sender(&self, bytes: u64, now: Time) -> Self::Sender;
     fn receiver(&self, bytes: u64) -> Self::Receiver;
+    /// Whether senders take their rate from a rack-wide rate computation ([`Sender::set_rate`]),
+    /// which the driver then runs (R2C2).
+    fn rate_controlled(&self) -> bool {
+        false
+    }
 }

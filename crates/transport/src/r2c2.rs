@@ -4,7 +4,7 @@
 //! computes max-min fair rates over them, and each sender paces at its flow's computed rate.
 //!
 //! This module is the end host: a sender paced at a rate set from outside
-//! ([`R2c2Sender::set_rate`]) and a receiver. The rate computation and the broadcast live in the
+//! ([`Sender::set_rate`]) and a receiver. The rate computation and the broadcast live in the
 //! packet simulator (`shoal-psn`'s `r2c2` module), which needs the topology. The R2C2 paper
 //! itself was not available; everything below is what Shoal §7.3 and our issue state plus the
 //! choices listed here.
@@ -24,29 +24,13 @@
 //!   re-armed when the cumulative ack moves); when it fires, the sender goes back to the first
 //!   unacknowledged byte (go-back-N; the receiver ignores what it already has). Torus hosts
 //!   queue without limit in `shoal-psn`, so no packet is lost and the timer is a safeguard.
-//! - Rate notifications from the local rate computation reach the sender in-band, as a
-//!   [`Kind::Cnp`] segment with the [`RATE`] flag and the rate in bits/s in `ack`
-//!   ([`rate_segment`]): the sans-IO [`Sender`] trait has no rate input, and this keeps the
-//!   driver generic. They never travel on a link.
+//! - Rates from the node's rate computation reach the sender through [`Sender::set_rate`]; the
+//!   transport says it wants them with [`Transport::rate_controlled`].
 
 use crate::endpoint::{Receiver, Sender, Transport};
 use crate::reorder::Reassembly;
 use crate::segment::{Kind, RETX, Segment};
 use shoal_base::{Dur, Rate, Time};
-
-/// The transport name; the packet simulator turns the R2C2 rate control on for it.
-pub const NAME: &str = "r2c2";
-
-/// Flag on a [`Kind::Cnp`] segment that carries an explicit rate (bits/s in `ack`) from the local
-/// rate computation to the sender. It uses a flag bit the other transports leave unused.
-pub const RATE: u8 = 1 << 7;
-
-/// The segment that tells a sender to pace at `rate`.
-pub fn rate_segment(rate: Rate, now: Time) -> Segment {
-    let mut seg = Segment::control(Kind::Cnp, 0, rate.0, now);
-    seg.flags |= RATE;
-    seg
-}
 
 /// R2C2's end-host parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +70,11 @@ impl Transport for R2c2 {
     type Receiver = R2c2Receiver;
 
     fn name(&self) -> &str {
-        NAME
+        "r2c2"
+    }
+
+    fn rate_controlled(&self) -> bool {
+        true
     }
 
     fn mss(&self) -> u32 {
@@ -142,7 +130,7 @@ impl R2c2Sender {
 
     /// Paces the flow at `rate` (times `utilization_ppm`) from `now` on: the next packet leaves
     /// one wire-packet time at the new rate after the previous one, or at once if that is past.
-    pub fn set_rate(&mut self, now: Time, rate: Rate) {
+    fn pace_at(&mut self, now: Time, rate: Rate) {
         self.clock = self.clock.max(now);
         self.rate = rate.0;
         self.pace = (rate.0 as u128 * self.cfg.utilization_ppm as u128 / 1_000_000) as u64;
@@ -170,10 +158,6 @@ impl R2c2Sender {
 impl Sender for R2c2Sender {
     fn handle(&mut self, now: Time, seg: &Segment) {
         self.clock = now;
-        if seg.kind == Kind::Cnp && seg.has(RATE) {
-            self.set_rate(now, Rate(seg.ack));
-            return;
-        }
         if seg.kind != Kind::Ack {
             return;
         }
@@ -233,6 +217,10 @@ impl Sender for R2c2Sender {
 
     fn timeouts(&self) -> u64 {
         self.timeouts
+    }
+
+    fn set_rate(&mut self, now: Time, rate: Rate) {
+        self.pace_at(now, rate);
     }
 }
 
@@ -301,7 +289,7 @@ mod tests {
         let mut s = R2c2Sender::new(cfg(), 10_000, Time::ZERO);
         assert_eq!(s.poll_transmit(Time::ZERO), None);
         assert_eq!(s.timeout(), None);
-        s.handle(Time::ZERO, &rate_segment(Rate::gbps(8), Time::ZERO));
+        s.set_rate(Time::ZERO, Rate::gbps(8));
         assert_eq!(s.rate(), Rate::gbps(8));
         assert!(s.poll_transmit(Time::ZERO).is_some());
         assert_eq!(s.poll_transmit(Time::ZERO), None);

@@ -7,7 +7,7 @@ use shoal_base::{Dur, Rate};
 use shoal_fabric::{Fabric, FabricError};
 use shoal_metrics::IdealFct;
 use shoal_topology::Topology;
-use shoal_transport::{Dcqcn, DcqcnConfig, Ndp, NdpConfig, Tcp, TcpConfig};
+use shoal_transport::{Dcqcn, DcqcnConfig, Ndp, NdpConfig, R2c2, R2c2Config, Tcp, TcpConfig};
 
 /// The transport every host runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,6 +16,8 @@ pub enum TransportSpec {
     Tcp(TcpConfig),
     Ndp(NdpConfig),
     Dcqcn(DcqcnConfig),
+    /// R2C2: senders paced at the rack-wide max-min rates (meant for the torus).
+    R2c2(R2c2Config),
 }
 
 impl TransportSpec {
@@ -25,6 +27,7 @@ impl TransportSpec {
             TransportSpec::Tcp(_) => "tcp",
             TransportSpec::Ndp(_) => "ndp",
             TransportSpec::Dcqcn(_) => "dcqcn",
+            TransportSpec::R2c2(_) => "r2c2",
         }
     }
 
@@ -34,6 +37,7 @@ impl TransportSpec {
             TransportSpec::Tcp(c) => c.mss,
             TransportSpec::Ndp(c) => c.mss,
             TransportSpec::Dcqcn(c) => c.mss,
+            TransportSpec::R2c2(c) => c.mss,
         }
     }
 }
@@ -48,6 +52,7 @@ pub fn build(
         TransportSpec::Tcp(c) => Box::new(PacketFabric::new(topology, net, Tcp(*c))?),
         TransportSpec::Ndp(c) => Box::new(PacketFabric::new(topology, net, Ndp(*c))?),
         TransportSpec::Dcqcn(c) => Box::new(PacketFabric::new(topology, net, Dcqcn(*c))?),
+        TransportSpec::R2c2(c) => Box::new(PacketFabric::new(topology, net, R2c2(*c))?),
     })
 }
 

@@ -133,7 +133,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     ) -> Self {
         // R2C2 on a torus: `PathChoice::Ecmp` means dimension-order routing, `Spray` multipath
         // (per-packet spraying over the minimal next hops). Elsewhere, R2C2 assumes spraying.
-        let r2c2 = (transport.name() == shoal_transport::r2c2::NAME).then(|| {
+        let r2c2 = transport.rate_controlled().then(|| {
             let torus = matches!(topo.kind(), shoal_topology::Kind::Torus { .. });
             let routing = if torus && net.path == PathChoice::Ecmp {
                 Routing::DimensionOrder
@@ -325,8 +325,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         self.q.schedule(at, Ev::R2c2Start { flow: record });
         let slot = self.slot_of[record as usize];
         if let Some(live) = self.live[slot as usize].as_mut() {
-            let seg = shoal_transport::r2c2::rate_segment(shoal_base::Rate(rate), now);
-            live.sender.handle(now, &seg);
+            live.sender.set_rate(now, shoal_base::Rate(rate));
         }
     }
 
@@ -365,8 +364,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             let Some(live) = self.live[slot as usize].as_mut() else {
                 continue;
             };
-            let seg = shoal_transport::r2c2::rate_segment(shoal_base::Rate(rate), now);
-            live.sender.handle(now, &seg);
+            live.sender.set_rate(now, shoal_base::Rate(rate));
             self.pump(now, record);
         }
     }

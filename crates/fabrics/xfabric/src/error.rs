@@ -60,6 +60,12 @@ pub enum Error {
         degree: usize,
         attempts: usize,
     },
+    #[error(
+        "the two circuit plans are not of the same rack (SoCs, crosspoints or cross-circuits differ)"
+    )]
+    PlanMismatch,
+    #[error("the configuration version is u64::MAX: no newer version exists")]
+    VersionOverflow,
     #[error("a smoothing weight of {num}/{den} is not in (0, 1]")]
     Smoothing { num: u64, den: u64 },
 }

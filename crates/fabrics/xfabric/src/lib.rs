@@ -11,7 +11,9 @@
 //!   dollars and watts against a folded-Clos circuit switch (Table 1).
 //! - The controller, in the order it runs: [`demand`] (per-SoC reports into a smoothed demand
 //!   matrix), [`uplink`] (which SoCs hold the uplinks, and the demand that adds), [`generate`]
-//!   (Algorithm 1: the circuits of every crosspoint), [`forwarding`] (the SoCs' tables).
+//!   (Algorithm 1: the circuits of every crosspoint), [`forwarding`] (the SoCs' tables), and
+//!   [`reconfig`], the §4 protocol that moves the rack to the new circuits and tables, controller
+//!   failures included.
 //! - Baselines: [`osa`] (one fully reconfigurable switch, OSA's b-matching) and [`baselines`]
 //!   (3D torus, random regular graph).
 //! - Evaluation (§6.1-6.2): [`workloads`] (clustered, random destinations, production-like,
@@ -48,6 +50,7 @@ pub mod generate;
 pub mod graph;
 pub mod osa;
 pub mod rack;
+pub mod reconfig;
 pub mod social;
 pub mod uplink;
 pub mod workloads;
@@ -64,8 +67,11 @@ pub use generate::{Circuit, CircuitPlan, generate_topology};
 pub use graph::SocGraph;
 pub use osa::{BMatching, max_weight_b_matching, osa_topology};
 pub use rack::{CrossCircuit, Crosspoint, Rack, RackSpec};
+pub use reconfig::{
+    ReconfigOutcome, ReconfigParams, ReconfigTiming, controller_messages, reconfigure,
+};
 pub use social::{SocialGraph, SocialParams, partition, social_graph};
-pub use uplink::{UplinkPlan, place_uplinks};
+pub use uplink::{UplinkPlan, nearest_uplinks, place_uplinks, spread_gateways};
 pub use workloads::{
     Endpoint, Flow, GraphProcessingParams, ProductionParams, WorkloadError, clustered, clusters_of,
     demand_of, full_demand_of, graph_processing, production_like, random_destinations,

@@ -18,7 +18,8 @@
 
 use crate::demand::{Demand, DemandMatrix};
 use crate::error::Error;
-use crate::graph::node;
+use crate::forwarding::ForwardingTables;
+use crate::graph::{SocGraph, node};
 use crate::rack::Rack;
 use shoal_base::NodeId;
 use std::cmp::Reverse;
@@ -86,6 +87,77 @@ pub fn place_uplinks(rack: &Rack, demand: &Demand) -> Result<UplinkPlan, Error> 
         dm_ext,
         dm_all,
     })
+}
+
+/// The static topologies' uplinks (§6.1: "the uplinks are uniformly distributed across the SoCs
+/// and each SoC sends ingress/egress traffic to its nearest uplink in terms of path length"):
+/// uplink `k` on `gateways[k]`, and every SoC tunnelling through the gateway fewest hops away in
+/// `graph`, the lower uplink index on a tie. [`spread_gateways`] gives the uniform placement.
+pub fn nearest_uplinks(
+    graph: &SocGraph,
+    demand: &Demand,
+    gateways: &[NodeId],
+) -> Result<UplinkPlan, Error> {
+    let n = graph.socs();
+    if demand.socs() != n {
+        return Err(Error::MatrixSize {
+            expected: n,
+            found: demand.socs(),
+        });
+    }
+    if gateways.is_empty() {
+        return Err(Error::NoUplinks);
+    }
+    if let Some(g) = gateways.iter().find(|g| g.idx() >= n) {
+        return Err(Error::SocOutOfRange {
+            soc: g.idx(),
+            socs: n,
+        });
+    }
+    let tables = ForwardingTables::new(graph);
+    let mut uplink_of = vec![0u32; n];
+    let mut set_demand = vec![0u128; gateways.len()];
+    for (s, up) in uplink_of.iter_mut().enumerate() {
+        let mut best: Option<(u16, usize)> = None;
+        for (k, &g) in gateways.iter().enumerate() {
+            if let Some(h) = tables.hops(node(s), g)
+                && best.is_none_or(|(bh, _)| h < bh)
+            {
+                best = Some((h, k));
+            }
+        }
+        let (_, k) = best.ok_or(Error::Unreachable {
+            src: s,
+            dst: gateways[0].idx(),
+        })?;
+        *up = k as u32;
+        set_demand[k] += demand.external(node(s));
+    }
+    let mut ext = vec![0u64; n * n];
+    for s in 0..n {
+        let g = gateways[uplink_of[s] as usize].idx();
+        if g != s {
+            ext[s * n + g] = demand.sent_external(node(s));
+            ext[g * n + s] = demand.received_external(node(s));
+        }
+    }
+    let dm_ext = DemandMatrix::from_rows(n, ext)?;
+    let dm_all = demand.internal().sum(&dm_ext)?;
+    Ok(UplinkPlan {
+        gateways: gateways.to_vec(),
+        uplink_of,
+        set_demand,
+        dm_ext,
+        dm_all,
+    })
+}
+
+/// `l` gateways spread evenly over the SoC ids: uplink `k` on SoC `k * socs / l` (our reading of
+/// §6.1's "uniformly distributed"; on a torus the ids run along its dimensions).
+pub fn spread_gateways(socs: usize, l: usize) -> Vec<NodeId> {
+    (0..l.min(socs))
+        .map(|k| node(k * socs / l.min(socs)))
+        .collect()
 }
 
 impl UplinkPlan {

@@ -13,6 +13,10 @@ mod fig15;
 mod fig17;
 mod fig18;
 mod table1;
+mod xfabric_common;
+mod xfabric_fig2;
+mod xfabric_fig3;
+mod xfabric_fig4;
 
 pub(crate) const ALL: &[Experiment] = &[
     Experiment {
@@ -80,5 +84,23 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Table 1",
         summary: "slots lost to a failed node, link or switch of the Clos",
         run: table1::run,
+    },
+    Experiment {
+        name: "xfabric-fig2",
+        figure: "XFabric Fig. 2",
+        summary: "343 SoCs: path length, diversity, bottleneck of XFabric/OSA/torus/Random",
+        run: xfabric_fig2::run,
+    },
+    Experiment {
+        name: "xfabric-fig3",
+        figure: "XFabric Fig. 3",
+        summary: "343 SoCs: path length vs cluster size and vs destinations per SoC",
+        run: xfabric_fig3::run,
+    },
+    Experiment {
+        name: "xfabric-fig4",
+        figure: "XFabric Fig. 4",
+        summary: "Production: path length vs rack size, uplink path length",
+        run: xfabric_fig4::run,
     },
 ];

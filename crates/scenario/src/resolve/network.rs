@@ -2,6 +2,8 @@
 //! them on a fat-tree or torus). Defaults are the paper's PSN baseline: 512 hosts on a
 //! full-bisection Clos at 50 Gb/s, 1500 B packets; DCTCP and DCQCN with ECMP, a window of 35
 //! packets and queues of 100; NDP with spraying, an initial window of 35 and queues of 12.
+//! R2C2 (baseline 1) defaults to the 8×8×8 torus with 100 Gb/s per node over its six links;
+//! `path = "ecmp"` routes it in dimension order, `"spray"` over every minimal path.
 
 use super::Ctx;
 use crate::ScenarioError;
@@ -9,10 +11,10 @@ use crate::network::{NetworkSpec, TopologySpec};
 use crate::raw::RawNetwork;
 use shoal_base::{Dur, Rate};
 use shoal_psn::{Discipline, NetConfig, PathChoice, TransportSpec};
-use shoal_transport::{DcqcnConfig, NdpConfig, TcpConfig};
+use shoal_transport::{DcqcnConfig, NdpConfig, R2c2Config, TcpConfig};
 
 /// The fabrics `[network]` configures.
-pub const PACKET_FABRICS: [&str; 4] = ["dctcp", "dcqcn", "ndp", "tcp"];
+pub const PACKET_FABRICS: [&str; 5] = ["dctcp", "dcqcn", "ndp", "tcp", "r2c2"];
 
 /// Defaults of the `[network]` keys (docs/scenarios.md lists them with their sources).
 pub mod defaults {
@@ -43,13 +45,18 @@ pub mod defaults {
     pub const DCTCP_G: f64 = 1.0 / 16.0;
     /// htsim's NDP example: pulls at 99% of the link.
     pub const PULL_PACING: f64 = 0.99;
+    /// §7.3, baseline 1: "We arranged the 512 nodes into a 3D torus" (R2C2's default topology).
+    pub const TORUS_SIDE: i64 = 8;
+    /// §7.3: "an aggregate node bandwidth of 100 Gbps", over a torus node's 6 links.
+    pub const TORUS_LINK_GBPS: f64 = 100.0 / 6.0;
 }
 
 /// Which keys each fabric takes beyond the common ones.
 fn allowed(fabric: &str, key: &str) -> bool {
     match key {
         "ecn_k" | "ecn_marking" => matches!(fabric, "dctcp" | "dcqcn"),
-        "initial_window" | "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp"),
+        "initial_window" => matches!(fabric, "dctcp" | "tcp" | "ndp"),
+        "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp" | "r2c2"),
         "dctcp_g" => fabric == "dctcp",
         "pull_pacing" => fabric == "ndp",
         _ => true,
@@ -78,7 +85,11 @@ pub(super) fn resolve(
             return Err(ctx.value(&key(k), format!("the {fabric} fabric does not use {k}")));
         }
     }
-    let kind = raw.topology.as_deref().unwrap_or("leaf-spine");
+    let r2c2 = fabric == "r2c2";
+    let kind = raw
+        .topology
+        .as_deref()
+        .unwrap_or(if r2c2 { "torus" } else { "leaf-spine" });
     let size = |k: &str, v: Option<i64>, default: Option<i64>| -> Result<u32, ScenarioError> {
         match (v, default) {
             (None, None) => Err(ctx.value(&key(k), format!("a {kind} topology needs network.{k}"))),
@@ -125,10 +136,11 @@ pub(super) fn resolve(
                 ("k", raw.k.is_some()),
                 ("oversubscription", raw.oversubscription.is_some()),
             ])?;
+            let side = Some(d::TORUS_SIDE);
             TopologySpec::Torus {
-                x: size("x", raw.x, None)?,
-                y: size("y", raw.y, None)?,
-                z: size("z", raw.z, None)?,
+                x: size("x", raw.x, side)?,
+                y: size("y", raw.y, side)?,
+                z: size("z", raw.z, side)?,
             }
         }
         other => {
@@ -140,9 +152,19 @@ pub(super) fn resolve(
             ));
         }
     };
+    if r2c2 && !matches!(topology, TopologySpec::Torus { .. }) {
+        return Err(ctx.value(
+            "network.topology",
+            format!("the r2c2 fabric routes on a torus (§7.3, baseline 1), not a {kind}"),
+        ));
+    }
     let gbps = ctx.num(
         "network.link_gbps",
-        raw.link_gbps.unwrap_or(d::LINK_GBPS),
+        raw.link_gbps.unwrap_or(if r2c2 {
+            d::TORUS_LINK_GBPS
+        } else {
+            d::LINK_GBPS
+        }),
         0.0,
         true,
     )?;
@@ -198,7 +220,7 @@ pub(super) fn resolve(
     };
     let discipline = match fabric {
         "ndp" => Discipline::Trim,
-        "tcp" => Discipline::DropTail,
+        "tcp" | "r2c2" => Discipline::DropTail,
         _ => {
             let k = ctx.int(&key("ecn_k"), raw.ecn_k, d::ECN_K, 1, queue as i64)? as u32;
             let at_dequeue = match raw.ecn_marking.as_deref() {
@@ -254,6 +276,12 @@ pub(super) fn resolve(
             mss,
             initial_window: window,
             rto: rto_min,
+        }),
+        "r2c2" => TransportSpec::R2c2(R2c2Config {
+            mss,
+            header_bytes: header,
+            rto: rto_min,
+            ..R2c2Config::paper()
         }),
         "dcqcn" => TransportSpec::Dcqcn(DcqcnConfig {
             mss,

@@ -1,0 +1,164 @@
+//! What the XFabric experiments (Fig. 2-4) share: the rack of §6.1, the four fabrics built for one
+//! workload, and their measures.
+//!
+//! The fabrics, as §6.1 describes them: XFabric (d = 6 internal crosspoints, its own uplink
+//! placement, then Algorithm 1 on `dm_all`), OSA (one fully reconfigurable switch, b-matching on
+//! the same `dm_all`, so it shares XFabric's uplink placement: OSA places no uplinks of its own),
+//! a 3D torus and a random 6-regular graph, whose uplinks are spread evenly over the SoC ids with
+//! every SoC tunnelling through its nearest one. No scenario file: every parameter is a constant
+//! of these modules, stated in their documentation.
+
+use crate::ReproError;
+use shoal_base::NodeId;
+use shoal_xfabric::{
+    Demand, DemandMatrix, FlowSimConfig, FlowSimReport, ForwardingTables, Rack, RackSpec, SocGraph,
+    UplinkPlan, generate_topology, nearest_uplinks, osa_topology, place_uplinks, random_regular,
+    simulate, spread_gateways, torus_3d,
+};
+
+/// The seed of every XFabric experiment (workloads, cross-circuits, random graph, tie breaks).
+pub(crate) const SEED: u64 = 2016;
+/// Internal ports per SoC (§6.1: d = 6).
+pub(crate) const PORTS: usize = 6;
+/// The fabrics, in the order of every table and plot.
+pub(crate) const NAMES: [&str; 4] = ["XFabric", "OSA", "3D torus", "Random"];
+/// OSA's b-matching holds one gadget per SoC pair with demand and slows down sharply with them:
+/// at 343 SoCs, 2,230 pairs (clusters of 14) take seconds, 2,700 random pairs (8 destinations per
+/// SoC) did not finish in 4 minutes, and at 64 SoCs all-to-all (2,016 pairs) takes minutes in a
+/// debug build. OSA runs on demands of at most [`OSA_MAX_PAIRS_PER_SOC`] pairs per SoC and
+/// [`OSA_MAX_PAIRS`] pairs in all, and is skipped (the progress notes say so) beyond.
+pub(crate) const OSA_MAX_PAIRS: usize = 2_500;
+/// See [`OSA_MAX_PAIRS`].
+pub(crate) const OSA_MAX_PAIRS_PER_SOC: usize = 12;
+
+/// Whether OSA runs on `m` (see [`OSA_MAX_PAIRS`]).
+pub(crate) fn osa_runs(m: &DemandMatrix) -> bool {
+    pairs(m) <= OSA_MAX_PAIRS.min(OSA_MAX_PAIRS_PER_SOC * m.socs())
+}
+
+pub(crate) fn err(what: &str) -> impl Fn(&dyn std::fmt::Display) -> ReproError + '_ {
+    move |e| ReproError(format!("{what}: {e}"))
+}
+
+/// §6.1's uplinks: l = 8 at 343 SoCs; quick racks scale it to one per 16 SoCs (at least 2).
+pub(crate) fn uplinks_for(socs: usize) -> usize {
+    if socs >= 343 { 8 } else { (socs / 16).max(2) }
+}
+
+/// The rack of §6.1 with `socs` SoCs.
+pub(crate) fn rack(socs: usize) -> Result<Rack, ReproError> {
+    Rack::new(
+        RackSpec {
+            socs,
+            ports_per_soc: PORTS,
+            uplinks: uplinks_for(socs),
+        },
+        SEED,
+    )
+    .map_err(|e| err("rack")(&e))
+}
+
+/// The sides of the most cube-like torus with `socs` SoCs (a cube when `socs` is one).
+pub(crate) fn torus_sides(socs: usize) -> (usize, usize, usize) {
+    let mut best = (1, 1, socs);
+    for x in 2..=socs {
+        if x * x * x > socs {
+            break;
+        }
+        if !socs.is_multiple_of(x) {
+            continue;
+        }
+        for y in x..=socs / x {
+            if y * y > socs / x {
+                break;
+            }
+            if (socs / x).is_multiple_of(y) {
+                best = (x, y, socs / x / y);
+            }
+        }
+    }
+    best
+}
+
+/// A fabric's topology and the uplink plan its uplink traffic follows.
+pub(crate) struct Built {
+    pub graph: SocGraph,
+    pub uplinks: UplinkPlan,
+}
+
+/// The four fabrics for `demand`, in [`NAMES`] order; OSA is `None` when its demand has more than
+/// more pairs than [`osa_runs`] allows.
+pub(crate) fn build(demand: &Demand) -> Result<[Option<Built>; 4], ReproError> {
+    let n = demand.socs();
+    let rack = rack(n)?;
+    let e = err("fabrics");
+    let xplan = place_uplinks(&rack, demand).map_err(|x| e(&x))?;
+    let xfabric = generate_topology(&rack, xplan.dm_all(), SEED).map_err(|x| e(&x))?;
+    let osa = if osa_runs(xplan.dm_all()) {
+        Some(Built {
+            graph: osa_topology(xplan.dm_all(), PORTS, SEED).map_err(|x| e(&x))?,
+            uplinks: xplan.clone(),
+        })
+    } else {
+        None
+    };
+    let (a, b, c) = torus_sides(n);
+    let gateways = spread_gateways(n, rack.uplinks());
+    let fixed = |g: SocGraph| -> Result<Built, ReproError> {
+        let uplinks = nearest_uplinks(&g, demand, &gateways).map_err(|x| e(&x))?;
+        Ok(Built { graph: g, uplinks })
+    };
+    Ok([
+        Some(Built {
+            graph: xfabric.graph().clone(),
+            uplinks: xplan,
+        }),
+        osa,
+        Some(fixed(torus_3d(a, b, c).map_err(|x| e(&x))?)?),
+        Some(fixed(random_regular(n, PORTS, SEED).map_err(|x| e(&x))?)?),
+    ])
+}
+
+/// Unordered SoC pairs with demand either way.
+pub(crate) fn pairs(m: &DemandMatrix) -> usize {
+    let n = m.socs();
+    (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .filter(|&(a, b)| m.pair(NodeId(a as u16), NodeId(b as u16)) > 0)
+        .count()
+}
+
+/// Mean shortest-path length of internal traffic, per byte (what the simulator's `mean_hops`
+/// reports, without routing subflows).
+pub(crate) fn mean_hops(g: &SocGraph, m: &DemandMatrix) -> Result<f64, ReproError> {
+    ForwardingTables::new(g)
+        .mean_hops(m)
+        .map_err(|x| err("path length")(&x))?
+        .ok_or_else(|| ReproError("path length: no internal traffic".into()))
+}
+
+/// Mean hops between a SoC and its gateway, per uplink byte (Fig. 4(b)).
+pub(crate) fn uplink_hops(b: &Built, demand: &Demand) -> Option<f64> {
+    let t = ForwardingTables::new(&b.graph);
+    let (mut sum, mut w) = (0.0, 0.0);
+    for s in 0..demand.socs() {
+        let soc = NodeId(s as u16);
+        let bytes = demand.external(soc) as f64;
+        let h = t.hops(soc, b.uplinks.gateway_of(soc))?;
+        sum += bytes * h as f64;
+        w += bytes;
+    }
+    (w > 0.0).then(|| sum / w)
+}
+
+/// Runs the flow-level simulator of §6.2 on one fabric.
+pub(crate) fn simulate_on(
+    b: &Built,
+    flows: &[shoal_xfabric::Flow],
+) -> Result<FlowSimReport, ReproError> {
+    let config = FlowSimConfig {
+        seed: SEED,
+        ..FlowSimConfig::default()
+    };
+    simulate(&b.graph, flows, Some(&b.uplinks), &config).map_err(|x| err("flow simulator")(&x))
+}
