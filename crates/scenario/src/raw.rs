@@ -76,6 +76,7 @@ pub(crate) struct RawNetwork {
     pub ecn_marking: Option<String>,
     pub path: Option<String>,
     pub initial_window: Option<i64>,
+    pub max_window: Option<i64>,
     pub rto_min_us: Option<f64>,
     pub dctcp_g: Option<f64>,
     pub pull_pacing: Option<f64>,

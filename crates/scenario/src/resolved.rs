@@ -159,6 +159,9 @@ fn network(t: &mut Table, n: &NetworkSpec) {
     match &n.transport {
         TransportSpec::Tcp(c) => {
             t.kv("initial_window", c.initial_window);
+            if let Some(m) = c.max_window {
+                t.kv("max_window", m);
+            }
             t.kv("rto_min_us", dur_us(c.rto_min));
             if let Some(g) = c.dctcp_g_shift {
                 t.kv("dctcp_g", f(1.0 / (1u64 << g) as f64));
@@ -169,7 +172,11 @@ fn network(t: &mut Table, n: &NetworkSpec) {
             t.kv("rto_min_us", dur_us(c.rto));
             t.kv("pull_pacing", f(net.pull_pacing as f64 / 100.0));
         }
-        TransportSpec::Dcqcn(_) => {}
+        TransportSpec::Dcqcn(c) => {
+            if let Some(m) = c.max_window {
+                t.kv("max_window", m);
+            }
+        }
         TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
     }
 }

@@ -71,6 +71,9 @@ pub struct DcqcnConfig {
     /// The receiver acknowledges every this many in-order packets (1, as HPCC's ns-3 RoCE model
     /// does). Above 1, keep `rto` above `ack_every` packet times at `min_rate`.
     pub ack_every: u32,
+    /// At most this many full packets unacknowledged (`None`: no limit, the rate alone paces).
+    /// Shoal's §7.3 gives its DCQCN baseline a 35-packet window.
+    pub max_window: Option<u32>,
     /// Retransmission timeout for a lost tail, re-armed whenever the cumulative ack moves (ours:
     /// 1 ms, like TCP's minimum here; RoCE NICs use a configurable 4.096 µs·2^n).
     pub rto: Dur,
@@ -95,6 +98,7 @@ impl DcqcnConfig {
             rate_hai: Rate(ai.0 * 10),
             cnp_interval: Dur::from_us(50),
             ack_every: 1,
+            max_window: None,
             rto: Dur::from_us(1_000),
         }
     }
@@ -295,6 +299,11 @@ impl Sender for DcqcnSender {
         self.clock = now;
         if !self.has_data() || now < self.next_send {
             return None;
+        }
+        if let Some(w) = self.cfg.max_window
+            && self.nxt - self.una >= w as u64 * self.cfg.mss as u64
+        {
+            return None; // an ack reopens the window
         }
         let len = (self.size - self.nxt).min(self.cfg.mss as u64) as u32;
         let mut seg = Segment::data(self.nxt, len, now);

@@ -1,5 +1,6 @@
-//! A switch or NIC output queue: a data lane and a priority lane (control packets and trimmed
-//! headers, served first), with the arrival decision of each discipline.
+//! A switch or NIC output queue: a data lane and, for NDP, a priority lane (control packets and
+//! trimmed headers, served first), with the arrival decision of each discipline. Under the
+//! other disciplines control packets queue with the data, as in htsim's queues.
 
 use crate::config::Discipline;
 use std::collections::VecDeque;
@@ -38,9 +39,10 @@ impl OutQueue {
         mtu: u64,
         trimmed_bytes: u32,
     ) -> Admit {
-        if control {
-            // Control packets are small and bounded by the data they answer; a separate limit
-            // would only add drops the papers do not model.
+        if control && discipline == Discipline::Trim {
+            // NDP's switches serve control packets and trimmed headers first. They are small
+            // and bounded by the data they answer; a separate limit would only add drops the
+            // paper does not model.
             self.prio.push_back(pkt);
             self.prio_bytes += bytes as u64;
             return Admit::Queued;
@@ -50,7 +52,8 @@ impl OutQueue {
             Discipline::DropTail | Discipline::Ecn { .. } if !fits => Admit::Dropped,
             Discipline::DropTail => self.push_data(pkt, bytes, Admit::Queued),
             Discipline::Ecn { k, at_dequeue } => {
-                let mark = !at_dequeue && self.data_bytes >= k as u64 * mtu;
+                // Acks and CNPs share the FIFO but are not ECN-capable.
+                let mark = !control && !at_dequeue && self.data_bytes >= k as u64 * mtu;
                 self.push_data(pkt, bytes, if mark { Admit::Marked } else { Admit::Queued })
             }
             Discipline::Trim if fits => self.push_data(pkt, bytes, Admit::Queued),
@@ -137,6 +140,26 @@ mod tests {
             outcomes,
             [Admit::Queued, Admit::Queued, Admit::Marked, Admit::Marked]
         );
+    }
+
+    #[test]
+    fn without_trimming_control_packets_wait_their_turn_and_count() {
+        let mut q = OutQueue::default();
+        let ecn = Discipline::Ecn {
+            k: 1,
+            at_dequeue: false,
+        };
+        assert_eq!(
+            q.admit(1, 1500, false, ecn, 2 * MTU, MTU, 64),
+            Admit::Queued
+        );
+        assert_eq!(q.admit(2, 64, true, ecn, 2 * MTU, MTU, 64), Admit::Queued);
+        assert_eq!(
+            q.admit(3, 1500, false, ecn, 2 * MTU, MTU, 64),
+            Admit::Dropped
+        );
+        assert_eq!(q.pop(), Some((1, false)));
+        assert_eq!(q.pop(), Some((2, false)));
     }
 
     #[test]

@@ -471,12 +471,15 @@ impl<'a, T: Transport> Sim<'a, T> {
             let p = self.pkts.get(pkt);
             (p.wire, p.seg.kind != Kind::Data || p.seg.has(TRIMMED))
         };
-        // Host NICs queue without limit (the transport's window bounds them), like htsim.
+        // Host NICs queue without limit (the transport's window bounds them), like htsim; under
+        // NDP they too send control packets first (a trimming queue never trims without limit).
         let (discipline, limit) = if switch {
             (
                 self.net.discipline,
                 self.net.queue_packets as u64 * self.mtu,
             )
+        } else if self.net.discipline == Discipline::Trim {
+            (Discipline::Trim, u64::MAX)
         } else {
             (Discipline::DropTail, u64::MAX)
         };
@@ -540,6 +543,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             at_dequeue: true,
         } = self.net.discipline
             && !prio
+            && p.seg.kind == Kind::Data
             && !self.topo.is_host(port.node)
             && port.queue.data_bytes() >= k as u64 * self.mtu
         {

@@ -37,8 +37,12 @@ pub mod defaults {
     pub const NDP_QUEUE_PACKETS: i64 = 12;
     /// Ours (the paper gives none): ECN threshold of 20 full packets.
     pub const ECN_K: i64 = 20;
-    /// §7.3: window of 35 packets (DCTCP, TCP: the initial window) and NDP's initial window.
+    /// §7.3: "congestion window size of 35 packets" (DCTCP, DCQCN) and "initial window size of
+    /// 35 packets" (NDP). We read the first as the window's size: DCTCP and TCP start at 35
+    /// and never exceed it, DCQCN keeps at most 35 packets unacknowledged. Without a cap an
+    /// unmarked long flow grows its window into its own host's unbounded NIC queue.
     pub const INITIAL_WINDOW: i64 = 35;
+    pub const MAX_WINDOW: i64 = 35;
     /// Ours: 1 ms minimum retransmission timeout.
     pub const RTO_MIN_US: f64 = 1000.0;
     /// RFC 8257: g = 1/16.
@@ -56,6 +60,7 @@ fn allowed(fabric: &str, key: &str) -> bool {
     match key {
         "ecn_k" | "ecn_marking" => matches!(fabric, "dctcp" | "dcqcn"),
         "initial_window" => matches!(fabric, "dctcp" | "tcp" | "ndp"),
+        "max_window" => matches!(fabric, "dctcp" | "tcp" | "dcqcn"),
         "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp" | "r2c2"),
         "dctcp_g" => fabric == "dctcp",
         "pull_pacing" => fabric == "ndp",
@@ -71,7 +76,8 @@ pub(super) fn resolve(
 ) -> Result<NetworkSpec, ScenarioError> {
     use defaults as d;
     let key = |k: &str| format!("network.{k}");
-    let given: [(&str, bool); 7] = [
+    let given: [(&str, bool); 8] = [
+        ("max_window", raw.max_window.is_some()),
         ("ecn_k", raw.ecn_k.is_some()),
         ("ecn_marking", raw.ecn_marking.is_some()),
         ("initial_window", raw.initial_window.is_some()),
@@ -266,6 +272,19 @@ pub(super) fn resolve(
         1,
         1 << 20,
     )? as u32;
+    let max_window = ctx.int(
+        &key("max_window"),
+        raw.max_window,
+        d::MAX_WINDOW,
+        1,
+        1 << 20,
+    )? as u32;
+    if matches!(fabric, "dctcp" | "tcp") && window > max_window {
+        return Err(ctx.value(
+            "network.initial_window",
+            format!("{window} packets exceeds network.max_window = {max_window}"),
+        ));
+    }
     let rto_min = Dur(ctx.us(
         "network.rto_min_us",
         raw.rto_min_us.unwrap_or(d::RTO_MIN_US),
@@ -286,6 +305,7 @@ pub(super) fn resolve(
         "dcqcn" => TransportSpec::Dcqcn(DcqcnConfig {
             mss,
             header_bytes: header,
+            max_window: Some(max_window),
             ..DcqcnConfig::paper(link_rate)
         }),
         _ => {
@@ -310,7 +330,7 @@ pub(super) fn resolve(
             TransportSpec::Tcp(TcpConfig {
                 mss,
                 initial_window: window,
-                max_window: None,
+                max_window: Some(max_window),
                 rto_min,
                 rto_initial: rto_min,
                 dctcp_g_shift: g_shift,
