@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
-use shoal_metrics::{FlowRecord, FlowSummary, IdealFct, realised_load};
+use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -188,6 +188,10 @@ pub(crate) struct Summary {
     /// Of those, the most cells queued at one node for other sources.
     pub(crate) max_node_transit_cells: u64,
     pub(crate) max_reorder_bytes: u64,
+    /// Payload delivered per receiving node from `run.measure_from_us` (or the start) to the
+    /// end of the run, mean over the nodes that received anything: the throughput of long or
+    /// unending flows, which flow completion statistics cannot show.
+    pub(crate) delivered_gbps_per_node: Option<f64>,
     pub(crate) sim_time_us: f64,
     pub(crate) wall_time_s: f64,
     pub(crate) node_channel_slots_per_s: f64,
@@ -256,6 +260,15 @@ fn summarize(
         max_node_queue_cells: out.queues.max_node_queue,
         max_node_transit_cells: out.queues.max_node_transit,
         max_reorder_bytes: out.queues.max_reorder_bytes,
+        delivered_gbps_per_node: {
+            let receivers: Vec<u64> = out
+                .delivered_bytes
+                .iter()
+                .copied()
+                .filter(|&b| b > 0)
+                .collect();
+            DestThroughput::of(&receivers, out.sim_time.since(from)).map(|t| t.mean_gbps)
+        },
         sim_time_us: out.sim_time.as_us_f64(),
         wall_time_s: wall.as_secs_f64(),
         node_channel_slots_per_s: if run_s > 0.0 {
@@ -401,6 +414,9 @@ fn print_summary(s: &Summary, dir: &Path) {
     match s.long_goodput_gbps {
         Some(g) => println!("long goodput {g:.2} Gb/s mean (flows >= 1 MB)"),
         None => println!("long goodput - (no completed flow of 1 MB or more)"),
+    }
+    if let Some(g) = s.delivered_gbps_per_node {
+        println!("throughput   {g:.2} Gb/s of payload per receiving node over the measured span");
     }
     println!(
         "offered      mean flow {} B, realised load {}",

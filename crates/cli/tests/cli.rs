@@ -66,7 +66,7 @@ fn summary(dir: &Path) -> serde_json::Map<String, Value> {
     }
 }
 
-const SUMMARY_KEYS: [&str; 23] = [
+const SUMMARY_KEYS: [&str; 24] = [
     "fabric",
     "scenario",
     "nodes",
@@ -86,6 +86,7 @@ const SUMMARY_KEYS: [&str; 23] = [
     "max_node_queue_cells",
     "max_node_transit_cells",
     "max_reorder_bytes",
+    "delivered_gbps_per_node",
     "sim_time_us",
     "wall_time_s",
     "node_channel_slots_per_s",

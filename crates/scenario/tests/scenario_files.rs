@@ -29,6 +29,7 @@ fn every_shipped_scenario_parses_and_round_trips() {
         assert_eq!(again.workload, s.workload, "{}", path.display());
         assert_eq!(again.limits, s.limits, "{}", path.display());
         assert_eq!(again.seed, s.seed, "{}", path.display());
+        assert_eq!(again.network, s.network, "{}", path.display());
         for (value, point) in s.sweep_points().unwrap_or_else(|e| panic!("{e}")) {
             assert!(point.sweep.is_none(), "{}: point {value}", path.display());
         }
