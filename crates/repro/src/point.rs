@@ -33,6 +33,22 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/fig15-datacenter.toml"),
     ),
     (
+        "fig15-dctcp",
+        include_str!("../../../scenarios/fig15-dctcp.toml"),
+    ),
+    (
+        "fig15-dcqcn",
+        include_str!("../../../scenarios/fig15-dcqcn.toml"),
+    ),
+    (
+        "fig15-ndp",
+        include_str!("../../../scenarios/fig15-ndp.toml"),
+    ),
+    (
+        "fig15-r2c2",
+        include_str!("../../../scenarios/fig15-r2c2.toml"),
+    ),
+    (
         "fig18-disaggregated",
         include_str!("../../../scenarios/fig18-disaggregated.toml"),
     ),

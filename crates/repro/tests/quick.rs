@@ -84,3 +84,59 @@ fn fig18_disaggregated() {
 fn table1_failure_costs() {
     common::check("table1", true);
 }
+
+/// Shoal against its Fig. 15 baselines on 64 nodes, loads 0.2 and 0.7, 10,000 completed flows
+/// (the torus 2,000): milliseconds of simulated time, far from the steady state of the paper's
+/// million flows, so only part of the claims hold (see docs/results/baselines.md). At this scale
+/// the epoch is short, so Shoal's mean short-flow FCT is well below every baseline's (0.6x)
+/// instead of comparable or slightly above (those three claims miss); the tail ratios against
+/// DCTCP and DCQCN are 1.2-1.8x instead of 2-3x (DCQCN at high load sits on the tolerance's
+/// edge, so it is not held either way); the torus's tail ratio is about 7x, not 14.9x, and no
+/// long flow completes on it, so its goodput claim is not reported. The test holds that every
+/// fabric completes its flows, that the figures are written, and the claims that pass with a
+/// margin: the three goodput ratios, both NDP tail ratios and Shoal beating the torus.
+#[test]
+fn fig15_baselines() {
+    let dir = std::env::temp_dir().join("shoal-repro-test-fig15-baselines");
+    let opts = shoal_repro::Options {
+        quick: true,
+        plots: Some(dir.clone()),
+    };
+    let claims =
+        shoal_repro::run("fig15-baselines", &opts, &mut |m| eprintln!("{m}")).expect("runs");
+    for c in &claims {
+        eprintln!(
+            "{} | paper {} | ours {} | {} | {}",
+            c.claim, c.paper, c.ours, c.tolerance, c.pass
+        );
+    }
+    let held = [
+        "every fabric completes its flows at every load",
+        "long-flow goodput, Shoal / DCTCP, every load",
+        "long-flow goodput, Shoal / DCQCN, every load",
+        "long-flow goodput, Shoal / NDP, every load",
+        "short-flow p99 FCT, NDP / Shoal, low load (L 0.1-0.3)",
+        "short-flow p99 FCT, NDP / Shoal, high load (L 0.7-0.9)",
+        "Shoal beats the torus at every load (p99 FCT and goodput)",
+    ];
+    for name in held {
+        let c = claims
+            .iter()
+            .find(|c| c.claim == name)
+            .unwrap_or_else(|| panic!("no claim {name:?}"));
+        assert!(c.pass, "{name}: ours {}", c.ours);
+    }
+    // Four claims per packet-switched baseline, the completion claim and the torus's tail and
+    // every-load claims (its goodput claim needs a long flow to complete on it).
+    assert!(claims.len() >= 15, "{} claims", claims.len());
+    for stem in [
+        "fig15-baselines-short-mean",
+        "fig15-baselines-short-p99",
+        "fig15-baselines-long-goodput",
+    ] {
+        assert!(
+            dir.join(format!("{stem}.csv")).exists(),
+            "{stem} not written"
+        );
+    }
+}

@@ -10,6 +10,7 @@ mod fig12;
 mod fig13;
 mod fig14;
 mod fig15;
+mod fig15_baselines;
 mod fig17;
 mod fig18;
 mod table1;
@@ -60,6 +61,12 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Fig. 15-16",
         summary: "512 nodes: datacenter workload vs load (FCT, goodput, queues, reordering)",
         run: fig15::run,
+    },
+    Experiment {
+        name: "fig15-baselines",
+        figure: "Shoal Fig. 15",
+        summary: "512 nodes: Shoal vs DCTCP, DCQCN, NDP (Clos) and R2C2 (torus) on one workload",
+        run: fig15_baselines::run,
     },
     Experiment {
         name: "fig17",
