@@ -80,6 +80,9 @@ pub(crate) struct RawNetwork {
     pub rto_min_us: Option<f64>,
     pub dctcp_g: Option<f64>,
     pub pull_pacing: Option<f64>,
+    pub pfc: Option<bool>,
+    pub pfc_xoff_packets: Option<i64>,
+    pub pfc_xon_packets: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -176,6 +176,12 @@ fn network(t: &mut Table, n: &NetworkSpec) {
             if let Some(m) = c.max_window {
                 t.kv("max_window", m);
             }
+            t.kv("pfc", net.pfc.is_some());
+            if let Some(p) = net.pfc {
+                let mtu = (c.mss + net.header_bytes) as u64;
+                t.kv("pfc_xoff_packets", p.xoff_bytes / mtu);
+                t.kv("pfc_xon_packets", p.xon_bytes / mtu);
+            }
         }
         TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
     }

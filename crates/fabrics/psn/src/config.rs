@@ -22,6 +22,17 @@ pub enum PathChoice {
     Spray,
 }
 
+/// Priority flow control (802.1Qbb, the lossless Ethernet RoCE runs on), one class: a switch
+/// counts the bytes it holds per ingress port; above `xoff_bytes` it sends PAUSE up that link,
+/// and RESUME once they fall to `xon_bytes`. The paused port finishes the packet on the wire and
+/// sends nothing more until resumed. With PFC on, switch queues never drop (the buffer is taken
+/// to be large enough for the headroom), so `queue_packets` no longer bounds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pfc {
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+}
+
 /// Parameters of the packet network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetConfig {
@@ -36,6 +47,8 @@ pub struct NetConfig {
     /// Receiver pull pacing (NDP) as a percentage of the host link rate: one pull per
     /// full-size packet time × 100 / `pull_pacing`.
     pub pull_pacing: u32,
+    /// Lossless operation (DCQCN's RoCE); `None`: queues drop when full.
+    pub pfc: Option<Pfc>,
     /// Seeds path hashing.
     pub seed: u64,
 }
@@ -53,6 +66,7 @@ impl NetConfig {
             header_bytes: 40,
             control_bytes: 64,
             pull_pacing: 100,
+            pfc: None,
             seed: 1,
         }
     }
@@ -86,6 +100,14 @@ impl NetConfig {
         }
         if self.control_bytes == 0 {
             return Err("control_bytes must be at least 1".into());
+        }
+        if let Some(pfc) = self.pfc
+            && (pfc.xon_bytes >= pfc.xoff_bytes || pfc.xoff_bytes == 0)
+        {
+            return Err(format!(
+                "PFC needs 0 <= xon < xoff, got xon = {} B and xoff = {} B",
+                pfc.xon_bytes, pfc.xoff_bytes
+            ));
         }
         if let Discipline::Ecn { k, .. } = self.discipline
             && k > self.queue_packets

@@ -17,7 +17,13 @@ pub struct Packet {
     /// Path entropy: switches hash it to pick among equal-cost ports (ECMP hashes a flow
     /// constant; spraying a per-packet value).
     pub entropy: u32,
+    /// Global port it entered the node holding it through (`NO_PORT` at its source), for PFC's
+    /// per-ingress accounting.
+    pub ingress: u32,
 }
+
+/// `Packet::ingress` of a packet still at its source host.
+pub const NO_PORT: u32 = u32::MAX;
 
 /// Packets in flight, by index, with a free list (no allocation per packet once warm).
 #[derive(Default)]

@@ -22,6 +22,12 @@ pub struct Port {
     pub busy_until: Time,
     /// A wake-up event for this port is pending.
     pub wake_pending: bool,
+    /// PFC: the far end asked this port to stop sending.
+    pub paused: bool,
+    /// PFC: bytes held at this port's node that came in through this port.
+    pub ingress_bytes: u64,
+    /// PFC: this node has paused the far end of this port's link.
+    pub pausing: bool,
     /// Packets queued at the most, over the run.
     pub max_packets: u32,
 }
@@ -53,6 +59,9 @@ impl Ports {
                     queue: OutQueue::default(),
                     busy_until: Time::ZERO,
                     wake_pending: false,
+                    paused: false,
+                    ingress_bytes: 0,
+                    pausing: false,
                     max_packets: 0,
                 });
             }

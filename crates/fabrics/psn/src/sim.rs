@@ -7,7 +7,7 @@
 //! its time and ignored), so the event list grows with packets in flight, not with flows.
 
 use crate::config::{Discipline, NetConfig, PathChoice};
-use crate::packet::{Packet, PacketSlab};
+use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
 use crate::r2c2::{R2c2State, Routing};
 use shoal_base::{Dur, Time};
@@ -38,6 +38,11 @@ enum Ev {
     /// Host `host`'s pull pacer may send the next pull.
     Pull {
         host: u32,
+    },
+    /// A PFC PAUSE (`pause`) or RESUME reaches output port `port`.
+    Pfc {
+        port: u32,
+        pause: bool,
     },
     /// New flows are due.
     Flows,
@@ -116,6 +121,7 @@ pub(crate) struct Sim<'a, T: Transport> {
     hops: u64,
     timeouts: u64,
     sprayed: u64,
+    pauses: u64,
     pacers: Vec<Pacer>,
     series: TimeSeries,
     /// R2C2's rate control, only when the transport is R2C2 (`None` costs other runs nothing).
@@ -174,6 +180,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             hops: 0,
             timeouts: 0,
             sprayed: 0,
+            pauses: 0,
             pacers: (0..topo.hosts()).map(|_| Pacer::default()).collect(),
             series: TimeSeries::new(),
             r2c2,
@@ -209,6 +216,12 @@ impl<'a, T: Transport> Sim<'a, T> {
                     }
                 }
                 Ev::Timer { flow } => self.timer(now, flow),
+                Ev::Pfc { port, pause } => {
+                    self.ports.ports[port as usize].paused = pause;
+                    if !pause {
+                        self.kick(now, port);
+                    }
+                }
                 Ev::Pull { host } => {
                     self.pacers[host as usize].wake_pending = false;
                     self.pull(now, host);
@@ -443,6 +456,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             dst: to,
             wire,
             entropy,
+            ingress: NO_PORT,
         });
         self.forward(now, from, pkt);
     }
@@ -474,10 +488,11 @@ impl<'a, T: Transport> Sim<'a, T> {
         // Host NICs queue without limit (the transport's window bounds them), like htsim; under
         // NDP they too send control packets first (a trimming queue never trims without limit).
         let (discipline, limit) = if switch {
-            (
-                self.net.discipline,
-                self.net.queue_packets as u64 * self.mtu,
-            )
+            let limit = match self.net.pfc {
+                Some(_) => u64::MAX, // lossless: PFC holds the senders back instead
+                None => self.net.queue_packets as u64 * self.mtu,
+            };
+            (self.net.discipline, limit)
         } else if self.net.discipline == Discipline::Trim {
             (Discipline::Trim, u64::MAX)
         } else {
@@ -517,27 +532,57 @@ impl<'a, T: Transport> Sim<'a, T> {
             let q = &mut self.node_packets[node as usize];
             *q += 1;
             self.max_node_packets = self.max_node_packets.max(*q);
-        }
-        let port = &mut self.ports.ports[gp as usize];
-        if !port.wake_pending {
-            if now >= port.busy_until {
-                self.start_tx(now, gp);
-            } else {
-                port.wake_pending = true;
-                let at = port.busy_until;
-                self.q.schedule(at, Ev::Wake { port: gp });
+            if let Some(pfc) = self.net.pfc {
+                let (ingress, wire) = {
+                    let p = self.pkts.get(pkt);
+                    (p.ingress, p.wire)
+                };
+                let inp = &mut self.ports.ports[ingress as usize];
+                inp.ingress_bytes += wire as u64;
+                if !inp.pausing && inp.ingress_bytes >= pfc.xoff_bytes {
+                    inp.pausing = true;
+                    self.pauses += 1;
+                    let (at, upstream) = (now + inp.delay, inp.peer);
+                    self.q.schedule(
+                        at,
+                        Ev::Pfc {
+                            port: upstream,
+                            pause: true,
+                        },
+                    );
+                }
             }
+        }
+        self.kick(now, gp);
+    }
+
+    /// Starts port `gp` now if its link is free, else makes sure it wakes when it is.
+    fn kick(&mut self, now: Time, gp: u32) {
+        let port = &mut self.ports.ports[gp as usize];
+        if port.wake_pending || port.queue.is_empty() {
+            return;
+        }
+        if now >= port.busy_until {
+            self.start_tx(now, gp);
+        } else {
+            port.wake_pending = true;
+            let at = port.busy_until;
+            self.q.schedule(at, Ev::Wake { port: gp });
         }
     }
 
     /// Starts sending the next queued packet of an idle port.
     fn start_tx(&mut self, now: Time, gp: u32) {
         let port = &mut self.ports.ports[gp as usize];
+        if port.paused {
+            return; // RESUME kicks it again
+        }
         let Some((pkt, prio)) = port.queue.pop() else {
             return;
         };
         let p = self.pkts.get_mut(pkt);
         port.queue.account_sent(p.wire, prio);
+        let (ingress, wire) = (p.ingress, p.wire);
         if let Discipline::Ecn {
             k,
             at_dequeue: true,
@@ -560,18 +605,37 @@ impl<'a, T: Transport> Sim<'a, T> {
             },
         );
         self.hops += 1;
-        if !self.topo.is_host(port.node) {
+        let switch = !self.topo.is_host(port.node);
+        if switch {
             self.node_packets[port.node as usize] -= 1;
         }
         if !port.queue.is_empty() {
             port.wake_pending = true;
             self.q.schedule(done, Ev::Wake { port: gp });
         }
+        if let Some(pfc) = self.net.pfc
+            && switch
+        {
+            let inp = &mut self.ports.ports[ingress as usize];
+            inp.ingress_bytes -= wire as u64;
+            if inp.pausing && inp.ingress_bytes <= pfc.xon_bytes {
+                inp.pausing = false;
+                let (at, upstream) = (now + inp.delay, inp.peer);
+                self.q.schedule(
+                    at,
+                    Ev::Pfc {
+                        port: upstream,
+                        pause: false,
+                    },
+                );
+            }
+        }
     }
 
     fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
         let node = self.ports.ports[gp as usize].node;
         if self.pkts.get(pkt).dst != node {
+            self.pkts.get_mut(pkt).ingress = gp;
             self.forward(now, node, pkt);
             return;
         }
@@ -736,6 +800,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             ("packets_dropped", self.drops),
             ("packets_marked", self.marks),
             ("packets_trimmed", self.trims),
+            ("pfc_pauses", self.pauses),
             ("retransmission_timeouts", self.timeouts),
             ("flows_unfinished", self.active),
         ]

@@ -10,7 +10,7 @@ use crate::ScenarioError;
 use crate::network::{NetworkSpec, TopologySpec};
 use crate::raw::RawNetwork;
 use shoal_base::{Dur, Rate};
-use shoal_psn::{Discipline, NetConfig, PathChoice, TransportSpec};
+use shoal_psn::{Discipline, NetConfig, PathChoice, Pfc, TransportSpec};
 use shoal_transport::{DcqcnConfig, NdpConfig, R2c2Config, TcpConfig};
 
 /// The fabrics `[network]` configures.
@@ -53,6 +53,10 @@ pub mod defaults {
     pub const TORUS_SIDE: i64 = 8;
     /// §7.3: "an aggregate node bandwidth of 100 Gbps", over a torus node's 6 links.
     pub const TORUS_LINK_GBPS: f64 = 100.0 / 6.0;
+    /// Ours: PFC pauses an ingress holding 50 full packets and resumes it at 45 (well above
+    /// the ECN threshold, so DCQCN acts first, as the DCQCN paper intends).
+    pub const PFC_XOFF_PACKETS: i64 = 50;
+    pub const PFC_XON_PACKETS: i64 = 45;
 }
 
 /// Which keys each fabric takes beyond the common ones.
@@ -64,6 +68,7 @@ fn allowed(fabric: &str, key: &str) -> bool {
         "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp" | "r2c2"),
         "dctcp_g" => fabric == "dctcp",
         "pull_pacing" => fabric == "ndp",
+        "pfc" | "pfc_xoff_packets" | "pfc_xon_packets" => fabric == "dcqcn",
         _ => true,
     }
 }
@@ -76,7 +81,10 @@ pub(super) fn resolve(
 ) -> Result<NetworkSpec, ScenarioError> {
     use defaults as d;
     let key = |k: &str| format!("network.{k}");
-    let given: [(&str, bool); 8] = [
+    let given: [(&str, bool); 11] = [
+        ("pfc", raw.pfc.is_some()),
+        ("pfc_xoff_packets", raw.pfc_xoff_packets.is_some()),
+        ("pfc_xon_packets", raw.pfc_xon_packets.is_some()),
         ("max_window", raw.max_window.is_some()),
         ("ecn_k", raw.ecn_k.is_some()),
         ("ecn_marking", raw.ecn_marking.is_some()),
@@ -256,7 +264,36 @@ pub(super) fn resolve(
             format!("{pull_pacing} is above 1: pulls cannot outpace the link"),
         ));
     }
+    let pfc = if raw.pfc.unwrap_or(false) {
+        let xoff = ctx.int(
+            &key("pfc_xoff_packets"),
+            raw.pfc_xoff_packets,
+            d::PFC_XOFF_PACKETS,
+            1,
+            1 << 20,
+        )? as u64;
+        let xon = ctx.int(
+            &key("pfc_xon_packets"),
+            raw.pfc_xon_packets,
+            d::PFC_XON_PACKETS.min(xoff as i64 - 1),
+            0,
+            xoff as i64 - 1,
+        )? as u64;
+        Some(Pfc {
+            xoff_bytes: xoff * (mss + header) as u64,
+            xon_bytes: xon * (mss + header) as u64,
+        })
+    } else {
+        if raw.pfc_xoff_packets.is_some() || raw.pfc_xon_packets.is_some() {
+            return Err(ctx.value(
+                "network.pfc",
+                "PFC thresholds are given but pfc is not true",
+            ));
+        }
+        None
+    };
     let net = NetConfig {
+        pfc,
         discipline,
         queue_packets: queue,
         path,
