@@ -35,6 +35,11 @@ pub struct ReproArgs {
     /// (its points, columns series,x,y) here.
     #[arg(long, value_name = "DIR", default_value = "out/repro")]
     out: std::path::PathBuf,
+    /// Scale for the experiments that take one, as key=value words; fig15-baselines takes
+    /// nodes, loads (comma-separated), flows and torus_flows, e.g.
+    /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000". Ignored with --quick.
+    #[arg(long, value_name = "SETTINGS")]
+    scale: Option<String>,
 }
 
 /// Exactly the keys the JSON output promises, whatever `Claim` grows.
@@ -131,6 +136,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     let opts = Options {
         quick: args.quick,
         plots: Some(args.out.clone()),
+        scale: args.scale.clone(),
     };
     let mut claims: Vec<Claim> = Vec::new();
     let mut failed_runs = Vec::new();

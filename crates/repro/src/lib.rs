@@ -18,6 +18,9 @@ pub struct Options {
     pub quick: bool,
     /// Write each figure's SVG, PNG and CSV into this folder.
     pub plots: Option<std::path::PathBuf>,
+    /// Scale settings for the experiments that take them, as `key=value` words (fig15-baselines:
+    /// `nodes`, `loads`, `flows`, `torus_flows`); `None` runs each experiment at its own scale.
+    pub scale: Option<String>,
 }
 
 /// What an experiment does: run with options, report progress lines, return its claims.

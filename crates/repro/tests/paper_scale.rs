@@ -73,8 +73,8 @@ fn fig18_disaggregated() {
 /// nodes: many hours, R2C2 far more (it recomputes max-min rates at every flow start and
 /// finish). Run it alone with
 /// `cargo test --release -p shoal-repro --test paper_scale -- --ignored --nocapture fig15_baselines`,
-/// or scaled with `SHOAL_REPRO_FIG15_SCALE="nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"
-/// cargo run --release -p shoal-cli -- repro fig15-baselines` (docs/results/baselines.md).
+/// or scaled with `cargo run --release -p shoal-cli -- repro fig15-baselines
+/// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"` (docs/results/baselines.md).
 #[test]
 #[ignore = "paper scale: many hours"]
 fn fig15_baselines() {

@@ -47,6 +47,7 @@ fn fig17_node_failures() {
     let opts = shoal_repro::Options {
         quick: true,
         plots: Some(std::env::temp_dir().join("shoal-repro-test-fig17")),
+        scale: None,
     };
     let claims = shoal_repro::run("fig17", &opts, &mut |m| eprintln!("{m}")).expect("runs");
     let names: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
@@ -66,6 +67,7 @@ fn epoch_size() {
     let opts = shoal_repro::Options {
         quick: true,
         plots: Some(std::env::temp_dir().join("shoal-repro-test-epoch")),
+        scale: None,
     };
     let claims = shoal_repro::run("epoch", &opts, &mut |m| eprintln!("{m}")).expect("runs");
     assert_eq!(claims.len(), 4);
@@ -101,6 +103,7 @@ fn fig15_baselines() {
     let opts = shoal_repro::Options {
         quick: true,
         plots: Some(dir.clone()),
+        scale: None,
     };
     let claims =
         shoal_repro::run("fig15-baselines", &opts, &mut |m| eprintln!("{m}")).expect("runs");

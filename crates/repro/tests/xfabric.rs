@@ -6,6 +6,7 @@ fn run(name: &str) -> Vec<shoal_repro::Claim> {
     let opts = shoal_repro::Options {
         quick: true,
         plots: Some(std::env::temp_dir().join(format!("shoal-repro-test-{name}"))),
+        scale: None,
     };
     let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}")).expect("runs");
     for c in &claims {
@@ -65,6 +66,7 @@ fn xfabric_full_scale() {
         let opts = shoal_repro::Options {
             quick: false,
             plots: Some(std::env::temp_dir().join("shoal-repro-xfabric-full")),
+            scale: None,
         };
         let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}")).expect("runs");
         for c in &claims {

@@ -25,7 +25,7 @@
 //! Full scale: the scenario files (512 nodes, loads 0.1-0.9, one million completed flows per
 //! point, R2C2 included: hours, the torus far longer). Quick mode: 64 nodes (8 leaves of 8 hosts
 //! on 16-port switches, a 4x4x4 torus), loads 0.2 and 0.7, 10,000 completed flows (the torus
-//! 2,000). Any other scale through the environment variable `SHOAL_REPRO_FIG15_SCALE`, e.g.
+//! 2,000). Any other scale through `Options::scale` (`shoal repro --scale`), e.g.
 //! `nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000` (`torus_flows=0` leaves R2C2 out);
 //! unset keys keep the full scale's values, and quick mode ignores it.
 
@@ -39,7 +39,6 @@ use shoal_scenario::Scenario;
 
 const FIG: &str = "Shoal Fig. 15";
 /// The environment variable that scales the full version.
-const SCALE_VAR: &str = "SHOAL_REPRO_FIG15_SCALE";
 /// Every ratio within this fraction of the paper's (and "comparable" within it of 1).
 const TOL: f64 = 0.35;
 /// Low load: L in this range (inclusive); high load likewise; low-to-moderate up to `MODERATE`.
@@ -76,8 +75,8 @@ impl Scale {
         }
     }
 
-    /// The scenario files' scale, with any setting of [`SCALE_VAR`] applied.
-    fn full(base: &Scenario) -> Result<Scale, ReproError> {
+    /// The scenario files' scale, with `Options::scale` applied.
+    fn full(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproError> {
         let flows = base.limits.completed_flows.unwrap_or(1_000_000);
         let mut s = Scale {
             nodes: base.nodes() as u32,
@@ -85,15 +84,15 @@ impl Scale {
             flows,
             torus_flows: flows,
         };
-        if let Ok(text) = std::env::var(SCALE_VAR) {
-            s.apply(&text)?;
+        if let Some(text) = settings {
+            s.apply(text)?;
         }
         Ok(s)
     }
 
     /// Applies `key=value` settings separated by white space.
     fn apply(&mut self, text: &str) -> Result<(), ReproError> {
-        let bad = |what: &str| ReproError(format!("{SCALE_VAR}: {what} (in {text:?})"));
+        let bad = |what: &str| ReproError(format!("--scale: {what} (in {text:?})"));
         for item in text.split_whitespace() {
             let (key, value) = item
                 .split_once('=')
@@ -160,7 +159,7 @@ pub(crate) fn run(
     let scale = if opts.quick {
         Scale::quick()
     } else {
-        Scale::full(&base)?
+        Scale::full(&base, opts.scale.as_deref())?
     };
     progress(&format!(
         "fig15-baselines: {} nodes, loads {:?}, {} completed flows per point (torus {})",

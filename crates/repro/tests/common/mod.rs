@@ -5,6 +5,7 @@ pub fn check(name: &str, quick: bool) {
     let opts = shoal_repro::Options {
         quick,
         plots: Some(std::env::temp_dir().join(format!("shoal-repro-test-{name}"))),
+        scale: None,
     };
     let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}"))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
