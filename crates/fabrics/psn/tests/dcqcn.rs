@@ -1,37 +1,14 @@
 //! DCQCN on its own, against what the DCQCN paper promises: long flows through one bottleneck
 //! converge to fair rates and keep it busy, and a short flow completes.
 
-use shoal_base::{Dur, NodeId, Rate, Time};
+mod common;
+
+use common::{dumbbell, flow, jain};
+use shoal_base::{Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_psn::{NetConfig, PacketFabric};
-use shoal_topology::LeafSpine;
 use shoal_transport::{Dcqcn, DcqcnConfig};
-use shoal_workload::{Flow, IterSource};
-
-fn flow(id: u64, src: u16, dst: u16, bytes: u64, start: Time) -> Flow {
-    Flow {
-        id,
-        src: NodeId(src),
-        dst: NodeId(dst),
-        bytes,
-        start,
-        class: 0,
-    }
-}
-
-/// Two leaves of two hosts under one spine, all links 10 Gb/s, 1 µs each.
-fn dumbbell() -> shoal_topology::Topology {
-    LeafSpine {
-        leaves: 2,
-        spines: 1,
-        hosts_per_leaf: 2,
-        host_rate: Rate::gbps(10),
-        fabric_rate: Rate::gbps(10),
-        link_delay: Dur::from_us(1),
-    }
-    .build()
-    .expect("valid")
-}
+use shoal_workload::IterSource;
 
 fn config() -> DcqcnConfig {
     DcqcnConfig::paper(Rate::gbps(10))
@@ -77,11 +54,6 @@ fn two_flows(k: u32, second_us: u64, warm_ms: u64, end_ms: u64) -> (Vec<f64>, Ru
         .map(|&b| b as f64 * 8.0 / secs / 1e9)
         .collect();
     (gbps, out)
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let sum: f64 = x.iter().sum();
-    sum * sum / (x.len() as f64 * x.iter().map(|g| g * g).sum::<f64>())
 }
 
 /// Payload rate ceiling of a 10 Gb/s link: 1000 of every 1040 bytes.

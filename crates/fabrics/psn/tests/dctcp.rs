@@ -2,37 +2,14 @@
 //! bottleneck share it fairly, keep it busy, and hold its queue near the marking threshold K
 //! without loss.
 
-use shoal_base::{Dur, NodeId, Rate, Time};
+mod common;
+
+use common::{dumbbell, flow, jain};
+use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_psn::{Discipline, NetConfig, PacketFabric};
-use shoal_topology::LeafSpine;
 use shoal_transport::{Tcp, TcpConfig};
-use shoal_workload::{Flow, IterSource};
-
-fn flow(id: u64, src: u16, dst: u16, bytes: u64, start: Time) -> Flow {
-    Flow {
-        id,
-        src: NodeId(src),
-        dst: NodeId(dst),
-        bytes,
-        start,
-        class: 0,
-    }
-}
-
-/// Two leaves of two hosts under one spine, all links 10 Gb/s, 1 µs each.
-fn dumbbell() -> shoal_topology::Topology {
-    LeafSpine {
-        leaves: 2,
-        spines: 1,
-        hosts_per_leaf: 2,
-        host_rate: Rate::gbps(10),
-        fabric_rate: Rate::gbps(10),
-        link_delay: Dur::from_us(1),
-    }
-    .build()
-    .expect("valid")
-}
+use shoal_workload::IterSource;
 
 /// Runs two 1 GB DCTCP flows from hosts 0 and 1 (first leaf) to host 2 (second leaf): they meet
 /// at the first leaf's uplink. Returns each flow's payload rate (Gb/s) over [warm, end] and the
@@ -77,11 +54,6 @@ fn two_flows(at_dequeue: bool, k: u32, warm_ms: u64, end_ms: u64) -> (Vec<f64>, 
         .collect();
     let mean = after.iter().sum::<f64>() / after.len() as f64;
     (gbps, mean, out)
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let sum: f64 = x.iter().sum();
-    sum * sum / (x.len() as f64 * x.iter().map(|g| g * g).sum::<f64>())
 }
 
 /// Payload rate ceiling of a 10 Gb/s link: 1460 of every 1500 bytes.

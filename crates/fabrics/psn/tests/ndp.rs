@@ -4,23 +4,15 @@
 //! fat-tree runs near line rate with spraying, where DCTCP's per-flow ECMP loses throughput to
 //! hash collisions.
 
-use shoal_base::{Dur, NodeId, Rate, Time};
+mod common;
+
+use common::flow;
+use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_psn::{NetConfig, PacketFabric};
 use shoal_topology::FatTree;
 use shoal_transport::{Ndp, NdpConfig, Tcp, TcpConfig};
 use shoal_workload::{Flow, IterSource};
-
-fn flow(id: u64, src: u32, dst: u32, bytes: u64) -> Flow {
-    Flow {
-        id,
-        src: NodeId(src as u16),
-        dst: NodeId(dst as u16),
-        bytes,
-        start: Time::ZERO,
-        class: 0,
-    }
-}
 
 fn fat_tree(k: u32) -> shoal_topology::Topology {
     FatTree {
@@ -49,7 +41,9 @@ fn a_100_to_1_incast_completes_at_line_rate_without_a_timeout() {
     let mut fabric =
         PacketFabric::new(topo, ndp_net(), Ndp(NdpConfig::new(MSS, 23))).expect("valid");
     let bytes = 10 * MSS as u64;
-    let flows: Vec<Flow> = (1..=100).map(|s| flow(s as u64, s, 0, bytes)).collect();
+    let flows: Vec<Flow> = (1..=100)
+        .map(|s| flow(s as u64, s, 0, bytes, Time::ZERO))
+        .collect();
     let out = fabric
         .run(
             &mut IterSource::new(flows),
@@ -93,7 +87,7 @@ fn permutation_gbps<T: shoal_transport::Transport>(net: NetConfig, transport: T)
     let hosts = topo.hosts() as u32;
     let mut fabric = PacketFabric::new(topo, net, transport).expect("valid");
     let flows: Vec<Flow> = (0..hosts)
-        .map(|i| flow(i as u64, i, (i + hosts / 2) % hosts, 1 << 34))
+        .map(|i| flow(i as u64, i, (i + hosts / 2) % hosts, 1 << 34, Time::ZERO))
         .collect();
     let (warm, end) = (Time(1_000_000_000), Time(6_000_000_000));
     let out = fabric

@@ -2,6 +2,8 @@
 //! overflow a drop-tail queue loses nothing (PFC pauses the senders' links), and once DCQCN has
 //! cut the rates the pauses stop (no PFC storm) while the flows share the bottleneck fairly.
 
+mod common;
+
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_psn::{Discipline, NetConfig, PacketFabric, Pfc};
@@ -109,7 +111,7 @@ fn pauses_stop_once_dcqcn_has_cut_the_rates_and_the_shares_are_fair() {
         "pauses {} then {storm}; shares {gbps:.2?} Gb/s",
         early.counters["pfc_pauses"]
     );
-    let jain = total * total / (gbps.len() as f64 * gbps.iter().map(|g| g * g).sum::<f64>());
+    let jain = common::jain(&gbps);
     assert!(total > 0.85 * 10.0 * 1000.0 / 1040.0, "{gbps:?}");
     assert!(jain > 0.95, "unfair: {gbps:?} (Jain {jain:.3})");
     assert_eq!(late.counters["packets_dropped"], 0);

@@ -2,7 +2,10 @@
 //! (`shoal_metrics::maxmin::MaxMin`), dimension-order against multipath routing on a case worked
 //! out by hand, measured throughput against the reference, and a short flow that completes.
 
-use shoal_base::{Dur, NodeId, Rate, Time};
+mod common;
+
+use common::flow;
+use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_metrics::maxmin::MaxMin;
 use shoal_psn::r2c2::{RateController, Route, Routing, max_min};
@@ -29,17 +32,6 @@ fn torus() -> Topology {
 /// Host (x, y, z) of the 4×4×2 torus.
 fn at(x: u32, y: u32, z: u32) -> u32 {
     x + 4 * (y + 4 * z)
-}
-
-fn flow(id: u64, src: u32, dst: u32, bytes: u64, start: Time) -> Flow {
-    Flow {
-        id,
-        src: NodeId(src as u16),
-        dst: NodeId(dst as u16),
-        bytes,
-        start,
-        class: 0,
-    }
 }
 
 /// Long flows whose dimension-order routes overlap (0→1→2 is shared by the first two, ...).
