@@ -180,8 +180,9 @@ pub(crate) struct Summary {
     pub(crate) mean_flow_bytes: Option<f64>,
     /// Load the flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
     pub(crate) realised_load: Option<f64>,
-    /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet
-    /// fabrics, whose queues are switch ports). The names keep "cells" for compatibility.
+    /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet fabrics:
+    /// switch ports' bytes over the full packet size, rounded up, acks included). The names
+    /// keep "cells" for compatibility.
     pub(crate) queue_unit: &'static str,
     pub(crate) max_queue_cells: u64,
     pub(crate) max_node_queue_cells: u64,

@@ -28,8 +28,8 @@ pub struct Port {
     pub ingress_bytes: u64,
     /// PFC: this node has paused the far end of this port's link.
     pub pausing: bool,
-    /// Packets queued at the most, over the run.
-    pub max_packets: u32,
+    /// Bytes queued at the most (both lanes), over the run.
+    pub max_bytes: u64,
 }
 
 /// Every port of the topology, indexed globally: node `n`'s port `p` is `first[n] + p`.
@@ -62,7 +62,7 @@ impl Ports {
                     paused: false,
                     ingress_bytes: 0,
                     pausing: false,
-                    max_packets: 0,
+                    max_bytes: 0,
                 });
             }
         }

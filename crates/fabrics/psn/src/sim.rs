@@ -112,8 +112,9 @@ pub(crate) struct Sim<'a, T: Transport> {
     active: u64,
     flows_at: Option<Time>,
     last_start: Time,
-    node_packets: Vec<u32>,
-    max_node_packets: u32,
+    /// Bytes queued at each switch, and the most at one switch over the run.
+    node_bytes: Vec<u64>,
+    max_node_bytes: u64,
     max_reorder: u64,
     drops: u64,
     marks: u64,
@@ -171,8 +172,8 @@ impl<'a, T: Transport> Sim<'a, T> {
             active: 0,
             flows_at: None,
             last_start: Time::ZERO,
-            node_packets: vec![0; topo.nodes()],
-            max_node_packets: 0,
+            node_bytes: vec![0; topo.nodes()],
+            max_node_bytes: 0,
             max_reorder: 0,
             drops: 0,
             marks: 0,
@@ -527,11 +528,12 @@ impl<'a, T: Transport> Sim<'a, T> {
             }
             Admit::Queued => {}
         }
-        port.max_packets = port.max_packets.max(port.queue.packets() as u32);
+        port.max_bytes = port.max_bytes.max(port.queue.bytes());
         if switch {
-            let q = &mut self.node_packets[node as usize];
-            *q += 1;
-            self.max_node_packets = self.max_node_packets.max(*q);
+            let wire = self.pkts.get(pkt).wire as u64;
+            let q = &mut self.node_bytes[node as usize];
+            *q += wire;
+            self.max_node_bytes = self.max_node_bytes.max(*q);
             if let Some(pfc) = self.net.pfc {
                 let (ingress, wire) = {
                     let p = self.pkts.get(pkt);
@@ -607,7 +609,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         self.hops += 1;
         let switch = !self.topo.is_host(port.node);
         if switch {
-            self.node_packets[port.node as usize] -= 1;
+            self.node_bytes[port.node as usize] -= wire as u64;
         }
         if !port.queue.is_empty() {
             port.wake_pending = true;
@@ -786,12 +788,14 @@ impl<'a, T: Transport> Sim<'a, T> {
         for live in self.live.iter().flatten() {
             self.timeouts += live.sender.timeouts();
         }
+        // Queues in full-size packets (bytes / MTU, rounded up), so that acks and trimmed
+        // headers count for what they occupy and the figure compares with `queue_packets`.
         let max_queue = self
             .ports
             .ports
             .iter()
             .filter(|p| !self.topo.is_host(p.node))
-            .map(|p| p.max_packets as u64)
+            .map(|p| p.max_bytes.div_ceil(self.mtu))
             .max()
             .unwrap_or(0);
         let counters: BTreeMap<String, u64> = [
@@ -812,7 +816,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             sim_time: self.q.now(),
             queues: QueueStats {
                 max_queue,
-                max_node_queue: self.max_node_packets as u64,
+                max_node_queue: self.max_node_bytes.div_ceil(self.mtu),
                 max_node_transit: 0,
                 max_reorder_bytes: self.max_reorder,
             },
