@@ -44,19 +44,10 @@ fn fig15_datacenter_workload() {
 /// that do pass, and that every claim is reported.
 #[test]
 fn fig17_node_failures() {
-    let opts = shoal_repro::Options {
-        quick: true,
-        plots: Some(std::env::temp_dir().join("shoal-repro-test-fig17")),
-        scale: None,
-    };
-    let claims = shoal_repro::run("fig17", &opts, &mut |m| eprintln!("{m}")).expect("runs");
+    let claims = common::run("fig17", true);
     let names: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
-    let goodput = claims
-        .iter()
-        .find(|c| c.claim.starts_with("long-flow goodput"))
-        .expect("goodput claim");
-    assert!(goodput.pass, "{} (ours {})", goodput.claim, goodput.ours);
+    common::holds(&claims, "long-flow goodput");
 }
 
 /// At high load our tail FCT does not grow with the node count (0.98-1.00x against the
@@ -64,12 +55,7 @@ fn fig17_node_failures() {
 /// match and that the fourth is reported.
 #[test]
 fn epoch_size() {
-    let opts = shoal_repro::Options {
-        quick: true,
-        plots: Some(std::env::temp_dir().join("shoal-repro-test-epoch")),
-        scale: None,
-    };
-    let claims = shoal_repro::run("epoch", &opts, &mut |m| eprintln!("{m}")).expect("runs");
+    let claims = common::run("epoch", true);
     assert_eq!(claims.len(), 4);
     for c in &claims {
         let known_miss = c.claim == "tail FCT with twice the nodes, high load";
@@ -99,20 +85,8 @@ fn table1_failure_costs() {
 /// margin: the three goodput ratios, both NDP tail ratios and Shoal beating the torus.
 #[test]
 fn fig15_baselines() {
-    let dir = std::env::temp_dir().join("shoal-repro-test-fig15-baselines");
-    let opts = shoal_repro::Options {
-        quick: true,
-        plots: Some(dir.clone()),
-        scale: None,
-    };
-    let claims =
-        shoal_repro::run("fig15-baselines", &opts, &mut |m| eprintln!("{m}")).expect("runs");
-    for c in &claims {
-        eprintln!(
-            "{} | paper {} | ours {} | {} | {}",
-            c.claim, c.paper, c.ours, c.tolerance, c.pass
-        );
-    }
+    let dir = common::plots_dir("fig15-baselines");
+    let claims = common::run("fig15-baselines", true);
     let held = [
         "every fabric completes its flows at every load",
         "long-flow goodput, Shoal / DCTCP, every load",

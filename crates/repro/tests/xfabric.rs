@@ -2,33 +2,12 @@
 //! paper's 343-SoC numbers and may miss at this scale (see docs/results/xfabric.md); the tests
 //! print every claim and hold the ones that are about orderings and shapes.
 
-fn run(name: &str) -> Vec<shoal_repro::Claim> {
-    let opts = shoal_repro::Options {
-        quick: true,
-        plots: Some(std::env::temp_dir().join(format!("shoal-repro-test-{name}"))),
-        scale: None,
-    };
-    let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}")).expect("runs");
-    for c in &claims {
-        eprintln!(
-            "{} | {} | paper {} | ours {} | {} | {}",
-            c.figure,
-            c.claim,
-            c.paper,
-            c.ours,
-            c.tolerance,
-            if c.pass { "pass" } else { "FAIL" }
-        );
-    }
-    claims
-}
+mod common;
 
-fn holds(claims: &[shoal_repro::Claim], starts: &str) {
-    let c = claims
-        .iter()
-        .find(|c| c.claim.starts_with(starts))
-        .unwrap_or_else(|| panic!("no claim {starts:?}"));
-    assert!(c.pass, "{} (ours {})", c.claim, c.ours);
+use common::holds;
+
+fn run(name: &str) -> Vec<shoal_repro::Claim> {
+    common::run(name, true)
 }
 
 #[test]
@@ -63,22 +42,6 @@ fn xfabric_fig4_quick() {
 #[ignore]
 fn xfabric_full_scale() {
     for name in ["xfabric-fig4", "xfabric-fig3", "xfabric-fig2"] {
-        let opts = shoal_repro::Options {
-            quick: false,
-            plots: Some(std::env::temp_dir().join("shoal-repro-xfabric-full")),
-            scale: None,
-        };
-        let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}")).expect("runs");
-        for c in &claims {
-            eprintln!(
-                "| {} | {} | {} | {} | {} | {} |",
-                c.figure,
-                c.claim,
-                c.paper,
-                c.ours,
-                c.tolerance,
-                if c.pass { "pass" } else { "FAIL" }
-            );
-        }
+        common::run(name, false);
     }
 }

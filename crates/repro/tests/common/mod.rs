@@ -1,15 +1,24 @@
-//! Runs an experiment and fails the test on any claim outside its tolerance, printing the table.
+//! Runs experiments for the tests: figures into a scratch folder (so that writing them is
+//! tested too), every claim printed as a table row.
+#![allow(dead_code)] // each test file uses its own subset
 
-pub fn check(name: &str, quick: bool) {
-    // Figures go to a scratch folder, so that writing them is tested too.
+use shoal_repro::Claim;
+use std::path::PathBuf;
+
+/// Where experiment `name` writes its figures in tests.
+pub fn plots_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("shoal-repro-test-{name}"))
+}
+
+/// Runs experiment `name` and prints its claims.
+pub fn run(name: &str, quick: bool) -> Vec<Claim> {
     let opts = shoal_repro::Options {
         quick,
-        plots: Some(std::env::temp_dir().join(format!("shoal-repro-test-{name}"))),
+        plots: Some(plots_dir(name)),
         scale: None,
     };
     let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}"))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert!(!claims.is_empty(), "{name} checked nothing");
     for c in &claims {
         eprintln!(
             "{} | {} | paper {} | ours {} | {} | {}",
@@ -21,6 +30,22 @@ pub fn check(name: &str, quick: bool) {
             if c.pass { "pass" } else { "FAIL" }
         );
     }
+    claims
+}
+
+/// The claim whose text starts with `starts` exists and passes.
+pub fn holds(claims: &[Claim], starts: &str) {
+    let c = claims
+        .iter()
+        .find(|c| c.claim.starts_with(starts))
+        .unwrap_or_else(|| panic!("no claim {starts:?}"));
+    assert!(c.pass, "{} (ours {})", c.claim, c.ours);
+}
+
+/// Runs experiment `name` and fails on any claim outside its tolerance.
+pub fn check(name: &str, quick: bool) {
+    let claims = run(name, quick);
+    assert!(!claims.is_empty(), "{name} checked nothing");
     let failed: Vec<&str> = claims
         .iter()
         .filter(|c| !c.pass)
