@@ -70,23 +70,7 @@ pub fn place_uplinks(rack: &Rack, demand: &Demand) -> Result<UplinkPlan, Error> 
         }
     }
 
-    let mut ext = vec![0u64; n * n];
-    for s in 0..n {
-        let g = gateways[uplink_of[s] as usize].idx();
-        if g != s {
-            ext[s * n + g] = demand.sent_external(node(s));
-            ext[g * n + s] = demand.received_external(node(s));
-        }
-    }
-    let dm_ext = DemandMatrix::from_rows(n, ext)?;
-    let dm_all = demand.internal().sum(&dm_ext)?;
-    Ok(UplinkPlan {
-        gateways,
-        uplink_of,
-        set_demand,
-        dm_ext,
-        dm_all,
-    })
+    plan(demand, gateways, uplink_of, set_demand)
 }
 
 /// The static topologies' uplinks (§6.1: "the uplinks are uniformly distributed across the SoCs
@@ -133,6 +117,19 @@ pub fn nearest_uplinks(
         *up = k as u32;
         set_demand[k] += demand.external(node(s));
     }
+    plan(demand, gateways.to_vec(), uplink_of, set_demand)
+}
+
+/// The plan for an assignment of SoCs to uplinks: each SoC's external traffic becomes demand
+/// between it and its gateway (dm_ext, egress one way and ingress the other), added to the
+/// internal demand (dm_all).
+fn plan(
+    demand: &Demand,
+    gateways: Vec<NodeId>,
+    uplink_of: Vec<u32>,
+    set_demand: Vec<u128>,
+) -> Result<UplinkPlan, Error> {
+    let n = demand.socs();
     let mut ext = vec![0u64; n * n];
     for s in 0..n {
         let g = gateways[uplink_of[s] as usize].idx();
@@ -144,7 +141,7 @@ pub fn nearest_uplinks(
     let dm_ext = DemandMatrix::from_rows(n, ext)?;
     let dm_all = demand.internal().sum(&dm_ext)?;
     Ok(UplinkPlan {
-        gateways: gateways.to_vec(),
+        gateways,
         uplink_of,
         set_demand,
         dm_ext,
