@@ -45,6 +45,7 @@ pub struct EventQueue<E> {
     /// scheduling number) so they keep their order when they move into the ring.
     far: BinaryHeap<Reverse<Far<E>>>,
     len: usize,
+    /// Events scheduled so far: the scheduling number of far events.
     scheduled: u64,
     now: Time,
 }
@@ -109,12 +110,6 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// Events scheduled since the queue was made (each is popped at most once, so this bounds
-    /// the events processed; benchmarks report it as a rate).
-    pub fn scheduled(&self) -> u64 {
-        self.scheduled
     }
 
     /// Schedules `event` at `at`.

@@ -183,11 +183,6 @@ impl TcpSender {
         }
     }
 
-    /// Congestion window in bytes.
-    pub fn cwnd(&self) -> u64 {
-        self.cwnd
-    }
-
     /// DCTCP's α in [0, 1] (0 for NewReno), for reports and tests.
     pub fn alpha(&self) -> f64 {
         self.dctcp.map_or(0.0, |d| d.alpha as f64 / ONE as f64)

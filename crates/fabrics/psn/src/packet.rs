@@ -58,9 +58,4 @@ impl PacketSlab {
         self.free.push(i);
         self.slots[i as usize]
     }
-
-    /// Packets currently held.
-    pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
 }
