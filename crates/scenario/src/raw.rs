@@ -129,6 +129,7 @@ pub(crate) struct RawWorkload {
     pub matrix: Option<String>,
     pub hot: Option<i64>,
     pub among: Option<Vec<i64>>,
+    pub weights: Option<Vec<Vec<i64>>>,
     pub hot_fraction: Option<f64>,
     pub size: Option<RawSize>,
     pub per_source: Option<i64>,
@@ -176,6 +177,7 @@ impl RawWorkload {
         note(self.matrix.is_some(), "matrix");
         note(self.hot.is_some(), "hot");
         note(self.among.is_some(), "among");
+        note(self.weights.is_some(), "weights");
         note(self.hot_fraction.is_some(), "hot_fraction");
         note(self.size.is_some(), "size");
         note(self.per_source.is_some(), "per_source");

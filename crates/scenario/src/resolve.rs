@@ -613,7 +613,7 @@ fn resolve_random(ctx: &Ctx<'_>, r: RawRandomFailures) -> Result<RandomFailures,
 
 /// The traffic-matrix keys the streaming kinds (`open-loop`, `closed-loop`) take besides their
 /// own in `WORKLOAD_KEYS`.
-pub const MATRIX_KEYS: [&str; 7] = [
+pub const MATRIX_KEYS: [&str; 8] = [
     "matrix",
     "pairs",
     "senders",
@@ -621,6 +621,7 @@ pub const MATRIX_KEYS: [&str; 7] = [
     "hot",
     "hot_fraction",
     "among",
+    "weights",
 ];
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a

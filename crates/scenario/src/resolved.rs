@@ -67,6 +67,17 @@ fn matrix(t: &mut Table, m: &Matrix) {
             let list: Vec<String> = nodes.iter().map(|n| n.0.to_string()).collect();
             t.kv("among", format!("[{}]", list.join(", ")));
         }
+        Matrix::Weighted { rows } => {
+            t.kv("matrix", s("weighted"));
+            let rows: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let r: Vec<String> = r.iter().map(u64::to_string).collect();
+                    format!("[{}]", r.join(", "))
+                })
+                .collect();
+            t.kv("weights", format!("[{}]", rows.join(", ")));
+        }
         Matrix::Hotspot { hot, fraction } => {
             t.kv("matrix", s("hotspot"));
             t.kv("hot", hot.len());

@@ -65,6 +65,26 @@ fn bad_streaming_workloads_name_their_key() {
             LIMIT,
             "workload.among[1]",
         ),
+        (
+            &format!("{OPEN}\nmatrix = \"weighted\""),
+            LIMIT,
+            "workload.weights",
+        ),
+        (
+            &format!("{OPEN}\nmatrix = \"weighted\"\nweights = [[0, -1]]"),
+            LIMIT,
+            "workload.weights[0][1]",
+        ),
+        (
+            &format!("{OPEN}\nmatrix = \"weighted\"\nweights = [[0, 1], [1, 0]]"),
+            LIMIT,
+            "workload.matrix",
+        ),
+        (
+            &format!("{OPEN}\nweights = [[0]]"),
+            LIMIT,
+            "workload.weights",
+        ),
         (&format!("{OPEN}\nload = -1.0"), LIMIT, "workload.load"),
         (
             "kind = \"disaggregated\"\napp = \"bitcoin\"",
@@ -104,6 +124,37 @@ fn the_load_sets_the_mean_gap_by_the_papers_definition() {
     assert!((gap(OPEN) - 20_000.0).abs() < 1e-6);
     let r = gap(&format!("{OPEN}\nload_node_gbps = 25.0"));
     assert!((r - 40_000.0).abs() < 1e-6);
+}
+
+/// A weighted matrix sends only where it has weight: here node 0 to node 1 and node 2 to node 3,
+/// three times as often.
+#[test]
+fn a_weighted_matrix_draws_only_its_pairs() {
+    let mut rows = vec![vec![0u64; 16]; 16];
+    rows[0][1] = 1;
+    rows[2][3] = 3;
+    let text: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
+    let s = scenario(
+        &format!(
+            "{OPEN}\nflows = 4000\nmatrix = \"weighted\"\nweights = [{}]",
+            text.join(", ")
+        ),
+        "",
+    )
+    .expect("a valid weight matrix");
+    let (mut src, _) = s.source().expect("source");
+    let flows: Vec<_> = std::iter::from_fn(|| src.next_due(Time(u64::MAX))).collect();
+    let heavy = flows
+        .iter()
+        .filter(|f| (f.src.0, f.dst.0) == (2, 3))
+        .count();
+    let light = flows
+        .iter()
+        .filter(|f| (f.src.0, f.dst.0) == (0, 1))
+        .count();
+    assert_eq!(heavy + light, 4000, "only the weighted pairs");
+    // Binomial(4000, 3/4): sd 27; five sd either side.
+    assert!((2863..=3137).contains(&heavy), "{heavy}");
 }
 
 #[test]

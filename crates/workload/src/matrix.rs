@@ -32,6 +32,10 @@ pub enum Matrix {
     /// Uniform over ordered pairs of distinct nodes of `nodes` only, e.g. the live nodes of a
     /// rack where the others failed (§7.3, Fig. 17).
     Among { nodes: Vec<NodeId> },
+    /// Pairs in proportion to `rows[src][dst]`: a measured or synthetic demand matrix (XFabric's
+    /// production-like traffic, clusters). A source is drawn by its row total, then a
+    /// destination by its weight in the row; a closed loop draws only the destination.
+    Weighted { rows: Vec<Vec<u64>> },
 }
 
 /// A matrix that does not fit the rack.
@@ -59,6 +63,18 @@ pub enum MatrixError {
     Fraction(f64),
     #[error("traffic among {0} nodes: need at least 2")]
     TooFew(usize),
+    #[error("a weight matrix for {nodes} nodes needs {nodes} rows of {nodes}; row {row} has {len}")]
+    WeightShape {
+        nodes: usize,
+        row: usize,
+        len: usize,
+    },
+    #[error("weight of {node} to itself is {weight}: self traffic must be 0")]
+    SelfWeight { node: NodeId, weight: u64 },
+    #[error("the weight matrix is all zero: no flow could be drawn")]
+    NoWeight,
+    #[error("the weights of row {row} add up to more than 2^64")]
+    WeightOverflow { row: usize },
 }
 
 impl Matrix {
@@ -99,6 +115,41 @@ impl Matrix {
                     return Err(MatrixError::TooFew(among.len()));
                 }
                 distinct_in_rack("node", among, nodes)
+            }
+            Matrix::Weighted { rows } => {
+                if rows.len() != nodes {
+                    return Err(MatrixError::WeightShape {
+                        nodes,
+                        row: rows.len(),
+                        len: 0,
+                    });
+                }
+                let mut any = false;
+                for (r, row) in rows.iter().enumerate() {
+                    if row.len() != nodes {
+                        return Err(MatrixError::WeightShape {
+                            nodes,
+                            row: r,
+                            len: row.len(),
+                        });
+                    }
+                    if row[r] != 0 {
+                        return Err(MatrixError::SelfWeight {
+                            node: node(r),
+                            weight: row[r],
+                        });
+                    }
+                    let total = row
+                        .iter()
+                        .try_fold(0u64, |a, &w| a.checked_add(w))
+                        .ok_or(MatrixError::WeightOverflow { row: r })?;
+                    any |= total > 0;
+                }
+                if any {
+                    Ok(())
+                } else {
+                    Err(MatrixError::NoWeight)
+                }
             }
         }
     }
@@ -153,6 +204,21 @@ impl Matrix {
                 let mut among = among.clone();
                 among.sort_unstable();
                 Kind::Among { nodes: among }
+            }
+            Matrix::Weighted { rows } => {
+                let cumulative = |row: &[u64]| -> Vec<u128> {
+                    row.iter()
+                        .scan(0u128, |a, &w| {
+                            *a += u128::from(w);
+                            Some(*a)
+                        })
+                        .collect()
+                };
+                let totals: Vec<u64> = rows.iter().map(|r| r.iter().sum()).collect();
+                Kind::Weighted {
+                    rows: rows.iter().map(|r| cumulative(r)).collect(),
+                    sources: cumulative(&totals),
+                }
             }
         };
         Ok(Pairs { nodes, kind })
@@ -238,6 +304,18 @@ enum Kind {
     Among {
         nodes: Vec<NodeId>,
     },
+    /// Running sums of each row's weights, and of the row totals; a draw is a binary search.
+    Weighted {
+        rows: Vec<Vec<u128>>,
+        sources: Vec<u128>,
+    },
+}
+
+/// The index whose cumulative range holds a uniform draw below the last running sum (> 0).
+fn pick(cumulative: &[u128], rng: &mut impl Rng) -> usize {
+    let total = *cumulative.last().expect("a non-empty row");
+    let x = rng.random_range(0..total);
+    cumulative.partition_point(|&c| c <= x)
 }
 
 impl Pairs {
@@ -280,6 +358,10 @@ impl Pairs {
                 let s = rng.random_range(0..nodes.len());
                 (nodes[s], nodes[other_than(s, nodes.len(), rng)])
             }
+            Kind::Weighted { rows, sources } => {
+                let s = pick(sources, rng);
+                (node(s), node(pick(&rows[s], rng)))
+            }
         }
     }
 
@@ -294,6 +376,10 @@ impl Pairs {
                 s
             }
             Kind::Among { nodes } => nodes.clone(),
+            Kind::Weighted { rows, .. } => (0..self.nodes)
+                .filter(|&s| rows[s].last().is_some_and(|&t| t > 0))
+                .map(node)
+                .collect(),
             _ => (0..self.nodes).map(node).collect(),
         }
     }
@@ -344,6 +430,10 @@ impl Pairs {
                 let p = nodes.binary_search(&src).ok()?;
                 Some(nodes[other_than(p, nodes.len(), rng)])
             }
+            Kind::Weighted { rows, .. } => {
+                let row = &rows[s];
+                (row.last().is_some_and(|&t| t > 0)).then(|| node(pick(row, rng)))
+            }
         }
     }
 }
@@ -364,6 +454,7 @@ impl fmt::Display for Matrix {
                 fraction * 100.0,
                 hot.len()
             ),
+            Matrix::Weighted { rows } => write!(f, "weighted pairs over {} nodes", rows.len()),
         }
     }
 }
@@ -390,6 +481,61 @@ mod tests {
     fn binomial_ok(count: u64, trials: usize, p: f64) -> bool {
         let mean = trials as f64 * p;
         (count as f64 - mean).abs() <= 5.0 * (mean * (1.0 - p)).sqrt()
+    }
+
+    #[test]
+    fn weighted_draws_pairs_in_proportion_to_their_weights() {
+        let rows = vec![
+            vec![0, 3, 1, 0],
+            vec![0, 0, 0, 0],
+            vec![2, 0, 0, 2],
+            vec![0, 0, 0, 0],
+        ];
+        let total = 8.0;
+        let (n, flows) = (4, 80_000);
+        let m = Matrix::Weighted { rows: rows.clone() };
+        let c = counts(&m, n, flows, 5);
+        for s in 0..n {
+            for d in 0..n {
+                let p = rows[s][d] as f64 / total;
+                if p == 0.0 {
+                    assert_eq!(c[s][d], 0, "{s}->{d} has no weight");
+                } else {
+                    assert!(binomial_ok(c[s][d], flows, p), "{s}->{d}: {}", c[s][d]);
+                }
+            }
+        }
+        // A closed loop draws within the row; silent rows do not send.
+        let mut rng = stream(6, "test", 0);
+        let mut pairs = m.build(n, &mut rng).unwrap();
+        assert_eq!(pairs.sources(), vec![NodeId(0), NodeId(2)]);
+        assert_eq!(pairs.dst_for(NodeId(1), &mut rng), None);
+        let to_1 = (0..40_000)
+            .filter(|_| pairs.dst_for(NodeId(0), &mut rng) == Some(NodeId(1)))
+            .count();
+        assert!(binomial_ok(to_1 as u64, 40_000, 0.75), "{to_1}");
+    }
+
+    #[test]
+    fn weighted_refuses_bad_shapes_self_traffic_and_zero() {
+        let m = |rows: Vec<Vec<u64>>| Matrix::Weighted { rows }.validate(2);
+        assert!(matches!(
+            m(vec![vec![0, 1]]),
+            Err(MatrixError::WeightShape { .. })
+        ));
+        assert!(matches!(
+            m(vec![vec![0, 1], vec![1]]),
+            Err(MatrixError::WeightShape { row: 1, len: 1, .. })
+        ));
+        assert!(matches!(
+            m(vec![vec![0, 1], vec![0, 4]]),
+            Err(MatrixError::SelfWeight { weight: 4, .. })
+        ));
+        assert_eq!(m(vec![vec![0, 0], vec![0, 0]]), Err(MatrixError::NoWeight));
+        assert!(matches!(
+            m(vec![vec![0, u64::MAX], vec![u64::MAX, 0]]),
+            Ok(())
+        ));
     }
 
     #[test]

@@ -132,12 +132,13 @@ fn matrix(
         "incast" => &["senders", "dst"],
         "hotspot" => &["hot", "hot_fraction"],
         "among" => &["among"],
+        "weighted" => &["weights"],
         other => {
             return Err(ctx.value(
                 "workload.matrix",
                 format!(
                     "unknown traffic matrix {other:?}; known: uniform, permutation, incast, \
-                     all-to-all, hotspot, among"
+                     all-to-all, hotspot, among, weighted"
                 ),
             ));
         }
@@ -149,6 +150,7 @@ fn matrix(
         ("hot", w.hot.is_some()),
         ("hot_fraction", w.hot_fraction.is_some()),
         ("among", w.among.is_some()),
+        ("weights", w.weights.is_some()),
     ] {
         if here && !allowed.contains(&key) {
             return Err(ctx.err(
@@ -176,6 +178,22 @@ fn matrix(
                 ));
             }
             Matrix::Among { nodes }
+        }
+        "weighted" => {
+            let rows = w
+                .weights
+                .as_ref()
+                .ok_or_else(|| ctx.missing("workload.weights"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (i, row) in rows.iter().enumerate() {
+                let mut r = Vec::with_capacity(row.len());
+                for (j, &v) in row.iter().enumerate() {
+                    let key = format!("workload.weights[{i}][{j}]");
+                    r.push(ctx.int_req(&key, Some(v), 0, i64::MAX)? as u64);
+                }
+                out.push(r);
+            }
+            Matrix::Weighted { rows: out }
         }
         "incast" => {
             let dst = NodeId(ctx.int("workload.dst", w.dst, 0, 0, n - 1)? as u16);
