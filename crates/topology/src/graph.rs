@@ -44,6 +44,11 @@ pub enum Kind {
         y: u32,
         z: u32,
     },
+    /// Hosts joined by an explicit list of links ([`crate::Direct`]).
+    Direct {
+        hosts: u32,
+        ports_per_host: u32,
+    },
 }
 
 /// Why a builder refused its parameters (or, for an internal wiring bug, why a graph failed

@@ -1,5 +1,6 @@
-//! Network topologies shared by the packet and cell fabrics: leaf-spine, k-ary fat-tree and 3D
-//! torus, each built from a plain parameter struct into one validated, immutable [`Topology`].
+//! Network topologies shared by the packet and cell fabrics: leaf-spine, k-ary fat-tree, 3D
+//! torus and direct networks wired link by link (a reconfigurable rack's circuits), each built
+//! from a plain parameter struct into one validated, immutable [`Topology`].
 //!
 //! A `Topology` is what a discrete-event simulator walks in its hot loop, so every query is an
 //! index into a flat array: node `n`'s ports are one contiguous slice of links (compressed sparse
@@ -31,12 +32,14 @@
 //! Bad builder parameters come back as a [`TopologyError`] naming the parameter and the reason;
 //! queries with out-of-range indices are caller bugs and panic.
 
+pub mod direct;
 pub mod fat_tree;
 pub mod graph;
 pub mod leaf_spine;
 mod routing;
 pub mod torus;
 
+pub use direct::Direct;
 pub use fat_tree::FatTree;
 pub use graph::{Kind, Link, NodeIdx, PortIdx, Topology, TopologyError};
 pub use leaf_spine::LeafSpine;
