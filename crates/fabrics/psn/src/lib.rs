@@ -11,6 +11,7 @@
 //! - [`queue`]: one output queue with a data and a priority lane.
 //! - [`port`]: ports and links.
 //! - [`packet`]: the packet record and the slab of packets in flight.
+//! - [`rewire`]: a controller that rewires a direct network during a run (XFabric).
 //! - [`r2c2`]: R2C2's max-min rate computation over the routes of all known flows (torus).
 //! - `sim`: the event loop.
 //! - [`bench`]: htsim's permutation examples, timed.
@@ -22,10 +23,12 @@ pub mod packet;
 pub mod port;
 pub mod queue;
 pub mod r2c2;
+pub mod rewire;
 mod sim;
 
 pub use build::{TransportSpec, build, ideal_fct};
 pub use config::{Discipline, NetConfig, PathChoice, Pfc};
+pub use rewire::{Rewired, Rewiring};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
 use shoal_topology::Topology;
@@ -38,6 +41,7 @@ pub struct PacketFabric<T: Transport> {
     topology: Topology,
     net: NetConfig,
     transport: T,
+    rewiring: Option<Box<dyn Rewiring>>,
 }
 
 impl<T: Transport> PacketFabric<T> {
@@ -49,7 +53,15 @@ impl<T: Transport> PacketFabric<T> {
             topology,
             net,
             transport,
+            rewiring: None,
         })
+    }
+
+    /// Lets `controller` rewire the network during runs. It keeps its state from one run to the
+    /// next: build a fresh one for each independent run.
+    pub fn with_rewiring(mut self, controller: Box<dyn Rewiring>) -> Self {
+        self.rewiring = Some(controller);
+        self
     }
 
     pub fn topology(&self) -> &Topology {
@@ -76,6 +88,8 @@ impl<T: Transport> Fabric for PacketFabric<T> {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        sim::Sim::new(&self.topology, self.net, &self.transport, limits).run(flows, progress)
+        let rewiring = self.rewiring.as_deref_mut().map(|r| r as &mut dyn Rewiring);
+        sim::Sim::new(&self.topology, self.net, &self.transport, limits, rewiring)
+            .run(flows, progress)
     }
 }

@@ -20,6 +20,9 @@ pub struct Packet {
     /// Global port it entered the node holding it through (`NO_PORT` at its source), for PFC's
     /// per-ingress accounting.
     pub ingress: u32,
+    /// The generation of the receiving port's link when the packet was put on the wire: if the
+    /// link was rewired since, the packet is lost ([`crate::rewire`]).
+    pub link_gen: u32,
 }
 
 /// `Packet::ingress` of a packet still at its source host.

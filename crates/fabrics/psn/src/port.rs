@@ -30,6 +30,9 @@ pub struct Port {
     pub pausing: bool,
     /// Bytes queued at the most (both lanes), over the run.
     pub max_bytes: u64,
+    /// How many times the link into this port was rewired; packets on the wire carry the value
+    /// they were sent under.
+    pub link_gen: u32,
 }
 
 /// Every port of the topology, indexed globally: node `n`'s port `p` is `first[n] + p`.
@@ -63,6 +66,7 @@ impl Ports {
                     ingress_bytes: 0,
                     pausing: false,
                     max_bytes: 0,
+                    link_gen: 0,
                 });
             }
         }

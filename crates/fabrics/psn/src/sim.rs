@@ -10,6 +10,7 @@ use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
 use crate::r2c2::{R2c2State, Routing};
+use crate::rewire::{Rewiring, check_shape};
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
@@ -18,6 +19,7 @@ use shoal_topology::Topology;
 use shoal_transport::segment::{CE, TRIMMED};
 use shoal_transport::{Kind, Receiver, Segment, Sender, Transport};
 use shoal_workload::{Flow, FlowSource};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +58,8 @@ enum Ev {
     },
     /// R2C2: recompute the rates after this instant's flow events.
     R2c2Solve,
+    /// The rewiring controller's turn.
+    Rewire,
     Sample,
     Stop,
 }
@@ -92,7 +96,8 @@ fn mix(mut z: u64) -> u64 {
 }
 
 pub(crate) struct Sim<'a, T: Transport> {
-    topo: &'a Topology,
+    /// The running topology: the one given, or the last one a rewiring controller returned.
+    topo: Cow<'a, Topology>,
     net: NetConfig,
     transport: &'a T,
     limits: RunLimits,
@@ -129,6 +134,15 @@ pub(crate) struct Sim<'a, T: Transport> {
     r2c2: Option<Box<R2c2State>>,
     /// Forward by dimension order (R2C2 with `PathChoice::Ecmp` on a torus) instead of hashing.
     dimension_order: bool,
+    rewiring: Option<&'a mut dyn Rewiring>,
+    /// Data wire bytes sent per (src, dst) host pair since the last rewiring (empty without one).
+    sent: Vec<u64>,
+    rewirings: u64,
+    lost_rewiring: u64,
+    /// Data packet transmissions and data packets reaching their destination, both counted from
+    /// `RunLimits::measure_from`: their ratio is the mean path length in links.
+    data_hops: u64,
+    data_arrivals: u64,
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -137,6 +151,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         net: NetConfig,
         transport: &'a T,
         limits: RunLimits,
+        rewiring: Option<&'a mut dyn Rewiring>,
     ) -> Self {
         // R2C2 on a torus: `PathChoice::Ecmp` means dimension-order routing, `Spray` multipath
         // (per-packet spraying over the minimal next hops). Elsewhere, R2C2 assumes spraying.
@@ -152,8 +167,9 @@ impl<'a, T: Transport> Sim<'a, T> {
         let dimension_order = r2c2
             .as_ref()
             .is_some_and(|r| r.ctl.routing() == Routing::DimensionOrder);
+        let hosts = topo.hosts();
         Sim {
-            topo,
+            topo: Cow::Borrowed(topo),
             net,
             transport,
             limits,
@@ -186,6 +202,16 @@ impl<'a, T: Transport> Sim<'a, T> {
             series: TimeSeries::new(),
             r2c2,
             dimension_order,
+            sent: if rewiring.is_some() {
+                vec![0; hosts * hosts]
+            } else {
+                Vec::new()
+            },
+            rewiring,
+            rewirings: 0,
+            lost_rewiring: 0,
+            data_hops: 0,
+            data_arrivals: 0,
         }
     }
 
@@ -200,6 +226,18 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
         if self.limits.sample_every.is_some() {
             self.q.schedule(Time::ZERO, Ev::Sample);
+        }
+        if let Some(r) = &self.rewiring {
+            if self.r2c2.is_some() || self.net.pfc.is_some() {
+                return Err(FabricError(
+                    "rewiring a network under R2C2 or PFC is not modelled: their state is tied \
+                     to the links"
+                        .into(),
+                ));
+            }
+            if let Some(at) = r.first() {
+                self.q.schedule(at, Ev::Rewire);
+            }
         }
         let mut events = 0u64;
         while let Some((now, ev)) = self.q.pop() {
@@ -235,6 +273,7 @@ impl<'a, T: Transport> Sim<'a, T> {
                 Ev::R2c2Start { flow } => self.r2c2_event(now, flow, true),
                 Ev::R2c2Finish { flow } => self.r2c2_event(now, flow, false),
                 Ev::R2c2Solve => self.r2c2_solve(now),
+                Ev::Rewire => self.rewire(now, source)?,
                 Ev::Stop => break,
             }
             if self
@@ -331,7 +370,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     fn r2c2_start(&mut self, now: Time, record: u32) {
         let rec = self.records[record as usize];
         let r = self.r2c2.as_mut().expect("R2C2 run");
-        let route = r.ctl.route(self.topo, rec.src.0 as u32, rec.dst.0 as u32);
+        let route = r.ctl.route(&self.topo, rec.src.0 as u32, rec.dst.0 as u32);
         let rate = r.ctl.rate_with(&route) as u64;
         r.pending.insert(record, route);
         r.told.insert(record, rate);
@@ -442,6 +481,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             Kind::Data => seg.payload + self.net.header_bytes,
             _ => self.net.control_bytes,
         };
+        if !self.sent.is_empty() && seg.kind == Kind::Data {
+            self.sent[from as usize * self.topo.hosts() + to as usize] += u64::from(wire);
+        }
         let flow_hash = mix(self.net.seed ^ (record as u64) << 1);
         let entropy = match self.net.path {
             PathChoice::Ecmp => flow_hash as u32,
@@ -458,6 +500,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             wire,
             entropy,
             ingress: NO_PORT,
+            link_gen: 0,
         });
         self.forward(now, from, pkt);
     }
@@ -585,6 +628,9 @@ impl<'a, T: Transport> Sim<'a, T> {
         let p = self.pkts.get_mut(pkt);
         port.queue.account_sent(p.wire, prio);
         let (ingress, wire) = (p.ingress, p.wire);
+        if p.seg.kind == Kind::Data && self.limits.measure_from.is_none_or(|m| now >= m) {
+            self.data_hops += 1;
+        }
         if let Discipline::Ecn {
             k,
             at_dequeue: true,
@@ -598,6 +644,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.marks += 1;
         }
         let done = now + port.rate.serialize(p.wire as u64);
+        let peer = port.peer;
+        p.link_gen = self.ports.ports[peer as usize].link_gen;
+        let port = &mut self.ports.ports[gp as usize];
         port.busy_until = done;
         self.q.schedule(
             done + port.delay,
@@ -636,6 +685,12 @@ impl<'a, T: Transport> Sim<'a, T> {
 
     fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
         let node = self.ports.ports[gp as usize].node;
+        if self.pkts.get(pkt).link_gen != self.ports.ports[gp as usize].link_gen {
+            // The link was rewired under the packet: the crosspoint cut it.
+            self.pkts.remove(pkt);
+            self.lost_rewiring += 1;
+            return;
+        }
         if self.pkts.get(pkt).dst != node {
             self.pkts.get_mut(pkt).ingress = gp;
             self.forward(now, node, pkt);
@@ -650,6 +705,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             return;
         };
         if p.seg.kind == Kind::Data {
+            if self.limits.measure_from.is_none_or(|m| now >= m) {
+                self.data_arrivals += 1;
+            }
             let before = live.receiver.delivered();
             let reply = live.receiver.handle(now, &p.seg);
             let after = live.receiver.delivered();
@@ -693,6 +751,40 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.pump(now, p.flow);
         }
         self.retire(p.flow);
+    }
+
+    /// The rewiring controller's turn: it gets the traffic since its last turn and returns the new
+    /// topology, which replaces the running one at once (see [`crate::rewire`]).
+    fn rewire(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
+        let ctl = self.rewiring.as_mut().expect("a rewiring run");
+        let fail = |e: String| FabricError(format!("rewiring at {now}: {e}"));
+        let out = ctl.rewire(now, &self.sent).map_err(fail)?;
+        check_shape(&self.topo, &out.topology).map_err(fail)?;
+        self.sent.fill(0);
+        self.rewirings += 1;
+        for n in 0..out.topology.nodes() as u32 {
+            for (p, link) in out.topology.links(n).iter().enumerate() {
+                let gp = self.ports.global(n, p as u32);
+                let peer = self.ports.global(link.peer, link.peer_port);
+                let port = &mut self.ports.ports[gp as usize];
+                if port.peer != peer {
+                    // Changes come in pairs (links are symmetric), so bumping every changed port
+                    // cuts both directions of every old link.
+                    port.peer = peer;
+                    port.link_gen += 1;
+                }
+                port.rate = link.rate;
+                port.delay = link.delay;
+            }
+        }
+        self.topo = Cow::Owned(out.topology);
+        // Once no flow can come or is running, rewiring again would only keep the clock going.
+        if let Some(at) = out.next
+            && (self.active > 0 || !source.is_exhausted())
+        {
+            self.q.schedule(at.max(now), Ev::Rewire);
+        }
+        Ok(())
     }
 
     /// Sends a pull now if host `host`'s pacer is free, else makes sure it wakes when it is.
@@ -807,6 +899,10 @@ impl<'a, T: Transport> Sim<'a, T> {
             ("pfc_pauses", self.pauses),
             ("retransmission_timeouts", self.timeouts),
             ("flows_unfinished", self.active),
+            ("data_packet_hops", self.data_hops),
+            ("data_packets_arrived", self.data_arrivals),
+            ("rewirings", self.rewirings),
+            ("packets_lost_rewiring", self.lost_rewiring),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
