@@ -68,4 +68,7 @@ pub enum Error {
     VersionOverflow,
     #[error("a smoothing weight of {num}/{den} is not in (0, 1]")]
     Smoothing { num: u64, den: u64 },
+    /// A packet-level run (the prototype on the packet engine) could not be set up or failed.
+    #[error("packet-level run: {0}")]
+    Packet(String),
 }

@@ -20,6 +20,8 @@
 //!   graph processing over a [`social`] graph and its partition) as lists of [`Flow`]s, and
 //!   [`flowsim`], the flow-level simulator that routes them over any topology and measures path
 //!   length, path diversity, bottleneck link load and the path length to the gateways.
+//! - The prototype (§5, §6.5): [`prototype`] runs unmodified TCP over the rack on the packet
+//!   engine (`shoal-psn`), the controller rewiring it every period for the demand it measured.
 //!
 //! Every topology is a [`SocGraph`], a multigraph over the same SoC ids, so the flow-level
 //! simulator can route and measure all of them alike.
@@ -49,6 +51,7 @@ pub mod forwarding;
 pub mod generate;
 pub mod graph;
 pub mod osa;
+pub mod prototype;
 pub mod rack;
 pub mod reconfig;
 pub mod social;
@@ -66,6 +69,10 @@ pub use forwarding::ForwardingTables;
 pub use generate::{Circuit, CircuitPlan, generate_topology};
 pub use graph::SocGraph;
 pub use osa::{BMatching, max_weight_b_matching, osa_topology};
+pub use prototype::{
+    Controller, PrototypeResult, PrototypeRun, production_sizes, prototype_tcp, run_prototype,
+    topology_of,
+};
 pub use rack::{CrossCircuit, Crosspoint, Rack, RackSpec};
 pub use reconfig::{
     ReconfigOutcome, ReconfigParams, ReconfigTiming, controller_messages, reconfigure,
