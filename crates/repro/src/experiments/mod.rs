@@ -18,6 +18,7 @@ mod xfabric_common;
 mod xfabric_fig2;
 mod xfabric_fig3;
 mod xfabric_fig4;
+mod xfabric_fig5;
 
 pub(crate) const ALL: &[Experiment] = &[
     Experiment {
@@ -109,5 +110,11 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "XFabric Fig. 4",
         summary: "Production: path length vs rack size, uplink path length",
         run: xfabric_fig4::run,
+    },
+    Experiment {
+        name: "xfabric-fig5",
+        figure: "XFabric Fig. 5",
+        summary: "27-SoC prototype, TCP: path length and completion vs reconfiguration period",
+        run: xfabric_fig5::run,
     },
 ];
