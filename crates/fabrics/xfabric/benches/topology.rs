@@ -7,9 +7,9 @@
 //! than `OSA_BUDGET` (the next size would take minutes). OSA is not timed on the dense demand: its
 //! reduction would hold a gadget for each of the n(n − 1)/2 pairs.
 
-use rand::RngExt;
-use shoal_base::{NodeId, rng};
-use shoal_xfabric::{DemandMatrix, Rack, RackSpec, generate_topology, osa_topology};
+use shoal_xfabric::{
+    Rack, RackSpec, dense_random_demand, generate_topology, osa_topology, skewed_random_demand,
+};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -18,40 +18,6 @@ const PORTS: usize = 6;
 const DESTINATIONS: usize = 8;
 const SEED: u64 = 2016;
 const OSA_BUDGET: Duration = Duration::from_secs(60);
-
-/// Each SoC sends to a few random others, with volumes spread roughly log-uniformly over six
-/// orders of magnitude (1 KiB to 2 GiB): a handful of heavy pairs and many light ones, as in the
-/// paper's production trace.
-fn skewed_demand(socs: usize) -> DemandMatrix {
-    let mut m = DemandMatrix::zeros(socs).expect("the benchmark sizes are valid");
-    for s in 0..socs {
-        let mut r = rng::stream(SEED, "bench.topology.demand", s as u64);
-        for _ in 0..DESTINATIONS {
-            let t = (s + 1 + r.random_range(0..socs - 1)) % socs;
-            let scale = r.random_range(10..30);
-            let bytes = (1u64 << scale) + r.random_range(0..1u64 << scale);
-            m.set(NodeId(s as u16), NodeId(t as u16), bytes)
-                .expect("t differs from s");
-        }
-    }
-    m
-}
-
-/// Every pair with a random volume: the worst case for Algorithm 1, which then sorts all
-/// n(n − 1)/2 pairs.
-fn dense_demand(socs: usize) -> DemandMatrix {
-    let mut r = rng::stream(SEED, "bench.topology.dense", socs as u64);
-    let bytes = (0..socs * socs)
-        .map(|i| {
-            if i / socs == i % socs {
-                0
-            } else {
-                r.random_range(1..1u64 << 30)
-            }
-        })
-        .collect();
-    DemandMatrix::from_rows(socs, bytes).expect("the diagonal is zero")
-}
 
 /// The median wall-clock time of `runs` calls of `f`.
 #[allow(clippy::disallowed_methods)]
@@ -79,7 +45,7 @@ fn main() {
     );
     let mut osa_fits = true;
     for socs in SIZES {
-        let demand = skewed_demand(socs);
+        let demand = skewed_random_demand(socs, DESTINATIONS, SEED);
         let rack = Rack::new(
             RackSpec {
                 socs,
@@ -92,7 +58,7 @@ fn main() {
         let xfabric = time(5, || {
             generate_topology(&rack, &demand, SEED).expect("d = 6 always connects")
         });
-        let dense = dense_demand(socs);
+        let dense = dense_random_demand(socs, SEED);
         let xfabric_dense = time(5, || {
             generate_topology(&rack, &dense, SEED).expect("d = 6 always connects")
         });

@@ -81,5 +81,6 @@ pub use social::{SocialGraph, SocialParams, partition, social_graph};
 pub use uplink::{UplinkPlan, nearest_uplinks, place_uplinks, spread_gateways};
 pub use workloads::{
     Endpoint, Flow, GraphProcessingParams, ProductionParams, WorkloadError, clustered, clusters_of,
-    demand_of, full_demand_of, graph_processing, production_like, random_destinations,
+    demand_of, dense_random_demand, full_demand_of, graph_processing, production_like,
+    random_destinations, skewed_random_demand,
 };

@@ -597,6 +597,40 @@ pub fn production_like(
     Ok((flows, soc_group))
 }
 
+/// Fig. 6(a)'s demand for timing topology generation: each SoC sends to `destinations` random
+/// others, volumes spread roughly log-uniformly over six orders of magnitude (1 KiB to 2 GiB): a
+/// handful of heavy pairs and many light ones, as the paper's production trace has. The paper
+/// does not say which demand it timed.
+pub fn skewed_random_demand(socs: usize, destinations: usize, seed: u64) -> DemandMatrix {
+    let mut m = DemandMatrix::zeros(socs).expect("at least two SoCs");
+    for s in 0..socs {
+        let mut r = rng::stream(seed, "xfabric.workload.skewed_demand", s as u64);
+        for _ in 0..destinations {
+            let t = (s + 1 + r.random_range(0..socs - 1)) % socs;
+            let scale = r.random_range(10..30);
+            let bytes = (1u64 << scale) + r.random_range(0..1u64 << scale);
+            m.set(node(s), node(t), bytes).expect("t differs from s");
+        }
+    }
+    m
+}
+
+/// Every ordered pair with a random volume below 1 GiB: the worst case for Algorithm 1, which
+/// then sorts all n(n − 1)/2 pairs.
+pub fn dense_random_demand(socs: usize, seed: u64) -> DemandMatrix {
+    let mut r = rng::stream(seed, "xfabric.workload.dense_demand", socs as u64);
+    let bytes = (0..socs * socs)
+        .map(|i| {
+            if i / socs == i % socs {
+                0
+            } else {
+                r.random_range(1..1u64 << 30)
+            }
+        })
+        .collect();
+    DemandMatrix::from_rows(socs, bytes).expect("the diagonal is zero")
+}
+
 /// The assumptions behind [`graph_processing`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GraphProcessingParams {

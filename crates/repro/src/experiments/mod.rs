@@ -19,6 +19,7 @@ mod xfabric_fig2;
 mod xfabric_fig3;
 mod xfabric_fig4;
 mod xfabric_fig5;
+mod xfabric_fig6a;
 
 pub(crate) const ALL: &[Experiment] = &[
     Experiment {
@@ -116,5 +117,11 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "XFabric Fig. 5",
         summary: "27-SoC prototype, TCP: path length and completion vs reconfiguration period",
         run: xfabric_fig5::run,
+    },
+    Experiment {
+        name: "xfabric-fig6a",
+        figure: "XFabric Fig. 6(a)",
+        summary: "topology generation time, Algorithm 1 vs OSA, 27 to 1,024 SoCs (wall clock)",
+        run: xfabric_fig6a::run,
     },
 ];
