@@ -53,8 +53,16 @@ fn xfabric_fig6a_quick() {
     assert_eq!(claims.len(), 3);
 }
 
+#[test]
+fn xfabric_fig6b_quick() {
+    let claims = run("xfabric-fig6b");
+    assert_eq!(claims.len(), 3);
+    holds(&claims, "every SoC on its new tables");
+    holds(&claims, "one consistent configuration after");
+}
+
 /// The full versions (343 SoCs, 512 for Fig. 4(a); Fig. 5 at 20,000 flows per run), as
-/// `shoal repro xfabric-fig2 xfabric-fig3 xfabric-fig4 xfabric-fig5 xfabric-fig6a` runs them: prints every claim, fails on none (several miss; see
+/// `shoal repro xfabric-fig2 xfabric-fig3 xfabric-fig4 xfabric-fig5 xfabric-fig6a xfabric-fig6b` runs them: prints every claim, fails on none (several miss; see
 /// docs/results/xfabric.md). Run with `cargo test --release -p shoal-repro --test xfabric --
 /// --ignored --nocapture`.
 #[test]

@@ -20,6 +20,7 @@ mod xfabric_fig3;
 mod xfabric_fig4;
 mod xfabric_fig5;
 mod xfabric_fig6a;
+mod xfabric_fig6b;
 
 pub(crate) const ALL: &[Experiment] = &[
     Experiment {
@@ -123,5 +124,11 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "XFabric Fig. 6(a)",
         summary: "topology generation time, Algorithm 1 vs OSA, 27 to 1,024 SoCs (wall clock)",
         run: xfabric_fig6a::run,
+    },
+    Experiment {
+        name: "xfabric-fig6b",
+        figure: "XFabric Fig. 6(b)",
+        summary: "27 SoCs: time for every SoC to use its new tables in one reconfiguration",
+        run: xfabric_fig6b::run,
     },
 ];
