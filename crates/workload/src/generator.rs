@@ -275,12 +275,18 @@ pub struct ClosedLoopSpec {
     pub start: Time,
     /// Total flows, first ones included; none means the loop runs until the fabric stops.
     pub max_flows: Option<u64>,
+    /// Flows each source starts at most, first ones included: a fixed trace per source (XFabric's
+    /// prototype replays one per SoC), so that every run carries the same flows whatever order
+    /// they complete in. None: only `max_flows` bounds a source.
+    #[serde(default)]
+    pub max_per_source: Option<u64>,
 }
 
 /// A closed-loop workload. Each source of the matrix ([`Pairs::sources`]) starts `per_source`
 /// flows at `start`; each completion reported through [`FlowSource::on_complete`] starts a new
 /// flow from the same source at the completion time, to a destination drawn from the matrix
-/// restricted to that source ([`Pairs::dst_for`]), until `max_flows` flows have been started.
+/// restricted to that source ([`Pairs::dst_for`]), until `max_flows` flows have been started (and,
+/// per source, `max_per_source`).
 ///
 /// Ids are 0, 1, … in hand-out order. Destinations and sizes are drawn when a flow is handed
 /// out, from streams of their own per source, so the k-th flow of a source is the same whatever
@@ -299,6 +305,8 @@ pub struct ClosedLoop {
     /// Later flows, (source, start), in start order.
     queue: VecDeque<(NodeId, Time)>,
     outstanding: Vec<u32>,
+    /// Flows each source has started.
+    started_by: Vec<u64>,
     started: u64,
     next_id: u64,
     last_start: Time,
@@ -307,21 +315,23 @@ pub struct ClosedLoop {
 impl ClosedLoop {
     pub fn new(spec: ClosedLoopSpec, seed: u64) -> Result<ClosedLoop, GeneratorError> {
         spec.sizes.validate()?;
-        if spec.per_source == 0 {
+        if spec.per_source == 0 || spec.max_per_source == Some(0) {
             return Err(GeneratorError::PerSource);
         }
         let pairs = spec
             .matrix
             .build(spec.nodes, &mut stream(seed, PAIRS_STREAM, 0))?;
         let sources = pairs.sources();
-        let per_source = u64::from(spec.per_source);
+        let per_source = u64::from(spec.per_source).min(spec.max_per_source.unwrap_or(u64::MAX));
         let first = (sources.len() as u64)
             .saturating_mul(per_source)
             .min(spec.max_flows.unwrap_or(u64::MAX));
         let mut outstanding = vec![0; spec.nodes];
+        let mut started_by = vec![0; spec.nodes];
         for (i, s) in sources.iter().enumerate() {
             let own = first.saturating_sub(i as u64 * per_source).min(per_source);
             outstanding[s.idx()] = own as u32;
+            started_by[s.idx()] = own;
         }
         let per_node = |label: &str| {
             (0..spec.nodes as u64)
@@ -336,6 +346,7 @@ impl ClosedLoop {
             first_left: 0..first,
             queue: VecDeque::new(),
             outstanding,
+            started_by,
             started: first,
             next_id: 0,
             last_start: spec.start,
@@ -350,6 +361,11 @@ impl ClosedLoop {
 
     fn budget_left(&self) -> bool {
         self.spec.max_flows.is_none_or(|m| self.started < m)
+    }
+
+    /// Flows each source starts at once.
+    fn first_per_source(&self) -> u64 {
+        u64::from(self.spec.per_source).min(self.spec.max_per_source.unwrap_or(u64::MAX))
     }
 
     fn hand_out(&mut self, src: NodeId, start: Time) -> Option<Flow> {
@@ -373,7 +389,7 @@ impl ClosedLoop {
         if self.first_left.is_empty() {
             self.queue.front().copied()
         } else {
-            let i = self.first_left.start / u64::from(self.spec.per_source);
+            let i = self.first_left.start / self.first_per_source();
             Some((self.sources[i as usize], self.spec.start))
         }
     }
@@ -405,7 +421,11 @@ impl FlowSource for ClosedLoop {
     }
 
     fn is_exhausted(&mut self) -> bool {
-        self.peek().is_none() && !self.budget_left()
+        let sources_done = self
+            .spec
+            .max_per_source
+            .is_some_and(|m| self.sources.iter().all(|s| self.started_by[s.idx()] >= m));
+        self.peek().is_none() && (!self.budget_left() || sources_done)
     }
 
     fn on_complete(&mut self, _id: u64, src: NodeId, at: Time) {
@@ -413,8 +433,13 @@ impl FlowSource for ClosedLoop {
             return;
         }
         // The completed flow is replaced, so the count stays; without budget it drops.
-        if self.budget_left() {
+        let own_budget = self
+            .spec
+            .max_per_source
+            .is_none_or(|m| self.started_by[src.idx()] < m);
+        if self.budget_left() && own_budget {
             self.started += 1;
+            self.started_by[src.idx()] += 1;
             self.last_start = self.last_start.max(at);
             self.queue.push_back((src, self.last_start));
         } else {
@@ -576,7 +601,47 @@ mod tests {
             per_source: 2,
             start: Time(10),
             max_flows,
+            max_per_source: None,
         }
+    }
+
+    /// With a budget per source, each source runs its own fixed list: a source that completes
+    /// fast does not take another's flows, and the loop ends when every list is done.
+    #[test]
+    fn closed_loop_per_source_budget_fixes_each_sources_flows() {
+        let spec = ClosedLoopSpec {
+            max_per_source: Some(3),
+            ..closed(None, Matrix::Uniform)
+        };
+        let mut c = ClosedLoop::new(spec.clone(), 1).unwrap();
+        let first: Vec<Flow> = std::iter::from_fn(|| c.next_due(Time(10))).collect();
+        assert_eq!(first.len(), 16);
+        // Source 0 completes again and again: only one more flow for it.
+        for at in [20, 30, 40] {
+            c.on_complete(0, NodeId(0), Time(at));
+        }
+        let more: Vec<Flow> = std::iter::from_fn(|| c.next_due(Time(50))).collect();
+        assert_eq!(more.len(), 1);
+        assert_eq!(more[0].src, NodeId(0));
+        assert!(!c.is_exhausted());
+        for src in 1..8 {
+            c.on_complete(0, NodeId(src), Time(60));
+        }
+        let rest: Vec<Flow> = std::iter::from_fn(|| c.next_due(Time(60))).collect();
+        assert_eq!(rest.len(), 7);
+        assert!(c.is_exhausted(), "every source started its three");
+        // The k-th flow of a source is the same whatever the completion order.
+        let mut d = ClosedLoop::new(spec, 1).unwrap();
+        let again: Vec<Flow> = std::iter::from_fn(|| d.next_due(Time(10))).collect();
+        assert_eq!(first, again);
+        let zero = ClosedLoopSpec {
+            max_per_source: Some(0),
+            ..closed(None, Matrix::Uniform)
+        };
+        assert!(matches!(
+            ClosedLoop::new(zero, 1),
+            Err(GeneratorError::PerSource)
+        ));
     }
 
     #[test]

@@ -205,7 +205,9 @@ pub struct PrototypeRun {
     pub sizes: SizeDist,
     /// Flows each SoC keeps open: "six flows per SoC concurrently, operating as a closed loop".
     pub per_soc: u32,
-    /// Flows in the trace, the first ones included.
+    /// Flows in the trace, the first ones included, cut into one fixed list per SoC (each SoC runs
+    /// flows / n, rounded up, "operating as a closed loop per SoC"), so that every run of a sweep
+    /// carries the same flows.
     pub flows: u64,
     /// No rewiring before this ("the first 2 minutes").
     pub warmup: Dur,
@@ -302,7 +304,8 @@ pub fn run_prototype(
             },
             per_source: run.per_soc,
             start: Time::ZERO,
-            max_flows: Some(run.flows),
+            max_flows: None,
+            max_per_source: Some(run.flows.div_ceil(socs as u64)),
         },
         run.seed,
     )
@@ -446,7 +449,8 @@ mod tests {
         };
         let torus = run(None);
         let xfabric = run(Some(Dur::from_us(2_000)));
-        assert_eq!((torus.flows, xfabric.flows), (400, 400));
+        // 400 flows cut into 27 lists of 15.
+        assert_eq!((torus.flows, xfabric.flows), (405, 405));
         assert_eq!(torus.rewirings, 0);
         assert!(xfabric.rewirings >= 3, "{xfabric:?}");
         assert!(torus.mean_path > 1.5, "{torus:?}");

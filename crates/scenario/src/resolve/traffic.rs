@@ -290,6 +290,7 @@ pub(super) fn resolve(
                 sizes: sizes(ctx, w.size)?,
                 start,
                 max_flows,
+                max_per_source: None,
             }))
         }
         "disaggregated" => {
