@@ -223,6 +223,9 @@ pub struct PrototypeResult {
     pub mean_path: f64,
     /// From the end of the warm-up to the last flow's completion ("completion time").
     pub completion: Dur,
+    /// The mean completion time of the flows that started after the warm-up: less hostage to
+    /// the few largest flows than `completion`, which ends with the slowest SoC's list.
+    pub mean_fct: Dur,
     pub rewirings: u64,
     /// Packets cut by rewiring, per rewiring and full-duplex link.
     pub lost_per_link: f64,
@@ -334,9 +337,18 @@ pub fn run_prototype(
         )));
     }
     let rewirings = c("rewirings");
+    let after: Vec<u64> = done
+        .iter()
+        .filter(|r| r.start >= warm)
+        .filter_map(|r| r.finish.map(|f| (f - r.start).0))
+        .collect();
+    let mean_fct = Dur(
+        (after.iter().map(|&d| u128::from(d)).sum::<u128>() / after.len().max(1) as u128) as u64
+    );
     Ok(PrototypeResult {
         mean_path: c("data_packet_hops") as f64 / c("data_packets_arrived").max(1) as f64,
         completion: last - warm,
+        mean_fct,
         rewirings,
         lost_per_link: if rewirings == 0 {
             0.0
