@@ -309,51 +309,46 @@ fn plot(
     clusters: &[(usize, PrototypeResult, PrototypeResult)],
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), ReproError> {
-    let flat = |y: f64| swept.iter().map(|(t, _)| (*t, y)).collect::<Vec<_>>();
-    let fig = Figure {
-        title: "XFabric Fig. 5(a): Production, 27 SoCs".into(),
+    // One measure against the period, XFabric's curve beside the torus's constant.
+    let against_period = |title: &str, y: &str, measure: &dyn Fn(&PrototypeResult) -> f64| Figure {
+        title: title.into(),
         x: Axis::log("Reconfiguration period (s)"),
-        y: Axis::linear("Average path length (hops)"),
+        y: Axis::linear(y),
         series: vec![
             Series::new(
                 "XFabric",
-                swept.iter().map(|(t, r)| (*t, r.mean_path)).collect(),
+                swept.iter().map(|(t, r)| (*t, measure(r))).collect(),
             ),
-            Series::new("3D torus", flat(torus.mean_path)),
-        ],
-        kind: Kind::Lines,
-    };
-    emit(opts, fig, "xfabric-fig5a-path-vs-period", progress)?;
-    let s = |d: Dur| d.0 as f64 * 1e-12;
-    let fig = Figure {
-        title: "XFabric Fig. 5(b): Production, 27 SoCs".into(),
-        x: Axis::log("Reconfiguration period (s)"),
-        y: Axis::linear("Completion time (s)"),
-        series: vec![
             Series::new(
-                "XFabric",
-                swept.iter().map(|(t, r)| (*t, s(r.completion))).collect(),
+                "3D torus",
+                swept.iter().map(|(t, _)| (*t, measure(torus))).collect(),
             ),
-            Series::new("3D torus", flat(s(torus.completion))),
         ],
         kind: Kind::Lines,
     };
-    emit(opts, fig, "xfabric-fig5b-completion-vs-period", progress)?;
-    let ms = |d: Dur| d.0 as f64 * 1e-9;
-    let fig = Figure {
-        title: "XFabric Fig. 5(b), companion: mean flow completion time".into(),
-        x: Axis::log("Reconfiguration period (s)"),
-        y: Axis::linear("Mean FCT after the warm-up (ms)"),
-        series: vec![
-            Series::new(
-                "XFabric",
-                swept.iter().map(|(t, r)| (*t, ms(r.mean_fct))).collect(),
-            ),
-            Series::new("3D torus", flat(ms(torus.mean_fct))),
-        ],
-        kind: Kind::Lines,
-    };
-    emit(opts, fig, "xfabric-fig5b-mean-fct-vs-period", progress)?;
+    let figures = [
+        (
+            "XFabric Fig. 5(a): Production, 27 SoCs",
+            "Average path length (hops)",
+            &(|r: &PrototypeResult| r.mean_path) as &dyn Fn(&PrototypeResult) -> f64,
+            "xfabric-fig5a-path-vs-period",
+        ),
+        (
+            "XFabric Fig. 5(b): Production, 27 SoCs",
+            "Completion time (s)",
+            &|r: &PrototypeResult| r.completion.0 as f64 * 1e-12,
+            "xfabric-fig5b-completion-vs-period",
+        ),
+        (
+            "XFabric Fig. 5(b), companion: mean flow completion time",
+            "Mean FCT after the warm-up (ms)",
+            &|r: &PrototypeResult| r.mean_fct.0 as f64 * 1e-9,
+            "xfabric-fig5b-mean-fct-vs-period",
+        ),
+    ];
+    for (title, y, measure, file) in figures {
+        emit(opts, against_period(title, y, measure), file, progress)?;
+    }
     let fig = Figure {
         title: "XFabric Fig. 5(c): clusters, t = 1 s, 27 SoCs".into(),
         x: Axis::linear("Cluster size"),
