@@ -25,7 +25,7 @@ pub mod r2c2;
 mod sim;
 
 pub use build::{TransportSpec, build, ideal_fct};
-pub use config::{Discipline, NetConfig, PathChoice, Pfc};
+pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
 use shoal_topology::Topology;

@@ -10,6 +10,7 @@ use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
 use crate::r2c2::{R2c2State, Routing};
+use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
@@ -129,6 +130,8 @@ pub(crate) struct Sim<'a, T: Transport> {
     r2c2: Option<Box<R2c2State>>,
     /// Forward by dimension order (R2C2 with `PathChoice::Ecmp` on a torus) instead of hashing.
     dimension_order: bool,
+    /// RED's marking draws: one stream for the whole network, drawn in event order.
+    red_rng: StreamRng,
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -186,6 +189,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             series: TimeSeries::new(),
             r2c2,
             dimension_order,
+            red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
         }
     }
 
@@ -508,6 +512,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             limit,
             self.mtu,
             self.net.control_bytes,
+            &mut self.red_rng,
         );
         use crate::queue::Admit;
         match outcome {
@@ -585,15 +590,20 @@ impl<'a, T: Transport> Sim<'a, T> {
         let p = self.pkts.get_mut(pkt);
         port.queue.account_sent(p.wire, prio);
         let (ingress, wire) = (p.ingress, p.wire);
-        if let Discipline::Ecn {
-            k,
-            at_dequeue: true,
-        } = self.net.discipline
-            && !prio
+        let mark = !prio
             && p.seg.kind == Kind::Data
             && !self.topo.is_host(port.node)
-            && port.queue.data_bytes() >= k as u64 * self.mtu
-        {
+            && match self.net.discipline {
+                Discipline::Ecn {
+                    k,
+                    at_dequeue: true,
+                } => port.queue.data_bytes() >= k as u64 * self.mtu,
+                Discipline::Red(red) if red.at_dequeue => {
+                    red.marks(port.queue.data_bytes(), &mut self.red_rng)
+                }
+                _ => false,
+            };
+        if mark {
             p.seg.flags |= CE;
             self.marks += 1;
         }
