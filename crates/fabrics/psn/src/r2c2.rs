@@ -18,11 +18,20 @@
 //! - The broadcast of a flow event is not simulated packet by packet: it takes effect everywhere
 //!   [`broadcast_delay`] later, the torus diameter × (link delay + a control packet's
 //!   serialization), the time a flood needs to reach the farthest node.
-//! - The source knows of its own flow at once: a new flow starts at the rate it gets in the view
-//!   of its source (the flows whose events have arrived, plus itself), and every node, the source
-//!   included, applies the start after the broadcast delay, when all rates are recomputed and
-//!   every sender whose rate changed is told. A finish (the last byte delivered) is applied the
-//!   same way. Between the two views the links may be oversubscribed briefly, as in R2C2.
+//! - Nodes recompute the rates in batches, once per broadcast delay at most: news of a flow
+//!   event needs that long to reach every node, so a node cannot usefully react faster, and one
+//!   computation then covers every event whose news arrived in the interval. The computations
+//!   fall on a fixed grid (multiples of the delay, [`next_solve`]): an event applied at `t` is
+//!   in the computation at the first grid point after `t`, no more than one delay later. The
+//!   rates are the exact max-min solution over the flows whose news has arrived.
+//! - A new flow cannot wait for that: its source gives it at once the rate it would get on
+//!   each of its links if every other flow kept the rate of the last computation
+//!   ([`RateController::start_rate`]: the single-link max-min share, least over its links),
+//!   and broadcasts the start. Every node, the source included, applies the start after the
+//!   broadcast delay and the next computation replaces that rate with the exact one. A finish
+//!   (the last byte delivered) is applied the same way. Until then links may be
+//!   oversubscribed briefly, as in R2C2. (The exact max-min with the new flow added costs a
+//!   whole computation per start, which made a million flows take hours.)
 
 use shoal_base::{Dur, Time};
 use shoal_topology::{Kind, Topology};
@@ -130,12 +139,24 @@ pub fn broadcast_delay(topo: &Topology, control_bytes: u32) -> Dur {
     Dur(diameter * (link.delay.0 + link.rate.serialize(control_bytes as u64).0))
 }
 
-/// What every node knows: the active flows with their routes, and the link capacities.
+/// The first time strictly after `now` on the grid of multiples of `interval`: when the
+/// rates are next computed if a flow event is applied at `now`.
+pub fn next_solve(now: Time, interval: Dur) -> Time {
+    let step = interval.0.max(1);
+    Time((now.0 / step + 1) * step)
+}
+
+/// What every node knows: the active flows with their routes, the link capacities, and the
+/// last computation's rates seen from each link.
 pub struct RateController {
     routing: Routing,
     first: Vec<u32>,
     capacity: Vec<f64>,
     flows: BTreeMap<u32, Route>,
+    /// Per link, the (fraction, rate) of every flow of the last computation crossing it, by
+    /// rising rate: entries `share_first[l]..share_first[l + 1]` of `shares`.
+    share_first: Vec<u32>,
+    shares: Vec<(f64, f64)>,
 }
 
 impl RateController {
@@ -152,11 +173,14 @@ impl RateController {
             capacity.extend(topo.links(n).iter().map(|l| l.rate.0 as f64));
         }
         first.push(capacity.len() as u32);
+        let links = capacity.len();
         RateController {
             routing,
             first,
             capacity,
             flows: BTreeMap::new(),
+            share_first: vec![0; links + 1],
+            shares: Vec::new(),
         }
     }
 
@@ -219,29 +243,79 @@ impl RateController {
         self.flows.remove(&flow)
     }
 
-    /// Max-min rates of the known flows, by flow.
-    pub fn solve(&self) -> Vec<(u32, f64)> {
+    /// Max-min rates of the known flows, by flow; remembered for [`RateController::start_rate`].
+    pub fn solve(&mut self) -> Vec<(u32, f64)> {
         let routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
         let rates = max_min(&self.capacity, &routes);
+        let links = self.capacity.len();
+        self.share_first.clear();
+        self.share_first.resize(links + 1, 0);
+        for r in &routes {
+            for &(l, _) in r.iter() {
+                self.share_first[l as usize + 1] += 1;
+            }
+        }
+        for l in 0..links {
+            self.share_first[l + 1] += self.share_first[l];
+        }
+        let mut fill = self.share_first.clone();
+        self.shares.clear();
+        self.shares
+            .resize(self.share_first[links] as usize, (0.0, 0.0));
+        for (r, &x) in routes.iter().zip(&rates) {
+            for &(l, c) in r.iter() {
+                self.shares[fill[l as usize] as usize] = (c, x);
+                fill[l as usize] += 1;
+            }
+        }
+        for l in 0..links {
+            let (a, b) = (
+                self.share_first[l] as usize,
+                self.share_first[l + 1] as usize,
+            );
+            self.shares[a..b].sort_by(|p, q| p.1.total_cmp(&q.1));
+        }
         self.flows.keys().copied().zip(rates).collect()
     }
 
-    /// The rate a new flow on `route` gets in the known flows plus itself.
-    pub fn rate_with(&self, route: &[(u32, f64)]) -> f64 {
-        let mut routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
-        routes.push(route);
-        *max_min(&self.capacity, &routes).last().expect("one flow")
+    /// The rate a source gives a new flow on `route` before the next computation: on each
+    /// link, the max-min share of that link alone with every flow of the last computation
+    /// held at its rate (the level `x` at which Σ fraction × min(rate, x) + the new flow's
+    /// fraction × `x` fills the link), and the least of these over the route. On a route
+    /// shared only by flows bottlenecked there this is the exact max-min rate.
+    pub fn start_rate(&self, route: &[(u32, f64)]) -> f64 {
+        route
+            .iter()
+            .map(|&(l, own)| {
+                let l = l as usize;
+                let on =
+                    &self.shares[self.share_first[l] as usize..self.share_first[l + 1] as usize];
+                let mut left = self.capacity[l];
+                let mut weight = own + on.iter().map(|&(c, _)| c).sum::<f64>();
+                for &(c, x) in on {
+                    // Flows below the level keep their rate; the rest share what is left.
+                    if x * weight >= left {
+                        break;
+                    }
+                    left -= c * x;
+                    weight -= c;
+                }
+                (left / weight).max(0.0)
+            })
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
-/// The simulator's R2C2 state: the shared view, the broadcast delay, flows whose start is being
-/// broadcast, and the rate each sender was last told.
+/// The simulator's R2C2 state: the shared view, the broadcast delay (also the interval between
+/// computations), flows whose start is being broadcast, the rate each sender was last told,
+/// the next computation, and how many there were.
 pub(crate) struct R2c2State {
     pub ctl: RateController,
     pub delay: Dur,
     pub pending: BTreeMap<u32, Route>,
     pub told: BTreeMap<u32, u64>,
     pub solve_at: Option<Time>,
+    pub solves: u64,
 }
 
 impl R2c2State {
@@ -252,6 +326,7 @@ impl R2c2State {
             pending: BTreeMap::new(),
             told: BTreeMap::new(),
             solve_at: None,
+            solves: 0,
         }
     }
 }

@@ -9,7 +9,7 @@
 use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
-use crate::r2c2::{R2c2State, Routing};
+use crate::r2c2::{R2c2State, Routing, next_solve};
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
@@ -55,7 +55,7 @@ enum Ev {
     R2c2Finish {
         flow: u32,
     },
-    /// R2C2: recompute the rates after this instant's flow events.
+    /// R2C2: recompute the rates after the flow events of the interval.
     R2c2Solve,
     Sample,
     Stop,
@@ -330,13 +330,13 @@ impl<'a, T: Transport> Sim<'a, T> {
         self.pump(now, record);
     }
 
-    /// R2C2: the source computes the new flow's rate at once, with what it knows plus the new
-    /// flow, and broadcasts the start.
+    /// R2C2: the source gives the new flow a rate at once, from the last computation, and
+    /// broadcasts the start.
     fn r2c2_start(&mut self, now: Time, record: u32) {
         let rec = self.records[record as usize];
         let r = self.r2c2.as_mut().expect("R2C2 run");
         let route = r.ctl.route(self.topo, rec.src.0 as u32, rec.dst.0 as u32);
-        let rate = r.ctl.rate_with(&route) as u64;
+        let rate = r.ctl.start_rate(&route) as u64;
         r.pending.insert(record, route);
         r.told.insert(record, rate);
         let at = now + r.delay;
@@ -347,7 +347,8 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
     }
 
-    /// R2C2: a flow event reached every node; the rates are recomputed once per instant.
+    /// R2C2: a flow event reached every node; the rates are recomputed at the next point of the
+    /// broadcast-delay grid, once for all the events before it.
     fn r2c2_event(&mut self, now: Time, record: u32, start: bool) {
         let r = self.r2c2.as_mut().expect("R2C2 run");
         if start {
@@ -357,9 +358,10 @@ impl<'a, T: Transport> Sim<'a, T> {
             r.ctl.remove(record);
             r.told.remove(&record);
         }
-        if r.solve_at != Some(now) {
-            r.solve_at = Some(now);
-            self.q.schedule(now, Ev::R2c2Solve);
+        if r.solve_at.is_none() {
+            let at = next_solve(now, r.delay);
+            r.solve_at = Some(at);
+            self.q.schedule(at, Ev::R2c2Solve);
         }
     }
 
@@ -367,6 +369,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     fn r2c2_solve(&mut self, now: Time) {
         let r = self.r2c2.as_mut().expect("R2C2 run");
         r.solve_at = None;
+        r.solves += 1;
         let mut changed = Vec::new();
         for (flow, rate) in r.ctl.solve() {
             let rate = rate as u64;
@@ -819,6 +822,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             ("flows_unfinished", self.active),
         ]
         .into_iter()
+        .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         RunOutput {
