@@ -55,8 +55,9 @@ pub type Route = Vec<(u32, f64)>;
 /// least one link with a positive fraction. Returns the rates in the order of `routes`.
 ///
 /// Links wait in a lazily updated min-heap keyed by the fill level at which they would saturate
-/// (a flow freezing on another link moves a link's level, so its entry is re-pushed and the old
-/// one recognised as stale by a version), so a solve costs O(Σ route lengths · log links).
+/// (flows freezing on another link move a link's level, so once that link's flows are frozen
+/// its entry is re-pushed and the old one recognised as stale by a version), so a solve costs
+/// O(Σ route lengths + pushes · log links).
 pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -93,6 +94,9 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
     let mut rate = vec![0.0f64; routes.len()];
     let mut frozen = vec![false; routes.len()];
     let mut level = 0.0f64;
+    // Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
+    let mut touched: Vec<u32> = Vec::new();
+    let mut is_touched = vec![false; n];
     while let Some(Reverse((bits, l, v))) = heap.pop() {
         let l = l as usize;
         if v != version[l] || unfrozen[l] == 0 {
@@ -111,14 +115,22 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
                 used[m] += c * level;
                 coef[m] -= c;
                 unfrozen[m] -= 1;
-                if m != l && unfrozen[m] > 0 {
-                    version[m] += 1;
-                    heap.push(Reverse((
-                        key(m, &used, &coef).to_bits(),
-                        m as u32,
-                        version[m],
-                    )));
+                if m != l && !is_touched[m] {
+                    is_touched[m] = true;
+                    touched.push(m as u32);
                 }
+            }
+        }
+        for m in touched.drain(..) {
+            let m = m as usize;
+            is_touched[m] = false;
+            if unfrozen[m] > 0 {
+                version[m] += 1;
+                heap.push(Reverse((
+                    key(m, &used, &coef).to_bits(),
+                    m as u32,
+                    version[m],
+                )));
             }
         }
     }
@@ -153,8 +165,8 @@ pub struct RateController {
     first: Vec<u32>,
     capacity: Vec<f64>,
     flows: BTreeMap<u32, Route>,
-    /// Per link, the (fraction, rate) of every flow of the last computation crossing it, by
-    /// rising rate: entries `share_first[l]..share_first[l + 1]` of `shares`.
+    /// Per link, the (fraction, rate) of every flow of the last computation crossing it:
+    /// entries `share_first[l]..share_first[l + 1]` of `shares`.
     share_first: Vec<u32>,
     shares: Vec<(f64, f64)>,
 }
@@ -268,13 +280,6 @@ impl RateController {
                 fill[l as usize] += 1;
             }
         }
-        for l in 0..links {
-            let (a, b) = (
-                self.share_first[l] as usize,
-                self.share_first[l + 1] as usize,
-            );
-            self.shares[a..b].sort_by(|p, q| p.1.total_cmp(&q.1));
-        }
         self.flows.keys().copied().zip(rates).collect()
     }
 
@@ -290,17 +295,26 @@ impl RateController {
                 let l = l as usize;
                 let on =
                     &self.shares[self.share_first[l] as usize..self.share_first[l + 1] as usize];
-                let mut left = self.capacity[l];
-                let mut weight = own + on.iter().map(|&(c, _)| c).sum::<f64>();
-                for &(c, x) in on {
-                    // Flows below the level keep their rate; the rest share what is left.
-                    if x * weight >= left {
-                        break;
+                // From below: hold the flows under the current level at their rates, share the
+                // rest of the link among the others and the newcomer, and repeat until no flow
+                // crosses the level. Each step stays at or under the answer, so the held set
+                // only grows and the last step is exact. (No sort: a link carries few flows.)
+                let mut level = 0.0;
+                loop {
+                    let (mut left, mut weight) = (self.capacity[l], own);
+                    for &(c, x) in on {
+                        if x < level {
+                            left -= c * x;
+                        } else {
+                            weight += c;
+                        }
                     }
-                    left -= c * x;
-                    weight -= c;
+                    let next = (left / weight).max(0.0);
+                    if next <= level {
+                        break level;
+                    }
+                    level = next;
                 }
-                (left / weight).max(0.0)
             })
             .fold(f64::INFINITY, f64::min)
     }
