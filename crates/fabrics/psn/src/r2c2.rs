@@ -54,18 +54,14 @@ pub type Route = Vec<(u32, f64)>;
 /// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
 /// least one link with a positive fraction. Returns the rates in the order of `routes`.
 ///
-/// Links wait in a lazily updated min-heap keyed by the fill level at which they would saturate
-/// (flows freezing on another link move a link's level, so once that link's flows are frozen
-/// its entry is re-pushed and the old one recognised as stale by a version), so a solve costs
-/// O(Σ route lengths + pushes · log links).
+/// Links wait in a min-heap keyed by the fill level at which they would saturate; flows
+/// freezing on another link move a link's level, and once that link's flows are frozen the
+/// link's key is moved in place, so a solve costs O(Σ route lengths + moves · log links).
 pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     let n = capacity.len();
     let mut used = vec![0.0f64; n];
     let mut coef = vec![0.0f64; n];
     let mut unfrozen = vec![0u32; n];
-    let mut version = vec![0u32; n];
     let mut first = vec![0u32; n + 1];
     for r in routes {
         for &(l, c) in r.iter() {
@@ -87,19 +83,19 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
     }
     // Levels are non-negative, so their IEEE bits order like the values.
     let key = |l: usize, used: &[f64], coef: &[f64]| ((capacity[l] - used[l]) / coef[l]).max(0.0);
-    let mut heap: BinaryHeap<Reverse<(u64, u32, u32)>> = (0..n)
-        .filter(|&l| unfrozen[l] > 0)
-        .map(|l| Reverse((key(l, &used, &coef).to_bits(), l as u32, 0)))
-        .collect();
+    let mut heap = LinkHeap::new(n);
+    for l in (0..n).filter(|&l| unfrozen[l] > 0) {
+        heap.set(l as u32, key(l, &used, &coef).to_bits());
+    }
     let mut rate = vec![0.0f64; routes.len()];
     let mut frozen = vec![false; routes.len()];
     let mut level = 0.0f64;
     // Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
     let mut touched: Vec<u32> = Vec::new();
     let mut is_touched = vec![false; n];
-    while let Some(Reverse((bits, l, v))) = heap.pop() {
+    while let Some((bits, l)) = heap.pop() {
         let l = l as usize;
-        if v != version[l] || unfrozen[l] == 0 {
+        if unfrozen[l] == 0 {
             continue;
         }
         level = level.max(f64::from_bits(bits));
@@ -125,17 +121,95 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
             let m = m as usize;
             is_touched[m] = false;
             if unfrozen[m] > 0 {
-                version[m] += 1;
-                heap.push(Reverse((
-                    key(m, &used, &coef).to_bits(),
-                    m as u32,
-                    version[m],
-                )));
+                heap.set(m as u32, key(m, &used, &coef).to_bits());
             }
         }
     }
     assert!(frozen.iter().all(|&f| f), "a flow loads no link");
     rate
+}
+
+/// A binary min-heap of links by (key, link), each present at most once and its key movable in
+/// place: the heap never grows past the number of links.
+struct LinkHeap {
+    heap: Vec<u32>,
+    /// Each link's index in `heap`, or `ABSENT`.
+    pos: Vec<u32>,
+    key: Vec<u64>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl LinkHeap {
+    fn new(links: usize) -> LinkHeap {
+        LinkHeap {
+            heap: Vec::with_capacity(links),
+            pos: vec![ABSENT; links],
+            key: vec![0; links],
+        }
+    }
+
+    fn less(&self, a: u32, b: u32) -> bool {
+        (self.key[a as usize], a) < (self.key[b as usize], b)
+    }
+
+    /// Inserts link `l` with `key`, or moves it to `key`.
+    fn set(&mut self, l: u32, key: u64) {
+        self.key[l as usize] = key;
+        let i = match self.pos[l as usize] {
+            ABSENT => {
+                self.heap.push(l);
+                self.heap.len() - 1
+            }
+            i => i as usize,
+        };
+        self.pos[l as usize] = i as u32;
+        let i = self.up(i);
+        self.down(i);
+    }
+
+    /// Removes and returns the least (key, link).
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("not empty");
+        self.pos[top as usize] = ABSENT;
+        if last != top {
+            self.heap[0] = last;
+            self.pos[last as usize] = 0;
+            self.down(0);
+        }
+        Some((self.key[top as usize], top))
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i] as usize] = i as u32;
+        self.pos[self.heap[j] as usize] = j as u32;
+    }
+
+    fn up(&mut self, mut i: usize) -> usize {
+        while i > 0 && self.less(self.heap[i], self.heap[(i - 1) / 2]) {
+            self.swap(i, (i - 1) / 2);
+            i = (i - 1) / 2;
+        }
+        i
+    }
+
+    fn down(&mut self, mut i: usize) {
+        loop {
+            let mut least = i;
+            for c in [2 * i + 1, 2 * i + 2] {
+                if c < self.heap.len() && self.less(self.heap[c], self.heap[least]) {
+                    least = c;
+                }
+            }
+            if least == i {
+                return;
+            }
+            self.swap(i, least);
+            i = least;
+        }
+    }
 }
 
 /// The time a flow event takes to reach every node: the network diameter in hops × (a link's
