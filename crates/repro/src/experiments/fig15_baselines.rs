@@ -23,7 +23,7 @@
 //! reports on the flows it completed first (long flows that are still running are not counted).
 //!
 //! Full scale: the scenario files (512 nodes, loads 0.1-0.9, one million completed flows per
-//! point, R2C2 included: hours; the torus is the slowest, 5 minutes a point at L 0.5, 22 at 0.7).
+//! point, R2C2 included: hours; the torus is the slowest, 4 minutes a point at L 0.5, 22 at 0.7).
 //! Quick mode: 64 nodes (8 leaves of 8 hosts on 16-port switches, a 4x4x4 torus), loads 0.2
 //! and 0.7, 10,000 completed flows (the torus 2,000). Any other scale through
 //! `Options::scale` (`shoal repro --scale`), e.g.
