@@ -70,8 +70,7 @@ fn fig18_disaggregated() {
 }
 
 /// Shoal and its four Fig. 15 baselines, nine loads of one million completed flows each on 512
-/// nodes: many hours, R2C2 far more (it recomputes max-min rates at every flow start and
-/// finish). Run it alone with
+/// nodes: many hours (R2C2 4 to 22 minutes a load). Run it alone with
 /// `cargo test --release -p shoal-repro --test paper_scale -- --ignored --nocapture fig15_baselines`,
 /// or scaled with `cargo run --release -p shoal-cli -- repro fig15-baselines
 /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"` (docs/results/baselines.md).

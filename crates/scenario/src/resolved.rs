@@ -160,12 +160,21 @@ fn network(t: &mut Table, n: &NetworkSpec) {
             PathChoice::Spray => "spray",
         }),
     );
-    if let Discipline::Ecn { k, at_dequeue } = net.discipline {
-        t.kv("ecn_k", k);
-        t.kv(
-            "ecn_marking",
-            s(if at_dequeue { "departure" } else { "arrival" }),
-        );
+    let marking = |at_dequeue: bool| s(if at_dequeue { "departure" } else { "arrival" });
+    match net.discipline {
+        Discipline::Ecn { k, at_dequeue } => {
+            t.kv("ecn", s("threshold"));
+            t.kv("ecn_k", k);
+            t.kv("ecn_marking", marking(at_dequeue));
+        }
+        Discipline::Red(red) => {
+            t.kv("ecn", s("red"));
+            t.kv("red_kmin_bytes", red.kmin_bytes);
+            t.kv("red_kmax_bytes", red.kmax_bytes);
+            t.kv("red_pmax", f(red.pmax_ppm as f64 / 1e6));
+            t.kv("ecn_marking", marking(red.at_dequeue));
+        }
+        Discipline::DropTail | Discipline::Trim => {}
     }
     match &n.transport {
         TransportSpec::Tcp(c) => {

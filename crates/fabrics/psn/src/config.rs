@@ -1,5 +1,8 @@
 //! How the packet network behaves: queue discipline and size, path choice, header sizes.
 
+use rand::RngExt;
+use shoal_base::rng::StreamRng;
+
 /// What a switch output queue does when packets arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Discipline {
@@ -8,9 +11,87 @@ pub enum Discipline {
     /// Drop-tail plus ECN: mark CE when more than `k` full-size packets are queued, measured when
     /// the packet arrives or, with `at_dequeue`, when it starts transmission (htsim's DCTCP).
     Ecn { k: u32, at_dequeue: bool },
+    /// Drop-tail plus RED-style ECN (DCQCN's switch): mark CE with a probability that rises
+    /// linearly with the queue, measured at arrival or, with `Red::at_dequeue`, at departure.
+    Red(Red),
     /// NDP: a data packet that does not fit is trimmed to its header and queued in the priority
     /// lane with the control packets, which are served first.
     Trim,
+}
+
+/// DCQCN's marking (Zhu et al., SIGCOMM 2015, §3.1): with `q` bytes queued, a packet is marked
+/// with probability 0 for `q <= kmin`, `pmax · (q − kmin) / (kmax − kmin)` for `kmin < q <= kmax`
+/// and 1 above `kmax`. Unlike RED proper there is no averaging of the queue: the DCQCN paper
+/// marks on the instantaneous length, as commodity switches do.
+///
+/// `pmax` is kept in parts per million so that the configuration stays integer (and `Eq`); a
+/// draw compares integers, `u < pmax_ppm · (q − kmin)` for `u` uniform below
+/// `10⁶ · (kmax − kmin)`, so the probability is exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Red {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax_ppm: u32,
+    /// Measure the queue when the packet starts transmission (htsim's point) instead of when
+    /// it arrives.
+    pub at_dequeue: bool,
+}
+
+/// One in a million: `Red::pmax_ppm`'s unit.
+pub const PPM: u64 = 1_000_000;
+
+impl Red {
+    /// The DCQCN paper's setting: Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%. We read its KB as
+    /// 1024 bytes, the unit switch buffers are sized in.
+    pub fn dcqcn_paper(at_dequeue: bool) -> Red {
+        Red {
+            kmin_bytes: 5 * 1024,
+            kmax_bytes: 200 * 1024,
+            pmax_ppm: 10_000,
+            at_dequeue,
+        }
+    }
+
+    /// The marking probability at `queued` bytes, as (numerator, denominator).
+    pub fn probability(&self, queued: u64) -> (u64, u64) {
+        let span = self.kmax_bytes - self.kmin_bytes;
+        if queued <= self.kmin_bytes {
+            (0, 1)
+        } else if queued > self.kmax_bytes {
+            (1, 1)
+        } else {
+            (
+                self.pmax_ppm as u64 * (queued - self.kmin_bytes),
+                PPM * span,
+            )
+        }
+    }
+
+    /// Whether a packet that finds `queued` bytes is marked; draws from `rng` only on the ramp.
+    pub fn marks(&self, queued: u64, rng: &mut StreamRng) -> bool {
+        match self.probability(queued) {
+            (0, _) => false,
+            (n, d) if n >= d => true,
+            (n, d) => rng.random_range(0..d) < n,
+        }
+    }
+
+    /// Checks Kmin < Kmax and 0 < Pmax <= 1.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.kmin_bytes >= self.kmax_bytes {
+            return Err(format!(
+                "RED needs kmin < kmax, got kmin = {} B and kmax = {} B",
+                self.kmin_bytes, self.kmax_bytes
+            ));
+        }
+        if self.pmax_ppm == 0 || self.pmax_ppm as u64 > PPM {
+            return Err(format!(
+                "RED needs 0 < pmax <= 1, got pmax = {}",
+                self.pmax_ppm as f64 / PPM as f64
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How switches choose among equal-cost ports.
@@ -49,7 +130,7 @@ pub struct NetConfig {
     pub pull_pacing: u32,
     /// Lossless operation (DCQCN's RoCE); `None`: queues drop when full.
     pub pfc: Option<Pfc>,
-    /// Seeds path hashing.
+    /// Seeds path hashing and RED's marking draws.
     pub seed: u64,
 }
 
@@ -109,6 +190,9 @@ impl NetConfig {
                 pfc.xon_bytes, pfc.xoff_bytes
             ));
         }
+        if let Discipline::Red(red) = self.discipline {
+            red.validate()?;
+        }
         if let Discipline::Ecn { k, .. } = self.discipline
             && k > self.queue_packets
         {
@@ -118,5 +202,34 @@ impl NetConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn red_parameters_are_checked_and_the_error_names_them() {
+        let net = |red: Red| NetConfig {
+            discipline: Discipline::Red(red),
+            ..NetConfig::ecn(100, 20)
+        };
+        let paper = Red::dcqcn_paper(false);
+        assert_eq!(net(paper).validate(), Ok(()));
+        let inverted = Red {
+            kmin_bytes: paper.kmax_bytes,
+            ..paper
+        };
+        assert!(
+            net(inverted)
+                .validate()
+                .unwrap_err()
+                .contains("kmin < kmax")
+        );
+        for pmax_ppm in [0, 1_000_001] {
+            let err = net(Red { pmax_ppm, ..paper }).validate().unwrap_err();
+            assert!(err.contains("0 < pmax <= 1"), "{err}");
+        }
     }
 }

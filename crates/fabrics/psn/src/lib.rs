@@ -27,7 +27,7 @@ pub mod rewire;
 mod sim;
 
 pub use build::{TransportSpec, build, ideal_fct};
-pub use config::{Discipline, NetConfig, PathChoice, Pfc};
+pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};
 pub use rewire::{Rewired, Rewiring};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};

@@ -3,6 +3,7 @@
 //! other disciplines control packets queue with the data, as in htsim's queues.
 
 use crate::config::Discipline;
+use shoal_base::rng::StreamRng;
 use std::collections::VecDeque;
 
 /// What happened to an arriving packet.
@@ -26,8 +27,8 @@ pub struct OutQueue {
 }
 
 impl OutQueue {
-    /// Decides and performs an arrival. `limit` and `mark_above` are in bytes (`mark_above` only
-    /// for ECN at arrival); `trimmed_bytes` is the header size a trimmed packet keeps.
+    /// Decides and performs an arrival. `limit` is in bytes; `trimmed_bytes` is the header size
+    /// a trimmed packet keeps; RED at arrival draws its marks from `rng`.
     #[allow(clippy::too_many_arguments)]
     pub fn admit(
         &mut self,
@@ -38,6 +39,7 @@ impl OutQueue {
         limit: u64,
         mtu: u64,
         trimmed_bytes: u32,
+        rng: &mut StreamRng,
     ) -> Admit {
         if control && discipline == Discipline::Trim {
             // NDP's switches serve control packets and trimmed headers first. They are small
@@ -49,11 +51,17 @@ impl OutQueue {
         }
         let fits = self.data_bytes + bytes as u64 <= limit;
         match discipline {
-            Discipline::DropTail | Discipline::Ecn { .. } if !fits => Admit::Dropped,
+            Discipline::DropTail | Discipline::Ecn { .. } | Discipline::Red(_) if !fits => {
+                Admit::Dropped
+            }
             Discipline::DropTail => self.push_data(pkt, bytes, Admit::Queued),
             Discipline::Ecn { k, at_dequeue } => {
                 // Acks and CNPs share the FIFO but are not ECN-capable.
                 let mark = !control && !at_dequeue && self.data_bytes >= k as u64 * mtu;
+                self.push_data(pkt, bytes, if mark { Admit::Marked } else { Admit::Queued })
+            }
+            Discipline::Red(red) => {
+                let mark = !control && !red.at_dequeue && red.marks(self.data_bytes, rng);
                 self.push_data(pkt, bytes, if mark { Admit::Marked } else { Admit::Queued })
             }
             Discipline::Trim if fits => self.push_data(pkt, bytes, Admit::Queued),
@@ -112,14 +120,30 @@ impl OutQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Red;
 
     const MTU: u64 = 1500;
+
+    fn r() -> StreamRng {
+        shoal_base::rng::stream(1, "test.queue", 0)
+    }
 
     #[test]
     fn drop_tail_holds_exactly_its_limit() {
         let mut q = OutQueue::default();
         let outcomes: Vec<Admit> = (0..5)
-            .map(|i| q.admit(i, 1500, false, Discipline::DropTail, 3 * MTU, MTU, 64))
+            .map(|i| {
+                q.admit(
+                    i,
+                    1500,
+                    false,
+                    Discipline::DropTail,
+                    3 * MTU,
+                    MTU,
+                    64,
+                    &mut r(),
+                )
+            })
             .collect();
         assert_eq!(outcomes[..3], [Admit::Queued; 3]);
         assert_eq!(outcomes[3..], [Admit::Dropped; 2]);
@@ -134,7 +158,7 @@ mod tests {
             at_dequeue: false,
         };
         let outcomes: Vec<Admit> = (0..4)
-            .map(|i| q.admit(i, 1500, false, ecn, 10 * MTU, MTU, 64))
+            .map(|i| q.admit(i, 1500, false, ecn, 10 * MTU, MTU, 64, &mut r()))
             .collect();
         assert_eq!(
             outcomes,
@@ -150,12 +174,15 @@ mod tests {
             at_dequeue: false,
         };
         assert_eq!(
-            q.admit(1, 1500, false, ecn, 2 * MTU, MTU, 64),
+            q.admit(1, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r()),
             Admit::Queued
         );
-        assert_eq!(q.admit(2, 64, true, ecn, 2 * MTU, MTU, 64), Admit::Queued);
         assert_eq!(
-            q.admit(3, 1500, false, ecn, 2 * MTU, MTU, 64),
+            q.admit(2, 64, true, ecn, 2 * MTU, MTU, 64, &mut r()),
+            Admit::Queued
+        );
+        assert_eq!(
+            q.admit(3, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r()),
             Admit::Dropped
         );
         assert_eq!(q.pop(), Some((1, false)));
@@ -166,20 +193,114 @@ mod tests {
     fn trimmed_headers_and_control_overtake_data() {
         let mut q = OutQueue::default();
         assert_eq!(
-            q.admit(1, 1500, false, Discipline::Trim, MTU, MTU, 64),
+            q.admit(1, 1500, false, Discipline::Trim, MTU, MTU, 64, &mut r()),
             Admit::Queued
         );
         assert_eq!(
-            q.admit(2, 1500, false, Discipline::Trim, MTU, MTU, 64),
+            q.admit(2, 1500, false, Discipline::Trim, MTU, MTU, 64, &mut r()),
             Admit::Trimmed
         );
         assert_eq!(
-            q.admit(3, 64, true, Discipline::Trim, MTU, MTU, 64),
+            q.admit(3, 64, true, Discipline::Trim, MTU, MTU, 64, &mut r()),
             Admit::Queued
         );
         assert_eq!(q.pop(), Some((2, true)));
         assert_eq!(q.pop(), Some((3, true)));
         assert_eq!(q.pop(), Some((1, false)));
         assert_eq!(q.pop(), None);
+    }
+
+    /// The fraction of `trials` arrivals marked by `red` at a standing queue of `queued` bytes
+    /// (1000-byte packets; each trial admits one and sends one, so the length stays put).
+    fn marked_fraction(red: Red, queued: u64, trials: u32) -> f64 {
+        let mut q = OutQueue::default();
+        let mut rng = shoal_base::rng::stream(7, "test.red", queued);
+        let disc = Discipline::Red(red);
+        for i in 0..queued / 1000 {
+            q.admit(
+                i as u32,
+                1000,
+                false,
+                Discipline::DropTail,
+                u64::MAX,
+                MTU,
+                64,
+                &mut rng,
+            );
+        }
+        let mut marked = 0;
+        for i in 0..trials {
+            if q.admit(i, 1000, false, disc, u64::MAX, MTU, 64, &mut rng) == Admit::Marked {
+                marked += 1;
+            }
+            let (_, prio) = q.pop().expect("queued");
+            q.account_sent(1000, prio);
+            assert_eq!(q.data_bytes(), queued);
+        }
+        marked as f64 / trials as f64
+    }
+
+    #[test]
+    fn red_marks_on_a_linear_ramp_from_kmin_to_kmax() {
+        // The DCQCN paper's curve (Pmax 1%) and a steep one (Pmax 60%), which makes the ramp's
+        // shape visible well above the noise. At each length the marked fraction of n draws is
+        // binomial: it must lie within 5 standard deviations of p(q) (a false alarm about once
+        // in 1.7 million), and exactly 0 or 1 off the ramp.
+        let n = 200_000;
+        for pmax_ppm in [10_000, 600_000] {
+            let red = Red {
+                pmax_ppm,
+                ..Red::dcqcn_paper(false)
+            };
+            let (kmin, kmax) = (red.kmin_bytes as f64, red.kmax_bytes as f64);
+            let pmax = pmax_ppm as f64 / 1e6;
+            for queued in [0, 5_000, 6_000, 50_000, 100_000, 150_000, 204_000, 205_000] {
+                let q = queued as f64;
+                let p = if q <= kmin {
+                    0.0
+                } else if q > kmax {
+                    1.0
+                } else {
+                    pmax * (q - kmin) / (kmax - kmin)
+                };
+                let got = marked_fraction(red, queued, n);
+                let tol = 5.0 * (p * (1.0 - p) / n as f64).sqrt();
+                assert!(
+                    (got - p).abs() <= tol,
+                    "pmax {pmax}, {queued} B queued: marked {got}, formula {p} ± {tol}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn red_never_marks_control_packets_or_at_arrival_when_marking_at_departure() {
+        let mut q = OutQueue::default();
+        for i in 0..300 {
+            q.admit(
+                i,
+                1000,
+                false,
+                Discipline::DropTail,
+                u64::MAX,
+                MTU,
+                64,
+                &mut r(),
+            );
+        }
+        let at_arrival = Discipline::Red(Red::dcqcn_paper(false));
+        let at_departure = Discipline::Red(Red::dcqcn_paper(true));
+        assert_eq!(
+            q.admit(300, 1000, false, at_arrival, u64::MAX, MTU, 64, &mut r()),
+            Admit::Marked
+        );
+        assert_eq!(
+            q.admit(301, 64, true, at_arrival, u64::MAX, MTU, 64, &mut r()),
+            Admit::Queued
+        );
+        assert_eq!(
+            q.admit(302, 1000, false, at_departure, u64::MAX, MTU, 64, &mut r()),
+            Admit::Queued
+        );
     }
 }

@@ -18,11 +18,20 @@
 //! - The broadcast of a flow event is not simulated packet by packet: it takes effect everywhere
 //!   [`broadcast_delay`] later, the torus diameter × (link delay + a control packet's
 //!   serialization), the time a flood needs to reach the farthest node.
-//! - The source knows of its own flow at once: a new flow starts at the rate it gets in the view
-//!   of its source (the flows whose events have arrived, plus itself), and every node, the source
-//!   included, applies the start after the broadcast delay, when all rates are recomputed and
-//!   every sender whose rate changed is told. A finish (the last byte delivered) is applied the
-//!   same way. Between the two views the links may be oversubscribed briefly, as in R2C2.
+//! - Nodes recompute the rates in batches, once per broadcast delay at most: news of a flow
+//!   event needs that long to reach every node, so a node cannot usefully react faster, and one
+//!   computation then covers every event whose news arrived in the interval. The computations
+//!   fall on a fixed grid (multiples of the delay, [`next_solve`]): an event applied at `t` is
+//!   in the computation at the first grid point after `t`, no more than one delay later. The
+//!   rates are the exact max-min solution over the flows whose news has arrived.
+//! - A new flow cannot wait for that: its source gives it at once the rate it would get on
+//!   each of its links if every other flow kept the rate of the last computation
+//!   ([`RateController::start_rate`]: the single-link max-min share, least over its links),
+//!   and broadcasts the start. Every node, the source included, applies the start after the
+//!   broadcast delay and the next computation replaces that rate with the exact one. A finish
+//!   (the last byte delivered) is applied the same way. Until then links may be
+//!   oversubscribed briefly, as in R2C2. (The exact max-min with the new flow added costs a
+//!   whole computation per start, which made a million flows take hours.)
 
 use shoal_base::{Dur, Time};
 use shoal_topology::{Kind, Topology};
@@ -45,17 +54,14 @@ pub type Route = Vec<(u32, f64)>;
 /// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
 /// least one link with a positive fraction. Returns the rates in the order of `routes`.
 ///
-/// Links wait in a lazily updated min-heap keyed by the fill level at which they would saturate
-/// (a flow freezing on another link moves a link's level, so its entry is re-pushed and the old
-/// one recognised as stale by a version), so a solve costs O(Σ route lengths · log links).
+/// Links wait in a min-heap keyed by the fill level at which they would saturate; flows
+/// freezing on another link move a link's level, and once that link's flows are frozen the
+/// link's key is moved in place, so a solve costs O(Σ route lengths + moves · log links).
 pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     let n = capacity.len();
     let mut used = vec![0.0f64; n];
     let mut coef = vec![0.0f64; n];
     let mut unfrozen = vec![0u32; n];
-    let mut version = vec![0u32; n];
     let mut first = vec![0u32; n + 1];
     for r in routes {
         for &(l, c) in r.iter() {
@@ -77,16 +83,19 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
     }
     // Levels are non-negative, so their IEEE bits order like the values.
     let key = |l: usize, used: &[f64], coef: &[f64]| ((capacity[l] - used[l]) / coef[l]).max(0.0);
-    let mut heap: BinaryHeap<Reverse<(u64, u32, u32)>> = (0..n)
-        .filter(|&l| unfrozen[l] > 0)
-        .map(|l| Reverse((key(l, &used, &coef).to_bits(), l as u32, 0)))
-        .collect();
+    let mut heap = LinkHeap::new(n);
+    for l in (0..n).filter(|&l| unfrozen[l] > 0) {
+        heap.set(l as u32, key(l, &used, &coef).to_bits());
+    }
     let mut rate = vec![0.0f64; routes.len()];
     let mut frozen = vec![false; routes.len()];
     let mut level = 0.0f64;
-    while let Some(Reverse((bits, l, v))) = heap.pop() {
+    // Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
+    let mut touched: Vec<u32> = Vec::new();
+    let mut is_touched = vec![false; n];
+    while let Some((bits, l)) = heap.pop() {
         let l = l as usize;
-        if v != version[l] || unfrozen[l] == 0 {
+        if unfrozen[l] == 0 {
             continue;
         }
         level = level.max(f64::from_bits(bits));
@@ -102,19 +111,105 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
                 used[m] += c * level;
                 coef[m] -= c;
                 unfrozen[m] -= 1;
-                if m != l && unfrozen[m] > 0 {
-                    version[m] += 1;
-                    heap.push(Reverse((
-                        key(m, &used, &coef).to_bits(),
-                        m as u32,
-                        version[m],
-                    )));
+                if m != l && !is_touched[m] {
+                    is_touched[m] = true;
+                    touched.push(m as u32);
                 }
+            }
+        }
+        for m in touched.drain(..) {
+            let m = m as usize;
+            is_touched[m] = false;
+            if unfrozen[m] > 0 {
+                heap.set(m as u32, key(m, &used, &coef).to_bits());
             }
         }
     }
     assert!(frozen.iter().all(|&f| f), "a flow loads no link");
     rate
+}
+
+/// A binary min-heap of links by (key, link), each present at most once and its key movable in
+/// place: the heap never grows past the number of links.
+struct LinkHeap {
+    heap: Vec<u32>,
+    /// Each link's index in `heap`, or `ABSENT`.
+    pos: Vec<u32>,
+    key: Vec<u64>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl LinkHeap {
+    fn new(links: usize) -> LinkHeap {
+        LinkHeap {
+            heap: Vec::with_capacity(links),
+            pos: vec![ABSENT; links],
+            key: vec![0; links],
+        }
+    }
+
+    fn less(&self, a: u32, b: u32) -> bool {
+        (self.key[a as usize], a) < (self.key[b as usize], b)
+    }
+
+    /// Inserts link `l` with `key`, or moves it to `key`.
+    fn set(&mut self, l: u32, key: u64) {
+        self.key[l as usize] = key;
+        let i = match self.pos[l as usize] {
+            ABSENT => {
+                self.heap.push(l);
+                self.heap.len() - 1
+            }
+            i => i as usize,
+        };
+        self.pos[l as usize] = i as u32;
+        let i = self.up(i);
+        self.down(i);
+    }
+
+    /// Removes and returns the least (key, link).
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("not empty");
+        self.pos[top as usize] = ABSENT;
+        if last != top {
+            self.heap[0] = last;
+            self.pos[last as usize] = 0;
+            self.down(0);
+        }
+        Some((self.key[top as usize], top))
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i] as usize] = i as u32;
+        self.pos[self.heap[j] as usize] = j as u32;
+    }
+
+    fn up(&mut self, mut i: usize) -> usize {
+        while i > 0 && self.less(self.heap[i], self.heap[(i - 1) / 2]) {
+            self.swap(i, (i - 1) / 2);
+            i = (i - 1) / 2;
+        }
+        i
+    }
+
+    fn down(&mut self, mut i: usize) {
+        loop {
+            let mut least = i;
+            for c in [2 * i + 1, 2 * i + 2] {
+                if c < self.heap.len() && self.less(self.heap[c], self.heap[least]) {
+                    least = c;
+                }
+            }
+            if least == i {
+                return;
+            }
+            self.swap(i, least);
+            i = least;
+        }
+    }
 }
 
 /// The time a flow event takes to reach every node: the network diameter in hops × (a link's
@@ -130,12 +225,24 @@ pub fn broadcast_delay(topo: &Topology, control_bytes: u32) -> Dur {
     Dur(diameter * (link.delay.0 + link.rate.serialize(control_bytes as u64).0))
 }
 
-/// What every node knows: the active flows with their routes, and the link capacities.
+/// The first time strictly after `now` on the grid of multiples of `interval`: when the
+/// rates are next computed if a flow event is applied at `now`.
+pub fn next_solve(now: Time, interval: Dur) -> Time {
+    let step = interval.0.max(1);
+    Time((now.0 / step + 1) * step)
+}
+
+/// What every node knows: the active flows with their routes, the link capacities, and the
+/// last computation's rates seen from each link.
 pub struct RateController {
     routing: Routing,
     first: Vec<u32>,
     capacity: Vec<f64>,
     flows: BTreeMap<u32, Route>,
+    /// Per link, the (fraction, rate) of every flow of the last computation crossing it:
+    /// entries `share_first[l]..share_first[l + 1]` of `shares`.
+    share_first: Vec<u32>,
+    shares: Vec<(f64, f64)>,
 }
 
 impl RateController {
@@ -152,11 +259,14 @@ impl RateController {
             capacity.extend(topo.links(n).iter().map(|l| l.rate.0 as f64));
         }
         first.push(capacity.len() as u32);
+        let links = capacity.len();
         RateController {
             routing,
             first,
             capacity,
             flows: BTreeMap::new(),
+            share_first: vec![0; links + 1],
+            shares: Vec::new(),
         }
     }
 
@@ -219,29 +329,81 @@ impl RateController {
         self.flows.remove(&flow)
     }
 
-    /// Max-min rates of the known flows, by flow.
-    pub fn solve(&self) -> Vec<(u32, f64)> {
+    /// Max-min rates of the known flows, by flow; remembered for [`RateController::start_rate`].
+    pub fn solve(&mut self) -> Vec<(u32, f64)> {
         let routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
         let rates = max_min(&self.capacity, &routes);
+        let links = self.capacity.len();
+        self.share_first.clear();
+        self.share_first.resize(links + 1, 0);
+        for r in &routes {
+            for &(l, _) in r.iter() {
+                self.share_first[l as usize + 1] += 1;
+            }
+        }
+        for l in 0..links {
+            self.share_first[l + 1] += self.share_first[l];
+        }
+        let mut fill = self.share_first.clone();
+        self.shares.clear();
+        self.shares
+            .resize(self.share_first[links] as usize, (0.0, 0.0));
+        for (r, &x) in routes.iter().zip(&rates) {
+            for &(l, c) in r.iter() {
+                self.shares[fill[l as usize] as usize] = (c, x);
+                fill[l as usize] += 1;
+            }
+        }
         self.flows.keys().copied().zip(rates).collect()
     }
 
-    /// The rate a new flow on `route` gets in the known flows plus itself.
-    pub fn rate_with(&self, route: &[(u32, f64)]) -> f64 {
-        let mut routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
-        routes.push(route);
-        *max_min(&self.capacity, &routes).last().expect("one flow")
+    /// The rate a source gives a new flow on `route` before the next computation: on each
+    /// link, the max-min share of that link alone with every flow of the last computation
+    /// held at its rate (the level `x` at which Σ fraction × min(rate, x) + the new flow's
+    /// fraction × `x` fills the link), and the least of these over the route. On a route
+    /// shared only by flows bottlenecked there this is the exact max-min rate.
+    pub fn start_rate(&self, route: &[(u32, f64)]) -> f64 {
+        route
+            .iter()
+            .map(|&(l, own)| {
+                let l = l as usize;
+                let on =
+                    &self.shares[self.share_first[l] as usize..self.share_first[l + 1] as usize];
+                // From below: hold the flows under the current level at their rates, share the
+                // rest of the link among the others and the newcomer, and repeat until no flow
+                // crosses the level. Each step stays at or under the answer, so the held set
+                // only grows and the last step is exact. (No sort: a link carries few flows.)
+                let mut level = 0.0;
+                loop {
+                    let (mut left, mut weight) = (self.capacity[l], own);
+                    for &(c, x) in on {
+                        if x < level {
+                            left -= c * x;
+                        } else {
+                            weight += c;
+                        }
+                    }
+                    let next = (left / weight).max(0.0);
+                    if next <= level {
+                        break level;
+                    }
+                    level = next;
+                }
+            })
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
-/// The simulator's R2C2 state: the shared view, the broadcast delay, flows whose start is being
-/// broadcast, and the rate each sender was last told.
+/// The simulator's R2C2 state: the shared view, the broadcast delay (also the interval between
+/// computations), flows whose start is being broadcast, the rate each sender was last told,
+/// the next computation, and how many there were.
 pub(crate) struct R2c2State {
     pub ctl: RateController,
     pub delay: Dur,
     pub pending: BTreeMap<u32, Route>,
     pub told: BTreeMap<u32, u64>,
     pub solve_at: Option<Time>,
+    pub solves: u64,
 }
 
 impl R2c2State {
@@ -252,6 +414,7 @@ impl R2c2State {
             pending: BTreeMap::new(),
             told: BTreeMap::new(),
             solve_at: None,
+            solves: 0,
         }
     }
 }

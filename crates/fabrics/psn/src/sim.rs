@@ -9,8 +9,9 @@
 use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
-use crate::r2c2::{R2c2State, Routing};
+use crate::r2c2::{R2c2State, Routing, next_solve};
 use crate::rewire::{Rewiring, check_shape};
+use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
@@ -56,7 +57,7 @@ enum Ev {
     R2c2Finish {
         flow: u32,
     },
-    /// R2C2: recompute the rates after this instant's flow events.
+    /// R2C2: recompute the rates after the flow events of the interval.
     R2c2Solve,
     /// The rewiring controller's turn.
     Rewire,
@@ -143,6 +144,8 @@ pub(crate) struct Sim<'a, T: Transport> {
     /// `RunLimits::measure_from`: their ratio is the mean path length in links.
     data_hops: u64,
     data_arrivals: u64,
+    /// RED's marking draws: one stream for the whole network, drawn in event order.
+    red_rng: StreamRng,
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -212,6 +215,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             lost_rewiring: 0,
             data_hops: 0,
             data_arrivals: 0,
+            red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
         }
     }
 
@@ -365,13 +369,13 @@ impl<'a, T: Transport> Sim<'a, T> {
         self.pump(now, record);
     }
 
-    /// R2C2: the source computes the new flow's rate at once, with what it knows plus the new
-    /// flow, and broadcasts the start.
+    /// R2C2: the source gives the new flow a rate at once, from the last computation, and
+    /// broadcasts the start.
     fn r2c2_start(&mut self, now: Time, record: u32) {
         let rec = self.records[record as usize];
         let r = self.r2c2.as_mut().expect("R2C2 run");
         let route = r.ctl.route(&self.topo, rec.src.0 as u32, rec.dst.0 as u32);
-        let rate = r.ctl.rate_with(&route) as u64;
+        let rate = r.ctl.start_rate(&route) as u64;
         r.pending.insert(record, route);
         r.told.insert(record, rate);
         let at = now + r.delay;
@@ -382,7 +386,8 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
     }
 
-    /// R2C2: a flow event reached every node; the rates are recomputed once per instant.
+    /// R2C2: a flow event reached every node; the rates are recomputed at the next point of the
+    /// broadcast-delay grid, once for all the events before it.
     fn r2c2_event(&mut self, now: Time, record: u32, start: bool) {
         let r = self.r2c2.as_mut().expect("R2C2 run");
         if start {
@@ -392,9 +397,10 @@ impl<'a, T: Transport> Sim<'a, T> {
             r.ctl.remove(record);
             r.told.remove(&record);
         }
-        if r.solve_at != Some(now) {
-            r.solve_at = Some(now);
-            self.q.schedule(now, Ev::R2c2Solve);
+        if r.solve_at.is_none() {
+            let at = next_solve(now, r.delay);
+            r.solve_at = Some(at);
+            self.q.schedule(at, Ev::R2c2Solve);
         }
     }
 
@@ -402,6 +408,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     fn r2c2_solve(&mut self, now: Time) {
         let r = self.r2c2.as_mut().expect("R2C2 run");
         r.solve_at = None;
+        r.solves += 1;
         let mut changed = Vec::new();
         for (flow, rate) in r.ctl.solve() {
             let rate = rate as u64;
@@ -551,6 +558,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             limit,
             self.mtu,
             self.net.control_bytes,
+            &mut self.red_rng,
         );
         use crate::queue::Admit;
         match outcome {
@@ -631,15 +639,20 @@ impl<'a, T: Transport> Sim<'a, T> {
         if p.seg.kind == Kind::Data && self.limits.measure_from.is_none_or(|m| now >= m) {
             self.data_hops += 1;
         }
-        if let Discipline::Ecn {
-            k,
-            at_dequeue: true,
-        } = self.net.discipline
-            && !prio
+        let mark = !prio
             && p.seg.kind == Kind::Data
             && !self.topo.is_host(port.node)
-            && port.queue.data_bytes() >= k as u64 * self.mtu
-        {
+            && match self.net.discipline {
+                Discipline::Ecn {
+                    k,
+                    at_dequeue: true,
+                } => port.queue.data_bytes() >= k as u64 * self.mtu,
+                Discipline::Red(red) if red.at_dequeue => {
+                    red.marks(port.queue.data_bytes(), &mut self.red_rng)
+                }
+                _ => false,
+            };
+        if mark {
             p.seg.flags |= CE;
             self.marks += 1;
         }
@@ -905,6 +918,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             ("packets_lost_rewiring", self.lost_rewiring),
         ]
         .into_iter()
+        .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         RunOutput {

@@ -6,7 +6,7 @@ mod common;
 use common::{dumbbell, flow, jain};
 use shoal_base::{Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_psn::{NetConfig, PacketFabric};
+use shoal_psn::{Discipline, NetConfig, PacketFabric, Red};
 use shoal_transport::{Dcqcn, DcqcnConfig};
 use shoal_workload::IterSource;
 
@@ -14,9 +14,12 @@ fn config() -> DcqcnConfig {
     DcqcnConfig::paper(Rate::gbps(10))
 }
 
-/// The switch: ECN above `k` packets (the deterministic stand-in for the paper's RED marking).
-fn net(k: u32) -> NetConfig {
-    let net = NetConfig::ecn(100, k);
+/// The switch: 100-packet queues marking with the DCQCN paper's RED ramp (5 KB to 200 KB, 1%).
+fn net() -> NetConfig {
+    let net = NetConfig {
+        discipline: Discipline::Red(Red::dcqcn_paper(true)),
+        ..NetConfig::ecn(100, 20)
+    };
     assert_eq!(
         net.header_bytes,
         config().header_bytes,
@@ -27,8 +30,8 @@ fn net(k: u32) -> NetConfig {
 
 /// Runs two long flows from hosts 0 and 1 to host 2 (they meet at the first leaf's uplink), the
 /// second starting at `second_us`; returns each flow's payload rate (Gb/s) over [warm, end] with the run's counters.
-fn two_flows(k: u32, second_us: u64, warm_ms: u64, end_ms: u64) -> (Vec<f64>, RunOutput) {
-    let mut fabric = PacketFabric::new(dumbbell(), net(k), Dcqcn(config())).expect("valid");
+fn two_flows(second_us: u64, warm_ms: u64, end_ms: u64) -> (Vec<f64>, RunOutput) {
+    let mut fabric = PacketFabric::new(dumbbell(), net(), Dcqcn(config())).expect("valid");
     let big = 1 << 34;
     let mut flows = IterSource::new([
         flow(0, 0, 2, big, Time::ZERO),
@@ -64,7 +67,7 @@ fn two_long_flows_converge_to_fair_shares_and_keep_the_bottleneck_busy() {
     // The second flow joins at 0.5 ms, when the first has the whole link: both must meet in the
     // middle. With α = 1 at the start the first cuts halve the rates, and additive increase of
     // 10 Mb/s per 55 µs takes several milliseconds to refill the link, so measure from 10 ms.
-    let (gbps, out) = two_flows(20, 500, 10, 40);
+    let (gbps, out) = two_flows(500, 10, 40);
     let total: f64 = gbps.iter().sum();
     eprintln!(
         "dcqcn shares {gbps:?}, utilisation {:.3}, jain {:.4}, counters {:?}",
@@ -80,7 +83,7 @@ fn two_long_flows_converge_to_fair_shares_and_keep_the_bottleneck_busy() {
 #[test]
 fn a_short_flow_completes_at_line_rate() {
     // DCQCN starts at line rate: 100 packets take the path's propagation and serialization.
-    let mut fabric = PacketFabric::new(dumbbell(), net(20), Dcqcn(config())).expect("valid");
+    let mut fabric = PacketFabric::new(dumbbell(), net(), Dcqcn(config())).expect("valid");
     let bytes = 100 * 1000;
     let mut flows = IterSource::new([flow(0, 0, 2, bytes, Time::ZERO)]);
     let out = fabric

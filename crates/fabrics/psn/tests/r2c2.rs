@@ -233,3 +233,115 @@ fn a_short_flow_completes() {
     println!("short flow FCT {fct}");
     assert!(fct < Dur::from_us(70), "FCT {fct}");
 }
+
+#[test]
+fn batched_computations_never_lag_an_event_by_more_than_one_interval() {
+    // Every event applied in (k·I, (k+1)·I] is computed at (k+1)·I, never at its own instant
+    // and never later than I after it, whatever the interval.
+    for interval in [Dur(1), Dur(7), Dur::from_ns(1_572), Dur::from_us(3)] {
+        let mut last = Time::ZERO;
+        for now in (0..2_000u64).map(|i| Time(i * 1_237 + i * i % 5)) {
+            let at = shoal_psn::r2c2::next_solve(now, interval);
+            assert!(
+                now < at && at <= now + interval,
+                "{now} -> {at} ({interval})"
+            );
+            assert_eq!(at.0 % interval.0, 0, "off the grid");
+            assert!(at >= last, "grid points go backwards");
+            last = at;
+        }
+    }
+}
+
+#[test]
+fn keeping_state_between_computations_changes_no_rate() {
+    // Flows come and go with a computation after every change; the last computation must be
+    // bit for bit the one a fresh controller makes of the same flow set.
+    let topo = torus();
+    for routing in [Routing::DimensionOrder, Routing::Multipath] {
+        let mut ctl = RateController::new(&topo, routing);
+        let mut live = Vec::new();
+        let hosts = topo.hosts() as u32;
+        for i in 0..200u32 {
+            let (s, d) = ((i * 7) % hosts, (i * 13 + 5) % hosts);
+            if s == d {
+                continue;
+            }
+            ctl.insert(i, ctl.route(&topo, s, d));
+            live.push((i, s, d));
+            if i % 3 == 0 {
+                let (gone, ..) = live.remove((i as usize * 11) % live.len());
+                ctl.remove(gone);
+            }
+            ctl.solve();
+        }
+        let mut fresh = RateController::new(&topo, routing);
+        for &(i, s, d) in &live {
+            fresh.insert(i, fresh.route(&topo, s, d));
+        }
+        assert_eq!(ctl.solve(), fresh.solve(), "{routing:?}");
+    }
+}
+
+/// The single-link max-min share of a newcomer loading link `l` with `own`, every other flow
+/// held at its rate, by bisection on the link's load (an independent reference).
+fn share_by_bisection(capacity: f64, on: &[(f64, f64)], own: f64) -> f64 {
+    let load = |x: f64| own * x + on.iter().map(|&(c, r)| c * r.min(x)).sum::<f64>();
+    let (mut lo, mut hi) = (0.0, capacity / own);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if load(mid) <= capacity {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    lo
+}
+
+#[test]
+fn a_new_flow_starts_at_its_least_single_link_share() {
+    let topo = torus();
+    for routing in [Routing::DimensionOrder, Routing::Multipath] {
+        let (mut ctl, routes) = routes(&topo, routing);
+        for (i, r) in routes.iter().enumerate() {
+            ctl.insert(i as u32, r.clone());
+        }
+        let rates: Vec<f64> = ctl.solve().into_iter().map(|(_, x)| x).collect();
+        for (s, d) in [
+            (at(0, 0, 0), at(3, 1, 0)),
+            (at(1, 0, 0), at(2, 0, 0)),
+            (at(2, 3, 1), at(0, 0, 0)),
+        ] {
+            let route = ctl.route(&topo, s, d);
+            let want = route
+                .iter()
+                .map(|&(l, own)| {
+                    let on: Vec<(f64, f64)> = routes
+                        .iter()
+                        .zip(&rates)
+                        .filter_map(|(r, &x)| {
+                            r.iter().find(|&&(m, _)| m == l).map(|&(_, c)| (c, x))
+                        })
+                        .collect();
+                    share_by_bisection(ctl.capacity()[l as usize], &on, own)
+                })
+                .fold(f64::INFINITY, f64::min);
+            let got = ctl.start_rate(&route);
+            assert!(
+                (got - want).abs() <= 1e-9 * want,
+                "{routing:?} {s}->{d}: {got} vs {want}"
+            );
+        }
+    }
+    // Flows sharing one path and nothing else: the newcomer's share is the exact max-min
+    // rate, C / (n + 1).
+    let mut ctl = RateController::new(&topo, Routing::DimensionOrder);
+    let route = ctl.route(&topo, at(0, 0, 0), at(2, 1, 0));
+    for i in 0..4 {
+        ctl.insert(i, route.clone());
+    }
+    ctl.solve();
+    let c = LINK.0 as f64;
+    assert!((ctl.start_rate(&route) - c / 5.0).abs() <= 1e-9 * c);
+}

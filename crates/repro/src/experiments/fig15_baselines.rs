@@ -23,9 +23,10 @@
 //! reports on the flows it completed first (long flows that are still running are not counted).
 //!
 //! Full scale: the scenario files (512 nodes, loads 0.1-0.9, one million completed flows per
-//! point, R2C2 included: hours, the torus far longer). Quick mode: 64 nodes (8 leaves of 8 hosts
-//! on 16-port switches, a 4x4x4 torus), loads 0.2 and 0.7, 10,000 completed flows (the torus
-//! 2,000). Any other scale through `Options::scale` (`shoal repro --scale`), e.g.
+//! point, R2C2 included: hours; the torus is the slowest, 4 minutes a point at L 0.5, 22 at 0.7).
+//! Quick mode: 64 nodes (8 leaves of 8 hosts on 16-port switches, a 4x4x4 torus), loads 0.2
+//! and 0.7, 10,000 completed flows (the torus 2,000). Any other scale through
+//! `Options::scale` (`shoal repro --scale`), e.g.
 //! `nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000` (`torus_flows=0` leaves R2C2 out);
 //! unset keys keep the full scale's values, and quick mode ignores it.
 

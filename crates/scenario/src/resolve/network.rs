@@ -2,6 +2,7 @@
 //! them on a fat-tree or torus). Defaults are the paper's PSN baseline: 512 hosts on a
 //! full-bisection Clos at 50 Gb/s, 1500 B packets; DCTCP and DCQCN with ECMP, a window of 35
 //! packets and queues of 100; NDP with spraying, an initial window of 35 and queues of 12.
+//! DCTCP's switches mark ECN above a threshold, DCQCN's on the DCQCN paper's RED ramp.
 //! R2C2 (baseline 1) defaults to the 8×8×8 torus with 100 Gb/s per node over its six links;
 //! `path = "ecmp"` routes it in dimension order, `"spray"` over every minimal path.
 
@@ -10,7 +11,8 @@ use crate::ScenarioError;
 use crate::network::{NetworkSpec, TopologySpec};
 use crate::raw::RawNetwork;
 use shoal_base::{Dur, Rate};
-use shoal_psn::{Discipline, NetConfig, PathChoice, Pfc, TransportSpec};
+use shoal_psn::config::PPM;
+use shoal_psn::{Discipline, NetConfig, PathChoice, Pfc, Red, TransportSpec};
 use shoal_transport::{DcqcnConfig, NdpConfig, R2c2Config, TcpConfig};
 
 /// The fabrics `[network]` configures.
@@ -37,6 +39,12 @@ pub mod defaults {
     pub const NDP_QUEUE_PACKETS: i64 = 12;
     /// Ours (the paper gives none): ECN threshold of 20 full packets.
     pub const ECN_K: i64 = 20;
+    /// The DCQCN paper's RED marking (§3.1): Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%, KB read
+    /// as 1024 bytes. §7.3's 100-packet queues hold less than Kmax, so there the ramp is cut
+    /// off at about 0.7%.
+    pub const RED_KMIN_BYTES: i64 = 5 * 1024;
+    pub const RED_KMAX_BYTES: i64 = 200 * 1024;
+    pub const RED_PMAX: f64 = 0.01;
     /// §7.3: "congestion window size of 35 packets" (DCTCP, DCQCN) and "initial window size of
     /// 35 packets" (NDP). We read the first as the window's size: DCTCP and TCP start at 35
     /// and never exceed it, DCQCN keeps at most 35 packets unacknowledged. Without a cap an
@@ -62,7 +70,9 @@ pub mod defaults {
 /// Which keys each fabric takes beyond the common ones.
 fn allowed(fabric: &str, key: &str) -> bool {
     match key {
-        "ecn_k" | "ecn_marking" => matches!(fabric, "dctcp" | "dcqcn"),
+        "ecn" | "ecn_k" | "ecn_marking" | "red_kmin_bytes" | "red_kmax_bytes" | "red_pmax" => {
+            matches!(fabric, "dctcp" | "dcqcn")
+        }
         "initial_window" => matches!(fabric, "dctcp" | "tcp" | "ndp"),
         "max_window" => matches!(fabric, "dctcp" | "tcp" | "dcqcn"),
         "rto_min_us" => matches!(fabric, "dctcp" | "tcp" | "ndp" | "r2c2"),
@@ -73,6 +83,66 @@ fn allowed(fabric: &str, key: &str) -> bool {
     }
 }
 
+/// DCQCN's RED marking from `red_kmin_bytes`, `red_kmax_bytes` and `red_pmax`. Without PFC a
+/// queue holds at most `queue_bytes`, so Kmin must lie below it or nothing is ever marked;
+/// Kmax may lie above it (the ramp is then cut off where the queue overflows).
+fn red(
+    ctx: &Ctx<'_>,
+    raw: &RawNetwork,
+    queue_bytes: u64,
+    pfc: bool,
+    at_dequeue: bool,
+) -> Result<Discipline, ScenarioError> {
+    use defaults as d;
+    let kmin = ctx.int(
+        "network.red_kmin_bytes",
+        raw.red_kmin_bytes,
+        d::RED_KMIN_BYTES,
+        0,
+        1 << 40,
+    )? as u64;
+    let kmax = ctx.int(
+        "network.red_kmax_bytes",
+        raw.red_kmax_bytes,
+        d::RED_KMAX_BYTES,
+        0,
+        1 << 40,
+    )? as u64;
+    if kmax <= kmin {
+        return Err(ctx.value(
+            "network.red_kmax_bytes",
+            format!("{kmax} B is not above red_kmin_bytes = {kmin} B (RED needs kmin < kmax)"),
+        ));
+    }
+    let pmax = ctx.num(
+        "network.red_pmax",
+        raw.red_pmax.unwrap_or(d::RED_PMAX),
+        0.0,
+        false,
+    )?;
+    let pmax_ppm = (pmax * PPM as f64).round();
+    if pmax > 1.0 || pmax_ppm < 1.0 {
+        return Err(ctx.value(
+            "network.red_pmax",
+            format!("{pmax} is not a probability in [1e-6, 1] (RED needs 0 < pmax <= 1)"),
+        ));
+    }
+    if !pfc && kmin >= queue_bytes {
+        return Err(ctx.value(
+            "network.red_kmin_bytes",
+            format!(
+                "{kmin} B is not below the queue's {queue_bytes} B (queue_packets × packet_bytes): nothing would be marked"
+            ),
+        ));
+    }
+    Ok(Discipline::Red(Red {
+        kmin_bytes: kmin,
+        kmax_bytes: kmax,
+        pmax_ppm: pmax_ppm as u32,
+        at_dequeue,
+    }))
+}
+
 pub(super) fn resolve(
     ctx: &Ctx<'_>,
     fabric: &str,
@@ -81,7 +151,11 @@ pub(super) fn resolve(
 ) -> Result<NetworkSpec, ScenarioError> {
     use defaults as d;
     let key = |k: &str| format!("network.{k}");
-    let given: [(&str, bool); 11] = [
+    let given: [(&str, bool); 15] = [
+        ("ecn", raw.ecn.is_some()),
+        ("red_kmin_bytes", raw.red_kmin_bytes.is_some()),
+        ("red_kmax_bytes", raw.red_kmax_bytes.is_some()),
+        ("red_pmax", raw.red_pmax.is_some()),
         ("pfc", raw.pfc.is_some()),
         ("pfc_xoff_packets", raw.pfc_xoff_packets.is_some()),
         ("pfc_xon_packets", raw.pfc_xon_packets.is_some()),
@@ -232,11 +306,11 @@ pub(super) fn resolve(
             ));
         }
     };
+    let pfc_on = raw.pfc.unwrap_or(false);
     let discipline = match fabric {
         "ndp" => Discipline::Trim,
         "tcp" | "r2c2" => Discipline::DropTail,
         _ => {
-            let k = ctx.int(&key("ecn_k"), raw.ecn_k, d::ECN_K, 1, queue as i64)? as u32;
             let at_dequeue = match raw.ecn_marking.as_deref() {
                 None | Some("departure") => true,
                 Some("arrival") => false,
@@ -249,7 +323,40 @@ pub(super) fn resolve(
                     ));
                 }
             };
-            Discipline::Ecn { k, at_dequeue }
+            let mode = raw.ecn.as_deref().unwrap_or(if fabric == "dcqcn" {
+                "red"
+            } else {
+                "threshold"
+            });
+            let refuse = |pairs: &[(&str, bool)]| -> Result<(), ScenarioError> {
+                match pairs.iter().find(|(_, present)| *present) {
+                    Some((k, _)) => {
+                        Err(ctx.value(&key(k), format!("{mode:?} ECN marking does not use {k}")))
+                    }
+                    None => Ok(()),
+                }
+            };
+            match mode {
+                "threshold" => {
+                    refuse(&[
+                        ("red_kmin_bytes", raw.red_kmin_bytes.is_some()),
+                        ("red_kmax_bytes", raw.red_kmax_bytes.is_some()),
+                        ("red_pmax", raw.red_pmax.is_some()),
+                    ])?;
+                    let k = ctx.int(&key("ecn_k"), raw.ecn_k, d::ECN_K, 1, queue as i64)? as u32;
+                    Discipline::Ecn { k, at_dequeue }
+                }
+                "red" => {
+                    refuse(&[("ecn_k", raw.ecn_k.is_some())])?;
+                    red(ctx, &raw, queue as u64 * packet as u64, pfc_on, at_dequeue)?
+                }
+                other => {
+                    return Err(ctx.value(
+                        "network.ecn",
+                        format!("unknown ECN marking {other:?}; known: \"threshold\", \"red\""),
+                    ));
+                }
+            }
         }
     };
     let pull_pacing = ctx.num(
@@ -264,7 +371,7 @@ pub(super) fn resolve(
             format!("{pull_pacing} is above 1: pulls cannot outpace the link"),
         ));
     }
-    let pfc = if raw.pfc.unwrap_or(false) {
+    let pfc = if pfc_on {
         let xoff = ctx.int(
             &key("pfc_xoff_packets"),
             raw.pfc_xoff_packets,
