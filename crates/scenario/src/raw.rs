@@ -137,6 +137,7 @@ pub(crate) struct RawWorkload {
     pub hot_fraction: Option<f64>,
     pub size: Option<RawSize>,
     pub per_source: Option<i64>,
+    pub flows_per_source: Option<i64>,
     pub app: Option<String>,
     pub file: Option<String>,
 }
@@ -185,6 +186,7 @@ impl RawWorkload {
         note(self.hot_fraction.is_some(), "hot_fraction");
         note(self.size.is_some(), "size");
         note(self.per_source.is_some(), "per_source");
+        note(self.flows_per_source.is_some(), "flows_per_source");
         note(self.app.is_some(), "app");
         note(self.file.is_some(), "file");
         keys

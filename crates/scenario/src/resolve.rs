@@ -656,7 +656,16 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
             "start_us",
         ],
     ),
-    ("closed-loop", &["flows", "per_source", "size", "start_us"]),
+    (
+        "closed-loop",
+        &[
+            "flows",
+            "flows_per_source",
+            "per_source",
+            "size",
+            "start_us",
+        ],
+    ),
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
 ];

@@ -346,6 +346,9 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
             if let Some(n) = spec.max_flows {
                 t.kv("flows", n);
             }
+            if let Some(n) = spec.max_per_source {
+                t.kv("flows_per_source", n);
+            }
             t.kv("per_source", spec.per_source);
             t.kv("start_us", us(spec.start));
             t.kv("size", size(&spec.sizes));

@@ -98,7 +98,9 @@ impl WorkloadSpec {
     pub fn is_unbounded(&self) -> bool {
         match self {
             WorkloadSpec::OpenLoop { spec, .. } => spec.max_flows.is_none(),
-            WorkloadSpec::ClosedLoop(spec) => spec.max_flows.is_none(),
+            WorkloadSpec::ClosedLoop(spec) => {
+                spec.max_flows.is_none() && spec.max_per_source.is_none()
+            }
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows.is_none(),
             _ => false,
         }

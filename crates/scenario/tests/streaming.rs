@@ -101,6 +101,11 @@ fn bad_streaming_workloads_name_their_key() {
             LIMIT,
             "workload.per_source",
         ),
+        (
+            "kind = \"closed-loop\"\nflows_per_source = 0\nsize = { dist = \"fixed\", bytes = 1 }",
+            LIMIT,
+            "workload.flows_per_source",
+        ),
     ];
     for (workload, run, key) in cases {
         match scenario(workload, run) {
@@ -155,6 +160,29 @@ fn a_weighted_matrix_draws_only_its_pairs() {
     assert_eq!(heavy + light, 4000, "only the weighted pairs");
     // Binomial(4000, 3/4): sd 27; five sd either side.
     assert!((2863..=3137).contains(&heavy), "{heavy}");
+}
+
+/// A budget per sender bounds a closed loop on its own: no run limit is needed, and each of the 16
+/// senders starts exactly its three flows.
+#[test]
+fn a_per_sender_budget_bounds_a_closed_loop() {
+    let s = scenario(
+        "kind = \"closed-loop\"\nflows_per_source = 3\nper_source = 2\n\
+         size = { dist = \"fixed\", bytes = 1000 }",
+        "",
+    )
+    .expect("bounded by the per-sender budget");
+    let (mut src, _) = s.source().expect("source");
+    let mut started = vec![0; 16];
+    let mut t = 0;
+    // Complete every flow as soon as it starts, so each completion asks for the next.
+    while let Some(f) = src.next_due(Time(u64::MAX)) {
+        started[f.src.idx()] += 1;
+        t += 1;
+        src.on_complete(f.id, f.src, Time(t));
+    }
+    assert_eq!(started, vec![3; 16]);
+    assert!(src.is_exhausted());
 }
 
 #[test]

@@ -290,7 +290,11 @@ pub(super) fn resolve(
                 sizes: sizes(ctx, w.size)?,
                 start,
                 max_flows,
-                max_per_source: None,
+                max_per_source: w
+                    .flows_per_source
+                    .map(|v| ctx.int_req("workload.flows_per_source", Some(v), 1, i64::MAX))
+                    .transpose()?
+                    .map(|v| v as u64),
             }))
         }
         "disaggregated" => {
