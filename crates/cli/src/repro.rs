@@ -37,7 +37,9 @@ pub struct ReproArgs {
     out: std::path::PathBuf,
     /// Scale for the experiments that take one, as key=value words; fig15-baselines takes
     /// nodes, loads (comma-separated), flows and torus_flows, e.g.
-    /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000". Ignored with --quick.
+    /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"; xfabric-fig5 takes flows,
+    /// warmup_s, periods and clusters, e.g. --scale "flows=250000 warmup_s=120" (the paper's
+    /// trace). Ignored with --quick.
     #[arg(long, value_name = "SETTINGS")]
     scale: Option<String>,
 }

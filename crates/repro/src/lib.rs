@@ -8,6 +8,7 @@ mod claim;
 mod experiments;
 mod plot;
 mod point;
+mod scale;
 
 pub use claim::Claim;
 
@@ -19,7 +20,8 @@ pub struct Options {
     /// Write each figure's SVG, PNG and CSV into this folder.
     pub plots: Option<std::path::PathBuf>,
     /// Scale settings for the experiments that take them, as `key=value` words (fig15-baselines:
-    /// `nodes`, `loads`, `flows`, `torus_flows`); `None` runs each experiment at its own scale.
+    /// `nodes`, `loads`, `flows`, `torus_flows`; xfabric-fig5: `flows`, `warmup_s`, `periods`,
+    /// `clusters`); each refuses keys it does not know. `None` runs each at its own scale.
     pub scale: Option<String>,
 }
 

@@ -32,6 +32,7 @@
 
 use crate::plot::emit;
 use crate::point;
+use crate::scale::Settings;
 use crate::{Claim, Options, ReproError};
 use shoal_fabric::NoProgress;
 use shoal_metrics::FlowSummary;
@@ -93,37 +94,18 @@ impl Scale {
 
     /// Applies `key=value` settings separated by white space.
     fn apply(&mut self, text: &str) -> Result<(), ReproError> {
-        let bad = |what: &str| ReproError(format!("--scale: {what} (in {text:?})"));
-        for item in text.split_whitespace() {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| bad(&format!("{item:?} is not key=value")))?;
-            let int = || {
-                value
-                    .parse::<u64>()
-                    .map_err(|_| bad(&format!("{key} wants a whole number, got {value:?}")))
-            };
+        let set = Settings::new(text, &["nodes", "loads", "flows", "torus_flows"]);
+        for (key, value) in set.pairs()? {
             match key {
                 "nodes" => {
-                    self.nodes = u32::try_from(int()?)
+                    self.nodes = u32::try_from(set.int(key, value)?)
                         .ok()
                         .filter(|&n| n >= 2)
-                        .ok_or_else(|| bad("nodes must be 2 or more"))?
+                        .ok_or_else(|| set.bad("nodes must be 2 or more"))?
                 }
-                "flows" => self.flows = int()?.max(1),
-                "torus_flows" => self.torus_flows = int()?,
-                "loads" => {
-                    self.loads = value
-                        .split(',')
-                        .map(|v| v.parse::<f64>().ok().filter(|l| *l > 0.0))
-                        .collect::<Option<Vec<f64>>>()
-                        .ok_or_else(|| bad(&format!("loads wants numbers > 0, got {value:?}")))?
-                }
-                _ => {
-                    return Err(bad(&format!(
-                        "unknown key {key:?} (nodes, loads, flows, torus_flows)"
-                    )));
-                }
+                "flows" => self.flows = set.int(key, value)?.max(1),
+                "torus_flows" => self.torus_flows = set.int(key, value)?,
+                _ => self.loads = set.list(key, value)?,
             }
         }
         Ok(())
