@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dumbbell, flow, jain};
+use common::{dumbbell, flow, jain, run_window};
 use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_psn::{Discipline, NetConfig, PacketFabric};
@@ -27,24 +27,7 @@ fn two_flows(at_dequeue: bool, k: u32, warm_ms: u64, end_ms: u64) -> (Vec<f64>, 
     ]);
     let ms = 1_000_000_000;
     let (warm, end) = (Time(warm_ms * ms), Time(end_ms * ms));
-    let out = fabric
-        .run(
-            &mut flows,
-            RunLimits {
-                until: Some(end),
-                measure_from: Some(warm),
-                sample_every: Some(Dur::from_us(5)),
-                ..RunLimits::default()
-            },
-            &mut NoProgress,
-        )
-        .expect("runs");
-    let secs = (end.0 - warm.0) as f64 * 1e-12;
-    let gbps = out
-        .measured_flow_bytes
-        .iter()
-        .map(|&b| b as f64 * 8.0 / secs / 1e9)
-        .collect();
+    let (out, gbps) = run_window(&mut fabric, &mut flows, (warm, end), Some(Dur::from_us(5)));
     let after: Vec<f64> = out
         .series
         .samples

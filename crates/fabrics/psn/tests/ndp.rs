@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::flow;
+use common::{flow, run_window};
 use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_psn::{NetConfig, PacketFabric};
@@ -90,19 +90,8 @@ fn permutation_gbps<T: shoal_transport::Transport>(net: NetConfig, transport: T)
         .map(|i| flow(i as u64, i, (i + hosts / 2) % hosts, 1 << 34, Time::ZERO))
         .collect();
     let (warm, end) = (Time(1_000_000_000), Time(6_000_000_000));
-    let out = fabric
-        .run(
-            &mut IterSource::new(flows),
-            RunLimits {
-                until: Some(end),
-                measure_from: Some(warm),
-                ..RunLimits::default()
-            },
-            &mut NoProgress,
-        )
-        .expect("runs");
-    let secs = (end.0 - warm.0) as f64 * 1e-12;
-    out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9 / hosts as f64
+    let (_, gbps) = run_window(&mut fabric, &mut IterSource::new(flows), (warm, end), None);
+    gbps.iter().sum::<f64>() / hosts as f64
 }
 
 #[test]

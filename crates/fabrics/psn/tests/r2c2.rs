@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::flow;
+use common::{flow, run_window};
 use shoal_base::{Dur, Rate, Time};
-use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
+use shoal_fabric::RunOutput;
 use shoal_metrics::maxmin::MaxMin;
 use shoal_psn::r2c2::{RateController, Route, Routing, max_min};
 use shoal_psn::{NetConfig, PacketFabric, PathChoice};
@@ -153,25 +153,9 @@ fn run(path: PathChoice, flows: Vec<Flow>, warm_us: u64, end_us: u64) -> (Vec<f6
     let mut fabric = PacketFabric::new(torus(), net, R2c2(cfg)).expect("valid");
     let mut source = IterSource::new(flows);
     let (warm, end) = (Time(warm_us * 1_000_000), Time(end_us * 1_000_000));
-    let out = fabric
-        .run(
-            &mut source,
-            RunLimits {
-                until: Some(end),
-                measure_from: Some(warm),
-                ..RunLimits::default()
-            },
-            &mut NoProgress,
-        )
-        .expect("runs");
-    let secs = (end.0 - warm.0) as f64 * 1e-12;
+    let (out, gbps) = run_window(&mut fabric, &mut source, (warm, end), None);
     let mtu = (cfg.mss + cfg.header_bytes) as f64 / cfg.mss as f64;
-    let rates = out
-        .measured_flow_bytes
-        .iter()
-        .map(|&b| b as f64 * mtu * 8.0 / secs)
-        .collect();
-    (rates, out)
+    (gbps.iter().map(|g| g * mtu * 1e9).collect(), out)
 }
 
 #[test]
