@@ -21,7 +21,8 @@ pub struct Options {
     pub plots: Option<std::path::PathBuf>,
     /// Scale settings for the experiments that take them, as `key=value` words (fig15-baselines:
     /// `nodes`, `loads`, `flows`, `torus_flows`; xfabric-fig5: `flows`, `warmup_s`, `periods`,
-    /// `clusters`); each refuses keys it does not know. `None` runs each at its own scale.
+    /// `clusters`; fig17: `nodes`, `fractions`, `flows`); each refuses keys it does not know.
+    /// `None` runs each at its own scale.
     pub scale: Option<String>,
 }
 

@@ -53,4 +53,45 @@ impl<'a> Settings<'a> {
             .collect::<Option<Vec<f64>>>()
             .ok_or_else(|| self.bad(&format!("{key} wants numbers > 0, got {value:?}")))
     }
+
+    /// `value` as comma-separated fractions, each at least 0 and below 1.
+    pub(crate) fn fractions(&self, key: &str, value: &str) -> Result<Vec<f64>, ReproError> {
+        value
+            .split(',')
+            .map(|v| v.parse::<f64>().ok().filter(|x| (0.0..1.0).contains(x)))
+            .collect::<Option<Vec<f64>>>()
+            .ok_or_else(|| self.bad(&format!("{key} wants fractions in [0, 1), got {value:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_into_known_pairs_and_unknown_keys_are_named() {
+        let set = Settings::new(" flows=10  fractions=0,0.5 ", &["flows", "fractions"]);
+        assert_eq!(
+            set.pairs().unwrap(),
+            vec![("flows", "10"), ("fractions", "0,0.5")]
+        );
+        let err = Settings::new("flow=10", &["flows"]).pairs().unwrap_err();
+        assert!(err.0.contains("unknown key \"flow\""), "{}", err.0);
+        let err = Settings::new("flows", &["flows"]).pairs().unwrap_err();
+        assert!(err.0.contains("not key=value"), "{}", err.0);
+    }
+
+    #[test]
+    fn fractions_take_zero_and_refuse_one_or_more() {
+        let set = Settings::new("", &[]);
+        assert_eq!(
+            set.fractions("f", "0,0.2,0.99").unwrap(),
+            vec![0.0, 0.2, 0.99]
+        );
+        for bad in ["1", "0.5,1.5", "-0.1", "x", "0,,0.2", "NaN"] {
+            assert!(set.fractions("f", bad).is_err(), "{bad}");
+        }
+        assert!(set.list("loads", "0").is_err());
+        assert_eq!(set.list("loads", "0.1,0.7").unwrap(), vec![0.1, 0.7]);
+    }
 }

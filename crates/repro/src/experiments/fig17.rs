@@ -6,10 +6,14 @@
 //! scenario file explains why).
 //! Full scale: the scenario file (512 nodes, one million completed flows per point). Quick mode:
 //! 128 nodes, 0%, 20%, 40% and 50% failed, 20,000 completed flows each (enough for a 99.9th
-//! percentile of short flows and a few dozen completed long flows); same claims.
+//! percentile of short flows and a few dozen completed long flows); same claims. Any other
+//! scale through `Options::scale`, e.g. `--scale "fractions=0,0.2,0.4,0.5 flows=1000000"`
+//! (keys `nodes`, `fractions`, `flows`; unset keys keep the scenario file's values); the claims
+//! need the 0% point and are made for whichever of 20%, 40% and 50% were run.
 
 use crate::plot::emit;
 use crate::point;
+use crate::scale::Settings;
 use crate::{Claim, Options, ReproError};
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
@@ -88,14 +92,10 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let base = point::scenario("fig17-node-failures")?;
-    let (nodes, fractions, flows): (u16, Vec<f64>, u64) = if opts.quick {
+    let (nodes, fractions, flows) = if opts.quick {
         (128, vec![0.0, 0.2, 0.4, 0.5], 20_000)
     } else {
-        (
-            base.rack.nodes,
-            point::swept_numbers(&base, 0.0),
-            base.limits.completed_flows.unwrap_or(1_000_000),
-        )
+        full_scale(&base, opts.scale.as_deref())?
     };
     let mut pts = Vec::new();
     for &fraction in &fractions {
@@ -158,6 +158,30 @@ pub(crate) fn run(
         ));
     }
     Ok(claims)
+}
+
+/// Nodes, failed fractions and completed flows per point: the scenario file's, with
+/// `settings` (`--scale`) applied.
+fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<(u16, Vec<f64>, u64), ReproError> {
+    let mut nodes = base.rack.nodes;
+    let mut fractions = point::swept_numbers(base, 0.0);
+    let mut flows = base.limits.completed_flows.unwrap_or(1_000_000);
+    if let Some(text) = settings {
+        let set = Settings::new(text, &["nodes", "fractions", "flows"]);
+        for (key, value) in set.pairs()? {
+            match key {
+                "nodes" => {
+                    nodes = u16::try_from(set.int(key, value)?)
+                        .ok()
+                        .filter(|&n| n >= 2)
+                        .ok_or_else(|| set.bad("nodes must be 2 to 65535"))?
+                }
+                "flows" => flows = set.int(key, value)?.max(1),
+                _ => fractions = set.fractions(key, value)?,
+            }
+        }
+    }
+    Ok((nodes, fractions, flows))
 }
 
 /// Fig. 17: tail FCT and goodput against the fraction failed.
