@@ -20,10 +20,15 @@
 //!   new flow the rate its source computes at once, with its own flow added to what it knows.
 //! - Reliability: the receiver reassembles out of order (multipath routing reorders) and
 //!   acknowledges cumulatively every `ack_every` data packets, on the last byte and on any
-//!   duplicate. The sender keeps one retransmission timer (`rto`,
-//!   re-armed when the cumulative ack moves); when it fires, the sender goes back to the first
-//!   unacknowledged byte (go-back-N; the receiver ignores what it already has). Torus hosts
-//!   queue without limit in `shoal-psn`, so no packet is lost and the timer is a safeguard.
+//!   duplicate. The sender keeps one retransmission timer, re-armed when the cumulative ack
+//!   moves; when it fires, the sender goes back to the first unacknowledged byte (go-back-N;
+//!   the receiver ignores what it already has). Torus hosts queue without limit in
+//!   `shoal-psn`, so no packet is lost and the timer is a safeguard.
+//! - The timer waits `rto` plus the time the sender needs, at its paced rate, to send the
+//!   `ack_every` full packets that one ack covers. A fixed `rto` alone fires on every flow paced
+//!   below `ack_every` × wire packet / `rto` (67 Mb/s with our defaults) before its ack can
+//!   exist, and each spurious go-back-N resends what is already on its way: in an overloaded
+//!   torus, where max-min shares fall to a few Mb/s, that added load and hid the real FCTs.
 //! - Rates from the node's rate computation reach the sender through [`Sender::set_rate`]; the
 //!   transport says it wants them with [`Transport::rate_controlled`].
 
@@ -44,7 +49,8 @@ pub struct R2c2Config {
     pub utilization_ppm: u32,
     /// The receiver acknowledges cumulatively every this many data packets.
     pub ack_every: u32,
-    /// Retransmission timeout, re-armed whenever the cumulative ack moves.
+    /// Retransmission timeout beyond the time an ack takes to become due at the paced rate
+    /// (see the module's choices); re-armed whenever the cumulative ack moves.
     pub rto: Dur,
 }
 
@@ -138,6 +144,23 @@ impl R2c2Sender {
             Some((at, wire)) if self.pace > 0 => at + Rate(self.pace).serialize(wire as u64),
             _ => now,
         };
+        // A slower pace delays the ack the timer waits for.
+        if let Some(at) = self.rto_at {
+            self.rto_at = Some(at.max(self.rto_from(now)));
+        }
+    }
+
+    /// When the retransmission timer armed at `now` fires: `rto` after the `ack_every` full
+    /// packets one ack covers have left at the paced rate.
+    fn rto_from(&self, now: Time) -> Time {
+        let covered =
+            self.cfg.ack_every.max(1) as u64 * (self.cfg.mss + self.cfg.header_bytes) as u64;
+        let pacing = if self.pace > 0 {
+            Rate(self.pace).serialize(covered)
+        } else {
+            Dur::ZERO
+        };
+        now + pacing + self.cfg.rto
     }
 
     /// The rate last set.
@@ -165,7 +188,7 @@ impl Sender for R2c2Sender {
         if ack > self.una {
             self.una = ack;
             self.nxt = self.nxt.max(ack);
-            self.rto_at = (self.una < self.high).then_some(now + self.cfg.rto);
+            self.rto_at = (self.una < self.high).then(|| self.rto_from(now));
         }
     }
 
@@ -177,7 +200,7 @@ impl Sender for R2c2Sender {
         if self.rto_at.is_some_and(|at| at <= now) {
             self.timeouts += 1;
             self.nxt = self.una;
-            self.rto_at = Some(now + self.cfg.rto);
+            self.rto_at = Some(self.rto_from(now));
         }
     }
 
@@ -197,7 +220,7 @@ impl Sender for R2c2Sender {
         self.last_tx = Some((now, wire));
         self.next_send = now + Rate(self.pace).serialize(wire as u64);
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.cfg.rto);
+            self.rto_at = Some(self.rto_from(now));
         }
         Some(seg)
     }
@@ -323,6 +346,73 @@ mod tests {
         assert_eq!(sent, 21);
         assert_eq!(r.delivered(), 20_500);
         assert_eq!(s.timeouts(), 0);
+    }
+
+    /// Runs a flow of `bytes` at `rate` over a lossless path with `delay` each way, dropping
+    /// the first copy of the packet at `lose` if given; returns the sender's timeouts, the bytes
+    /// delivered and the finish time.
+    fn run(bytes: u64, rate: Rate, delay: Dur, lose: Option<u64>) -> (u64, u64, Time) {
+        let mut s = R2c2Sender::new(cfg(), bytes, Time::ZERO);
+        let mut r = R2c2Receiver::new(cfg(), bytes);
+        s.set_rate(Time::ZERO, rate);
+        let mut now = Time::ZERO;
+        let mut lost = false;
+        // Acks in flight, in the order they arrive (one path, one delay).
+        let mut acks: std::collections::VecDeque<(Time, Segment)> = Default::default();
+        while !s.is_finished() {
+            while let Some(seg) = s.poll_transmit(now) {
+                if Some(seg.seq) == lose && !lost {
+                    lost = true;
+                    continue;
+                }
+                if let Some(ack) = r.handle(now + delay, &seg) {
+                    acks.push_back((now + delay + delay, ack));
+                }
+            }
+            let next = [acks.front().map(|a| a.0), s.timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("an unfinished sender waits for something");
+            now = next;
+            while acks.front().is_some_and(|a| a.0 <= now) {
+                let (_, ack) = acks.pop_front().expect("checked");
+                s.handle(now, &ack);
+            }
+            s.handle_timeout(now);
+        }
+        (s.timeouts(), r.delivered(), now)
+    }
+
+    #[test]
+    fn a_slow_paced_flow_waits_for_its_acks_without_timing_out() {
+        // At 10 Mb/s the 8 packets one ack covers take 6.7 ms, far beyond the 1 ms `rto`.
+        let (timeouts, delivered, done) = run(100_000, Rate(10_000_000), Dur::from_us(2), None);
+        assert_eq!((timeouts, delivered), (0, 100_000));
+        // 100 packets of 1040 wire bytes at 10 Mb/s, less the last gap, plus a round trip.
+        let ideal = Dur::from_ns(99 * 832_000 + 4_000);
+        assert!(done - Time::ZERO <= ideal + Dur::from_ns(1), "{done:?}");
+    }
+
+    #[test]
+    fn a_slow_paced_flow_still_resends_a_lost_packet_once() {
+        let (timeouts, delivered, _) = run(30_000, Rate(10_000_000), Dur::from_us(2), Some(29_000));
+        assert_eq!((timeouts, delivered), (1, 30_000));
+    }
+
+    #[test]
+    fn slowing_down_extends_an_armed_timer() {
+        let mut s = R2c2Sender::new(cfg(), 100_000, Time::ZERO);
+        s.set_rate(Time::ZERO, Rate::gbps(100));
+        assert!(s.poll_transmit(Time::ZERO).is_some());
+        let armed = s.rto_at.expect("armed by the first packet");
+        s.set_rate(Time::ZERO, Rate(1_000_000));
+        // 8 × 1040 B at 1 Mb/s is 66.56 ms.
+        assert_eq!(
+            s.rto_at,
+            Some(Time::ZERO + Dur::from_us(66_560) + cfg().rto)
+        );
+        assert!(s.rto_at > Some(armed));
     }
 
     #[test]
