@@ -1,6 +1,7 @@
 //! R2C2 on a 4×4×2 torus: the rate computation against the max-min water-filling reference
 //! (`shoal_metrics::maxmin::MaxMin`), dimension-order against multipath routing on a case worked
-//! out by hand, measured throughput against the reference, and a short flow that completes.
+//! out by hand, measured throughput against the reference, a short flow that completes, and
+//! slow-paced flows that must not time out.
 
 mod common;
 
@@ -328,4 +329,23 @@ fn a_new_flow_starts_at_its_least_single_link_share() {
     ctl.solve();
     let c = LINK.0 as f64;
     assert!((ctl.start_rate(&route) - c / 5.0).abs() <= 1e-9 * c);
+}
+
+#[test]
+fn flows_paced_at_a_few_mbps_see_no_spurious_timeout() {
+    // 600 flows over one 16.7 Gb/s link get 28 Mb/s each: the 8 packets one ack covers take
+    // 2.4 ms to send, longer than the 1 ms timeout, as in an overloaded torus. Nothing is lost,
+    // so the timer must never fire, and the link stays full.
+    let flows: Vec<Flow> = (0..600)
+        .map(|i| flow(i, at(0, 0, 0), at(1, 0, 0), 1 << 30, Time(i * 1_000)))
+        .collect();
+    let (got, out) = run(PathChoice::Ecmp, flows, 1_000, 4_000);
+    assert_eq!(out.counters["packets_dropped"], 0);
+    assert_eq!(out.counters["retransmission_timeouts"], 0);
+    let total: f64 = got.iter().sum();
+    assert!(
+        total > 0.9 * LINK.0 as f64,
+        "the link carries {:.2} Gb/s",
+        total / 1e9
+    );
 }
