@@ -234,7 +234,15 @@ impl<P: crate::flow::Payload> Node<P> {
     /// Feedback `fb` arrived from `j` at `slot`. It describes the last of our cells that `j` had
     /// received when it transmitted, i.e. one sent at least two delays ago; older in-flight
     /// records are settled with it too (only possible when the delay exceeds the turnaround).
+    #[inline(always)]
     pub(crate) fn apply_feedback(&mut self, slot: u64, j: usize, fb: u16) {
+        // Most receptions find nothing of ours in flight to the peer: decide that inline.
+        if !self.peers[j].inflight.is_empty() {
+            self.settle_inflight(slot, j, fb);
+        }
+    }
+
+    fn settle_inflight(&mut self, slot: u64, j: usize, fb: u16) {
         let horizon = 2 * self.cfg.delay_slots as u64;
         while let Some(&(sent, f)) = self.inflight_slab.front(&self.peers[j].inflight) {
             if sent + horizon > slot {
