@@ -407,6 +407,7 @@ impl<P: Payload> Node<P> {
     }
 
     /// One expected reception from `from` at `slot`.
+    #[inline(always)]
     pub fn handle_rx(&mut self, slot: u64, from: NodeId, rx: Rx<P>) {
         let j = from.idx();
         if j >= self.n || !self.peers[j].has(ALIVE) {
@@ -449,6 +450,7 @@ impl<P: Payload> Node<P> {
 
     /// The cell to send to `to` in this slot; `None` once `to` is considered failed, so that
     /// it detects our silence in turn (§3.5: detection is symmetric).
+    #[inline(always)]
     pub fn poll_tx(&mut self, slot: u64, to: NodeId) -> Option<Frame<P>> {
         let j = to.idx();
         if j >= self.n || !self.peers[j].has(ALIVE) {
