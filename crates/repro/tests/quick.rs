@@ -74,15 +74,16 @@ fn table1_failure_costs() {
 }
 
 /// Shoal against its Fig. 15 baselines on 64 nodes, loads 0.2 and 0.7, 10,000 completed flows
-/// (the torus 2,000): milliseconds of simulated time, far from the steady state of the paper's
+/// on every fabric: milliseconds of simulated time, far from the steady state of the paper's
 /// million flows, so only part of the claims hold (see docs/results/baselines.md). At this scale
 /// the epoch is short, so Shoal's mean short-flow FCT is well below every baseline's (0.6x)
 /// instead of comparable or slightly above (those three claims miss); the tail ratios against
-/// DCTCP and DCQCN are 1.2-1.8x instead of 2-3x (DCQCN at high load sits on the tolerance's
-/// edge, so it is not held either way); the torus's tail ratio is about 7x, not 14.9x, and no
-/// long flow completes on it, so its goodput claim is not reported. The test holds that every
-/// fabric completes its flows, that the figures are written, and the claims that pass with a
-/// margin: the three goodput ratios, both NDP tail ratios and Shoal beating the torus.
+/// DCTCP are 1.2-1.8x instead of 2-3x; DCQCN's low-load tail ratio and the torus's goodput ratio
+/// sit on their tolerances' edges, so they are not held either way; the torus's tail ratio is
+/// about 9x, not 14.9x. The test holds that every fabric completes its flows, that the figures
+/// are written, and the claims that pass with a margin: the three goodput ratios against the
+/// Clos baselines, both NDP tail ratios, DCQCN's high-load tail ratio and Shoal beating the
+/// torus.
 #[test]
 fn fig15_baselines() {
     let dir = common::plots_dir("fig15-baselines");
@@ -94,6 +95,7 @@ fn fig15_baselines() {
         "long-flow goodput, Shoal / NDP, every load",
         "short-flow p99 FCT, NDP / Shoal, low load (L 0.1-0.3)",
         "short-flow p99 FCT, NDP / Shoal, high load (L 0.7-0.9)",
+        "short-flow p99 FCT, DCQCN / Shoal, high load (L 0.7-0.9)",
         "Shoal beats the torus at every load (p99 FCT and goodput)",
     ];
     for name in held {
@@ -103,9 +105,9 @@ fn fig15_baselines() {
             .unwrap_or_else(|| panic!("no claim {name:?}"));
         assert!(c.pass, "{name}: ours {}", c.ours);
     }
-    // Four claims per packet-switched baseline, the completion claim and the torus's tail and
-    // every-load claims (its goodput claim needs a long flow to complete on it).
-    assert!(claims.len() >= 15, "{} claims", claims.len());
+    // Four claims per packet-switched baseline, the completion claim and the torus's tail,
+    // goodput and every-load claims.
+    assert_eq!(claims.len(), 16, "{} claims", claims.len());
     for stem in [
         "fig15-baselines-short-mean",
         "fig15-baselines-short-p99",

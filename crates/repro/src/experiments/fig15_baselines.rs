@@ -25,7 +25,7 @@
 //! Full scale: the scenario files (512 nodes, loads 0.1-0.9, one million completed flows per
 //! point, R2C2 included: hours; the torus is the slowest, 4 minutes a point at L 0.5, 22 at 0.7).
 //! Quick mode: 64 nodes (8 leaves of 8 hosts on 16-port switches, a 4x4x4 torus), loads 0.2
-//! and 0.7, 10,000 completed flows (the torus 2,000). Any other scale through
+//! and 0.7, 10,000 completed flows on every fabric, the torus included. Any other scale through
 //! `Options::scale` (`shoal repro --scale`), e.g.
 //! `nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000` (`torus_flows=0` leaves R2C2 out);
 //! unset keys keep the full scale's values, and quick mode ignores it.
@@ -40,7 +40,6 @@ use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
 
 const FIG: &str = "Shoal Fig. 15";
-/// The environment variable that scales the full version.
 /// Every ratio within this fraction of the paper's (and "comparable" within it of 1).
 const TOL: f64 = 0.35;
 /// Low load: L in this range (inclusive); high load likewise; low-to-moderate up to `MODERATE`.
@@ -73,7 +72,7 @@ impl Scale {
             nodes: 64,
             loads: vec![0.2, 0.7],
             flows: 10_000,
-            torus_flows: 2_000,
+            torus_flows: 10_000,
         }
     }
 
