@@ -324,43 +324,27 @@ mod tests {
         assert_eq!(s.timeout(), Some(Time::ZERO + Dur::from_ns(2080)));
     }
 
-    #[test]
-    fn delivers_everything_and_finishes() {
-        let mut s = R2c2Sender::new(cfg(), 20_500, Time::ZERO);
-        let mut r = R2c2Receiver::new(cfg(), 20_500);
-        s.set_rate(Time::ZERO, Rate::gbps(100));
-        let mut now = Time::ZERO;
-        let mut sent = 0;
-        while !s.is_finished() {
-            while let Some(seg) = s.poll_transmit(now) {
-                sent += 1;
-                if let Some(ack) = r.handle(now, &seg) {
-                    s.handle(now, &ack);
-                }
-            }
-            if let Some(t) = s.timeout() {
-                now = t;
-                s.handle_timeout(now);
-            }
-        }
-        assert_eq!(sent, 21);
-        assert_eq!(r.delivered(), 20_500);
-        assert_eq!(s.timeouts(), 0);
+    /// What [`run`] saw.
+    struct Outcome {
+        sent: u64,
+        timeouts: u64,
+        delivered: u64,
+        done: Time,
     }
 
     /// Runs a flow of `bytes` at `rate` over a lossless path with `delay` each way, dropping
-    /// the first copy of the packet at `lose` if given; returns the sender's timeouts, the bytes
-    /// delivered and the finish time.
-    fn run(bytes: u64, rate: Rate, delay: Dur, lose: Option<u64>) -> (u64, u64, Time) {
+    /// the first copy of the packet at `lose` if given, until the sender has everything acked.
+    fn run(bytes: u64, rate: Rate, delay: Dur, lose: Option<u64>) -> Outcome {
         let mut s = R2c2Sender::new(cfg(), bytes, Time::ZERO);
         let mut r = R2c2Receiver::new(cfg(), bytes);
         s.set_rate(Time::ZERO, rate);
         let mut now = Time::ZERO;
-        let mut lost = false;
+        let (mut lost, mut sent) = (false, 0);
         // Acks in flight, in the order they arrive (one path, one delay).
         let mut acks: std::collections::VecDeque<(Time, Segment)> = Default::default();
         while !s.is_finished() {
             while let Some(seg) = s.poll_transmit(now) {
+                sent += 1;
                 if Some(seg.seq) == lose && !lost {
                     lost = true;
                     continue;
@@ -381,23 +365,32 @@ mod tests {
             }
             s.handle_timeout(now);
         }
-        (s.timeouts(), r.delivered(), now)
+        Outcome {
+            sent,
+            timeouts: s.timeouts(),
+            delivered: r.delivered(),
+            done: now,
+        }
     }
 
     #[test]
     fn a_slow_paced_flow_waits_for_its_acks_without_timing_out() {
         // At 10 Mb/s the 8 packets one ack covers take 6.7 ms, far beyond the 1 ms `rto`.
-        let (timeouts, delivered, done) = run(100_000, Rate(10_000_000), Dur::from_us(2), None);
-        assert_eq!((timeouts, delivered), (0, 100_000));
+        let out = run(100_000, Rate(10_000_000), Dur::from_us(2), None);
+        assert_eq!((out.timeouts, out.delivered), (0, 100_000));
         // 100 packets of 1040 wire bytes at 10 Mb/s, less the last gap, plus a round trip.
         let ideal = Dur::from_ns(99 * 832_000 + 4_000);
-        assert!(done - Time::ZERO <= ideal + Dur::from_ns(1), "{done:?}");
+        assert!(
+            out.done - Time::ZERO <= ideal + Dur::from_ns(1),
+            "{:?}",
+            out.done
+        );
     }
 
     #[test]
     fn a_slow_paced_flow_still_resends_a_lost_packet_once() {
-        let (timeouts, delivered, _) = run(30_000, Rate(10_000_000), Dur::from_us(2), Some(29_000));
-        assert_eq!((timeouts, delivered), (1, 30_000));
+        let out = run(30_000, Rate(10_000_000), Dur::from_us(2), Some(29_000));
+        assert_eq!((out.timeouts, out.delivered), (1, 30_000));
     }
 
     #[test]
@@ -416,28 +409,14 @@ mod tests {
     }
 
     #[test]
+    fn delivers_everything_and_finishes() {
+        let out = run(20_500, Rate::gbps(100), Dur::ZERO, None);
+        assert_eq!((out.sent, out.delivered, out.timeouts), (21, 20_500, 0));
+    }
+
+    #[test]
     fn a_lost_tail_is_resent_after_the_timeout() {
-        let mut s = R2c2Sender::new(cfg(), 3_000, Time::ZERO);
-        let mut r = R2c2Receiver::new(cfg(), 3_000);
-        s.set_rate(Time::ZERO, Rate::gbps(100));
-        let mut now = Time::ZERO;
-        let mut first = true;
-        while !s.is_finished() {
-            while let Some(seg) = s.poll_transmit(now) {
-                if seg.seq == 2_000 && first {
-                    first = false; // lost
-                    continue;
-                }
-                if let Some(ack) = r.handle(now, &seg) {
-                    s.handle(now, &ack);
-                }
-            }
-            if let Some(t) = s.timeout() {
-                now = t;
-                s.handle_timeout(now);
-            }
-        }
-        assert_eq!(s.timeouts(), 1);
-        assert_eq!(r.delivered(), 3_000);
+        let out = run(3_000, Rate::gbps(100), Dur::ZERO, Some(2_000));
+        assert_eq!((out.timeouts, out.delivered), (1, 3_000));
     }
 }
