@@ -180,6 +180,10 @@ fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<(u16, Vec<f64>,
                 _ => fractions = set.fractions(key, value)?,
             }
         }
+        // Every claim compares against the run without failures: refuse before hours of runs.
+        if !fractions.contains(&0.0) {
+            return Err(set.bad("fractions must include 0, the run every claim compares with"));
+        }
     }
     Ok((nodes, fractions, flows))
 }
@@ -221,4 +225,21 @@ fn plot(opts: &Options, pts: &[Point], progress: &mut dyn FnMut(&str)) -> Result
         emit(opts, fig, stem, progress)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_settings_override_the_scenario_and_need_the_point_without_failures() {
+        let base = point::scenario("fig17-node-failures").unwrap();
+        let (nodes, fractions, flows) =
+            full_scale(&base, Some("nodes=64 fractions=0,0.5 flows=300")).unwrap();
+        assert_eq!((nodes, fractions, flows), (64, vec![0.0, 0.5], 300));
+        let (nodes, _, flows) = full_scale(&base, None).unwrap();
+        assert_eq!((nodes, flows), (512, 1_000_000));
+        let err = full_scale(&base, Some("fractions=0.2,0.4")).unwrap_err();
+        assert!(err.0.contains("must include 0"), "{}", err.0);
+    }
 }
