@@ -7,9 +7,6 @@
 //! queue is a [`Fifo`] of two `u32`s that the owner keeps wherever its hot state lives (so that
 //! one cache line holds everything about one peer), and all entries live in one [`Slab`] with a
 //! free list, so steady-state operation never allocates.
-//!
-//! [`FifoArena`] bundles a slab with a vector of queues and their lengths for owners that do not
-//! need to place the queue heads themselves.
 
 const NIL: u32 = u32::MAX;
 
@@ -205,67 +202,18 @@ impl<T: Copy> Slab<T> {
     }
 }
 
-/// `queues` FIFO queues of `T`, indexed `0..queues`, over one shared slab, with their lengths.
-pub struct FifoArena<T> {
-    slab: Slab<T>,
-    queues: Vec<(Fifo, u32)>,
-}
-
-impl<T: Copy> FifoArena<T> {
-    pub fn new(queues: usize) -> Self {
-        FifoArena {
-            slab: Slab::new(),
-            queues: vec![(Fifo::EMPTY, 0); queues],
-        }
-    }
-
-    #[inline]
-    pub fn len(&self, q: usize) -> usize {
-        self.queues[q].1 as usize
-    }
-
-    #[inline]
-    pub fn is_empty(&self, q: usize) -> bool {
-        self.queues[q].1 == 0
-    }
-
-    pub fn push_back(&mut self, q: usize, value: T) {
-        let (fifo, len) = &mut self.queues[q];
-        self.slab.push_back(fifo, value);
-        *len += 1;
-    }
-
-    pub fn front(&self, q: usize) -> Option<&T> {
-        self.slab.front(&self.queues[q].0)
-    }
-
-    pub fn pop_front(&mut self, q: usize) -> Option<T> {
-        let (fifo, len) = &mut self.queues[q];
-        let v = self.slab.pop_front(fifo)?;
-        *len -= 1;
-        Some(v)
-    }
-
-    pub fn retain(&mut self, q: usize, keep: impl FnMut(&T) -> bool, removed: impl FnMut(T)) {
-        let (fifo, len) = &mut self.queues[q];
-        *len -= self.slab.retain(fifo, keep, removed) as u32;
-    }
-
-    pub fn iter(&self, q: usize) -> impl Iterator<Item = &T> + '_ {
-        self.slab.iter(&self.queues[q].0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    /// The arena against `VecDeque` as the reference, over a pseudo-random operation mix.
+    /// Queues of one slab against `VecDeque`s as the reference, over a pseudo-random operation
+    /// mix.
     #[test]
     fn behaves_like_independent_vecdeques() {
         let queues = 5;
-        let mut arena = FifoArena::new(queues);
+        let mut slab = Slab::new();
+        let mut heads = vec![Fifo::EMPTY; queues];
         let mut reference: Vec<VecDeque<u32>> = vec![VecDeque::new(); queues];
         let mut x: u64 = 12345;
         for step in 0..20_000u32 {
@@ -275,14 +223,15 @@ mod tests {
             let q = (x % queues as u64) as usize;
             match (x >> 8) % 7 {
                 0..=2 => {
-                    arena.push_back(q, step);
+                    slab.push_back(&mut heads[q], step);
                     reference[q].push_back(step);
                 }
-                3 | 4 => assert_eq!(arena.pop_front(q), reference[q].pop_front()),
+                3 | 4 => assert_eq!(slab.pop_front(&mut heads[q]), reference[q].pop_front()),
                 5 => {
                     let m = ((x >> 16) % 3) as u32;
                     let mut got = Vec::new();
-                    arena.retain(q, |v| v % 3 != m, |v| got.push(v));
+                    let removed = slab.retain(&mut heads[q], |v| v % 3 != m, |v| got.push(v));
+                    assert_eq!(removed, got.len());
                     let want: Vec<u32> = reference[q]
                         .iter()
                         .copied()
@@ -292,21 +241,28 @@ mod tests {
                     assert_eq!(got, want);
                 }
                 _ => {
-                    assert_eq!(arena.front(q).copied(), reference[q].front().copied());
+                    assert_eq!(
+                        slab.front(&heads[q]).copied(),
+                        reference[q].front().copied()
+                    );
                 }
             }
-            assert_eq!(arena.len(q), reference[q].len());
-            assert!(arena.iter(q).copied().eq(reference[q].iter().copied()));
+            assert_eq!(heads[q].is_empty(), reference[q].is_empty());
+            assert!(
+                slab.iter(&heads[q])
+                    .copied()
+                    .eq(reference[q].iter().copied())
+            );
         }
         // Freed entries are reused: the slab never grows beyond the peak occupancy.
-        let peak = arena.slab.capacity();
-        for q in 0..queues {
-            arena.retain(q, |_| false, |_| {});
-            assert!(arena.queues[q].0.is_empty());
+        let peak = slab.capacity();
+        for head in &mut heads {
+            slab.retain(head, |_| false, |_| {});
+            assert!(head.is_empty());
         }
         for i in 0..peak as u32 {
-            arena.push_back(0, i);
+            slab.push_back(&mut heads[0], i);
         }
-        assert_eq!(arena.slab.capacity(), peak);
+        assert_eq!(slab.capacity(), peak);
     }
 }

@@ -11,7 +11,7 @@ pub mod rate;
 pub mod rng;
 pub mod time;
 
-pub use fifo::{Fifo, FifoArena, Slab};
+pub use fifo::{Fifo, Slab};
 pub use ids::{ChannelId, NodeId};
 pub use rate::Rate;
 pub use time::{Dur, Time};

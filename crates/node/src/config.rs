@@ -30,6 +30,12 @@ pub struct NodeConfig {
     /// §3.3.3 at the source: a new flow adds a cell to `Q_ij` only while
     /// `len(Q_ij) <= 2^age`, age in epochs since the flow started.
     pub age_rule: bool,
+    /// Serve the messages the host has submitted to one destination and class packet by
+    /// packet in turn (round robin), instead of each to its end before the next. §3.3.2 makes
+    /// all traffic of a pair one flow, "all transport connections between the nodes"; a host
+    /// multiplexing several connections onto it interleaves their packets, whereas first come,
+    /// first served holds a short message behind a long one for the long one's whole length.
+    pub interleave_messages: bool,
     /// Per peer: the slot within the epoch in which this node transmits to it (`tx_slot`) and
     /// in which it transmits to this node (`rx_slot`); `u16::MAX` for this node itself. From the
     /// static schedule; feedback uses them to turn queue lengths into exact waits.
@@ -57,7 +63,7 @@ impl NodeConfig {
     /// The paper's defaults for a rack of `nodes` on a schedule with an epoch of `epoch_slots`
     /// in which this node sends to peer `p` in slot `tx_slot[p]` and hears from it in slot
     /// `rx_slot[p]`: 64 B cells with an 8 B header, one traffic class, both §3.3.3
-    /// optimizations on.
+    /// optimizations on, messages interleaved.
     pub fn new(
         id: NodeId,
         nodes: u16,
@@ -78,6 +84,7 @@ impl NodeConfig {
             low_class_queue_cells: 64,
             ready_queue: true,
             age_rule: true,
+            interleave_messages: true,
             check_bounds: true,
         }
     }

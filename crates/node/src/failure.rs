@@ -33,12 +33,12 @@ impl<P: Payload> Node<P> {
         self.events.push_back(Event::PeerFailed(NodeId(j as u16)));
 
         // (iii) The last cell we sent to j may be lost with it.
-        if let Some((cell, payload)) = last_tx
+        if let Some(cell) = last_tx
             && cell.src == self.me
             && cell.len > 0
             && cell.dst.idx() != j
         {
-            self.reroute(cell, payload);
+            self.reroute(cell, self.last_tx_payload[j]);
         }
 
         // (iv) Cells queued for j: transit cells and ours destined to j are discarded; ours

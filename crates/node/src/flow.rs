@@ -131,9 +131,16 @@ impl<P: Payload> LocalFlow<P> {
         self.messages.clear();
     }
 
-    /// Cuts the next cell. `seq` is the per-(destination, class) counter, advanced here.
-    /// Callers check `has_data` first.
-    pub fn take_cell(&mut self, src: NodeId, payload_bytes: u16, seq: &mut u16) -> (CellRec, P) {
+    /// Cuts the next cell. `seq` is the per-(destination, class) counter, advanced here. With
+    /// `interleave`, a message whose packet ends here goes behind the others (round robin by
+    /// packet); without, each message is cut to its end first. Callers check `has_data` first.
+    pub fn take_cell(
+        &mut self,
+        src: NodeId,
+        payload_bytes: u16,
+        seq: &mut u16,
+        interleave: bool,
+    ) -> (CellRec, P) {
         let m = self
             .messages
             .front_mut()
@@ -150,6 +157,8 @@ impl<P: Payload> LocalFlow<P> {
         m.left -= len as u64;
         if m.left == 0 {
             self.messages.pop_front();
+        } else if eop && interleave && self.messages.len() > 1 {
+            self.messages.rotate_left(1);
         }
         let cell = CellRec {
             dst: self.dst,
@@ -177,7 +186,7 @@ mod tests {
         let mut seq = SEQ_MODULUS as u16 - 1;
         let mut cells = Vec::new();
         while f.has_data() {
-            cells.push(f.take_cell(NodeId(0), 56, &mut seq).0);
+            cells.push(f.take_cell(NodeId(0), 56, &mut seq, true).0);
         }
         let shape: Vec<(u16, bool, bool)> = cells
             .iter()
@@ -193,5 +202,57 @@ mod tests {
         // Sequence numbers wrap at 2^15.
         let seqs: Vec<u16> = cells.iter().map(|c| c.seq).collect();
         assert_eq!(seqs, vec![SEQ_MODULUS as u16 - 1, 0, 1]);
+    }
+
+    /// Cuts every cell of `f`, returning (payload, len, sop, eop) per cell.
+    fn drain(f: &mut LocalFlow<Tag>, interleave: bool) -> Vec<(u8, u16, bool, bool)> {
+        let mut seq = 0;
+        let mut cells = Vec::new();
+        while f.has_data() {
+            let (c, p) = f.take_cell(NodeId(0), 56, &mut seq, interleave);
+            let Kind::Data { sop, eop } = c.kind else {
+                panic!("not data")
+            };
+            cells.push((p.0, c.len, sop, eop));
+        }
+        cells
+    }
+
+    /// A payload that names its message, to see which message each cell came from.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    struct Tag(u8);
+    impl Payload for Tag {
+        type Packet = u8;
+        fn fragment(packet: u8, _: u64, _: u16) -> Tag {
+            Tag(packet)
+        }
+    }
+
+    #[test]
+    fn interleaved_messages_take_turns_by_whole_packets() {
+        let mut f: LocalFlow<Tag> = LocalFlow::new(4);
+        f.reset(NodeId(2), 0, 0);
+        // Message 1: three packets of 100 B (two cells each); message 2: one packet of 60 B.
+        f.push(300, 100, 1);
+        f.push(60, 100, 2);
+        let got = drain(&mut f, true);
+        assert_eq!(
+            got,
+            vec![
+                (1, 56, true, false),
+                (1, 44, false, true),
+                (2, 56, true, false),
+                (2, 4, false, true),
+                (1, 56, true, false),
+                (1, 44, false, true),
+                (1, 56, true, false),
+                (1, 44, false, true),
+            ]
+        );
+        // First come, first served: message 2 waits for all of message 1.
+        f.push(300, 100, 1);
+        f.push(60, 100, 2);
+        let order: Vec<u8> = drain(&mut f, false).iter().map(|c| c.0).collect();
+        assert_eq!(order, vec![1, 1, 1, 1, 1, 1, 2, 2]);
     }
 }

@@ -103,7 +103,9 @@ pub struct Node<P: Payload = ()> {
     pub(crate) me: NodeId,
 
     /// Per peer, class-0 lanes included (see `peer.rs` for why it is one record).
-    pub(crate) peers: Vec<Peer<P>>,
+    pub(crate) peers: Vec<Peer>,
+    /// Per peer: the payload handle of `Peer::last_tx` (kept apart; see `peer.rs`).
+    pub(crate) last_tx_payload: Vec<P>,
     /// `[class − 1][peer]` lanes of the lower classes; empty with one class.
     pub(crate) low: Vec<Lane>,
     /// `[class − 1][peer]`: transit cells in each lower-class `Q`, the occupancy that tail drop
@@ -166,6 +168,7 @@ impl<P: Payload> Node<P> {
             me,
             n,
             peers: (0..n).map(|j| Peer::new(j != me.idx())).collect(),
+            last_tx_payload: vec![P::default(); n],
             low: vec![Lane::default(); (classes - 1) * n],
             low_transit: vec![0; (classes - 1) * n],
             cells: Slab::new(),
@@ -470,7 +473,7 @@ impl<P: Payload> Node<P> {
             self.notice_cursor[j] += 1;
             self.stats.notices_sent += 1;
             let cell = self.control_cell(x, Kind::Unreachable);
-            self.peers[j].last_tx = Some((cell, P::default()));
+            self.peers[j].last_tx = Some(cell);
             return Some(Frame {
                 cell,
                 feedback,
@@ -484,7 +487,8 @@ impl<P: Payload> Node<P> {
         for c in 0..self.cfg.classes as usize {
             if let Some(entry) = self.pop_q(c, j) {
                 self.stats.data_cells_sent += 1;
-                self.peers[j].last_tx = Some((entry.cell, entry.payload));
+                self.peers[j].last_tx = Some(entry.cell);
+                self.last_tx_payload[j] = entry.payload;
                 self.on_departure(slot, j, c, entry);
                 return Some(Frame {
                     cell: entry.cell,
@@ -748,9 +752,10 @@ impl<P: Payload> Node<P> {
     /// very queue, and lower classes deadlock). A duplicate is dropped by the destination's
     /// reassembly. A lost notice is sent again; an idle cell needs nothing.
     fn resend_last(&mut self, j: usize) {
-        let Some((cell, payload)) = self.peers[j].last_tx.take() else {
+        let Some(cell) = self.peers[j].last_tx.take() else {
             return;
         };
+        let payload = self.last_tx_payload[j];
         match cell.kind {
             Kind::Idle => {}
             Kind::Unreachable => {

@@ -29,10 +29,12 @@ pub(crate) const ALIVE: u8 = 1;
 /// Set last-cell-dropped in our next cell to the peer.
 pub(crate) const LCD_OUT: u8 = 2;
 
-/// Everything about one peer. Classes other than the highest keep their lanes elsewhere.
+/// Everything about one peer. Classes other than the highest keep their lanes elsewhere, and the
+/// payload handle of `last_tx` lives in `Node::last_tx_payload`, so that a payload handle of any
+/// size leaves this record one cache line.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
-pub(crate) struct Peer<P> {
+pub(crate) struct Peer {
     /// Class 0.
     pub lane: Lane,
     /// Local flows whose subflow via this peer waits for Eq. 2 or the age rule.
@@ -46,10 +48,11 @@ pub(crate) struct Peer<P> {
     /// this value (cells ahead of it on arrival plus departures so far, wrapping).
     pub rx_ticket: u16,
     pub flags: u8,
-    pub last_tx: Option<(CellRec, P)>,
+    /// The last cell we sent to the peer, for retransmission (App. C, D) and failures (§3.5).
+    pub last_tx: Option<CellRec>,
 }
 
-impl<P> Peer<P> {
+impl Peer {
     pub fn new(alive: bool) -> Self {
         Peer {
             lane: Lane::default(),
@@ -91,6 +94,6 @@ mod tests {
 
     #[test]
     fn a_peer_of_the_simulator_fills_exactly_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Peer<()>>(), 64);
+        assert_eq!(std::mem::size_of::<Peer>(), 64);
     }
 }

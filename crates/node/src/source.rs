@@ -147,6 +147,7 @@ impl<P: crate::flow::Payload> Node<P> {
             self.me,
             self.cfg.payload_bytes,
             &mut self.next_seq[seq_i],
+            self.cfg.interleave_messages,
         );
         let flow = &mut self.flows[f as usize];
         debug_assert_ne!(flow.subs[j].state, SubState::Queued);

@@ -48,6 +48,7 @@ pub(crate) struct RawRack {
     pub ready_queue: Option<bool>,
     pub age_rule: Option<bool>,
     pub packet_bytes: Option<i64>,
+    pub interleave_flows: Option<bool>,
     pub header_bit_error_rate: Option<f64>,
     pub verify_schedule: Option<bool>,
     pub failures: Option<Vec<RawFailure>>,

@@ -488,6 +488,7 @@ fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError>
         ready_queue: raw.ready_queue.unwrap_or(true),
         age_rule: raw.age_rule.unwrap_or(true),
         packet_bytes,
+        interleave_flows: raw.interleave_flows.unwrap_or(true),
         failures: failures.clone(),
         header_bit_error_rate,
         verify_schedule: raw.verify_schedule.unwrap_or(true),

@@ -226,6 +226,7 @@ fn rack(t: &mut Table, sc: &Scenario) {
     t.kv("ready_queue", r.ready_queue);
     t.kv("age_rule", r.age_rule);
     t.kv("packet_bytes", r.packet_bytes);
+    t.kv("interleave_flows", r.interleave_flows);
     t.kv("header_bit_error_rate", f(r.header_bit_error_rate));
     t.kv("verify_schedule", r.verify_schedule);
     for failure in &r.failures {

@@ -47,6 +47,9 @@ pub struct RackConfig {
     pub age_rule: bool,
     /// The host cuts flows into packets of this many bytes before handing them to the node.
     pub packet_bytes: u32,
+    /// Flows between one pair share the node's flow for that pair packet by packet (on), or
+    /// each waits for the ones submitted before it (off). See `NodeConfig::interleave_messages`.
+    pub interleave_flows: bool,
     pub failures: Vec<Failure>,
     /// Probability that any one header bit is flipped in transit (App. D); 0 disables it.
     pub header_bit_error_rate: f64,
@@ -100,6 +103,7 @@ impl RackConfig {
             ready_queue: true,
             age_rule: true,
             packet_bytes: 1500,
+            interleave_flows: true,
             failures: Vec::new(),
             header_bit_error_rate: 0.0,
             verify_schedule: false,

@@ -2,6 +2,7 @@
 //! table, each node behind a switch that can kill it, and the fabric as a medium that loses cells
 //! on failed paths and corrupts header bits.
 
+use crate::host::FlowTag;
 use rand::RngExt;
 use shoal_base::rng::StreamRng;
 use shoal_base::{ChannelId, NodeId};
@@ -66,16 +67,16 @@ impl SlotSchedule for PeerTable {
 
 /// A node in the rack, or its corpse.
 pub struct Endpoint {
-    pub node: Node,
+    pub node: Node<FlowTag>,
     pub dead: bool,
 }
 
 impl SlottedEndpoint for Endpoint {
-    type Tx = Frame<()>;
-    type Rx = Rx<()>;
+    type Tx = Frame<FlowTag>;
+    type Rx = Rx<FlowTag>;
 
     #[inline]
-    fn transmit(&mut self, slot: u64, to: usize) -> Option<Frame<()>> {
+    fn transmit(&mut self, slot: u64, to: usize) -> Option<Frame<FlowTag>> {
         if self.dead {
             return None;
         }
@@ -83,7 +84,7 @@ impl SlottedEndpoint for Endpoint {
     }
 
     #[inline]
-    fn receive(&mut self, slot: u64, from: usize, rx: Rx<()>) {
+    fn receive(&mut self, slot: u64, from: usize, rx: Rx<FlowTag>) {
         if !self.dead {
             self.node.handle_rx(slot, NodeId(from as u16), rx);
         }
@@ -100,7 +101,7 @@ impl SlottedEndpoint for Endpoint {
     }
 
     #[inline]
-    fn hint_rx(&self, stage: usize, from: usize, rx: &Rx<()>) {
+    fn hint_rx(&self, stage: usize, from: usize, rx: &Rx<FlowTag>) {
         self.node.prefetch_rx(stage, NodeId(from as u16), rx);
     }
 }
@@ -182,8 +183,8 @@ impl Medium<Endpoint> for Fabric {
         channel: usize,
         from: usize,
         _to: usize,
-        sent: Option<Frame<()>>,
-    ) -> Rx<()> {
+        sent: Option<Frame<FlowTag>>,
+    ) -> Rx<FlowTag> {
         let Some(frame) = sent else {
             return Rx::Missing;
         };
@@ -204,7 +205,7 @@ impl Medium<Endpoint> for Fabric {
                 let mut bytes =
                     wire::encode(&frame).expect("validated: the header can carry every field");
                 bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
-                return wire::decode(&bytes, ());
+                return wire::decode(&bytes, frame.payload);
             }
         }
         Rx::Cell(frame)

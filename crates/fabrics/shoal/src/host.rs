@@ -1,21 +1,31 @@
 //! The hosts above the nodes: they hand each workload flow to its source node and watch the
 //! in-order byte stream at the destination to see when the flow's last byte arrives.
 //!
-//! A node serves everything it holds for one (destination, class) as one FIFO byte stream, so
-//! the flows of a pair complete in the order they were submitted; a FIFO of flows per pair is
-//! all the bookkeeping needed.
+//! Each workload flow is one message to its source node, tagged with the flow's position in
+//! `records`; every cell cut from it carries the tag (a [`FlowTag`] payload), so deliveries name
+//! their flow whether the node interleaves the flows of a pair or serves them in turn.
 
-use shoal_base::{FifoArena, NodeId, Time};
+use shoal_base::{NodeId, Time};
 use shoal_metrics::FlowRecord;
-use shoal_node::{Delivery, Node};
+use shoal_node::{Delivery, Node, Payload};
 use shoal_workload::Flow;
 
+/// The payload handle of the simulated cells: which workload flow (position in
+/// `Hosts::records`) the cell's bytes belong to. The simulator carries no payload bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowTag(pub u32);
+
+impl Payload for FlowTag {
+    type Packet = FlowTag;
+    #[inline]
+    fn fragment(packet: FlowTag, _: u64, _: u16) -> FlowTag {
+        packet
+    }
+}
+
 pub struct Hosts {
-    n: usize,
     pub records: Vec<FlowRecord>,
     remaining: Vec<u64>,
-    /// `[class][src][dst]` → positions in `records` of flows not yet complete.
-    pairs: FifoArena<u32>,
     pub completed: u64,
     /// Flows that can never complete (source failed, destination unreachable at submission).
     pub refused: u64,
@@ -29,12 +39,10 @@ pub struct Hosts {
 }
 
 impl Hosts {
-    pub fn new(n: usize, classes: u8, measure_from: Time) -> Self {
+    pub fn new(n: usize, measure_from: Time) -> Self {
         Hosts {
-            n,
             records: Vec::new(),
             remaining: Vec::new(),
-            pairs: FifoArena::new(classes as usize * n * n),
             completed: 0,
             refused: 0,
             measure_from,
@@ -44,12 +52,14 @@ impl Hosts {
         }
     }
 
-    fn pair(&self, class: u8, src: NodeId, dst: NodeId) -> usize {
-        (class as usize * self.n + src.idx()) * self.n + dst.idx()
-    }
-
     /// Hands `flow` to its source node at `slot`.
-    pub fn inject(&mut self, flow: &Flow, slot: u64, node: Option<&mut Node>, packet_bytes: u32) {
+    pub fn inject(
+        &mut self,
+        flow: &Flow,
+        slot: u64,
+        node: Option<&mut Node<FlowTag>>,
+        packet_bytes: u32,
+    ) {
         let pos = self.records.len() as u32;
         self.records.push(FlowRecord {
             id: flow.id,
@@ -62,25 +72,34 @@ impl Hosts {
         self.remaining.push(flow.bytes);
         self.measured_flow_bytes.push(0);
         let accepted = node.is_some_and(|node| {
-            node.submit(slot, flow.dst, flow.class, flow.bytes, packet_bytes, ())
-                .is_ok()
+            node.submit(
+                slot,
+                flow.dst,
+                flow.class,
+                flow.bytes,
+                packet_bytes,
+                FlowTag(pos),
+            )
+            .is_ok()
         });
-        if accepted {
-            let p = self.pair(flow.class, flow.src, flow.dst);
-            self.pairs.push_back(p, pos);
-        } else {
+        if !accepted {
             self.refused += 1;
         }
     }
 
     /// Accounts one in-order delivery at `dst`, received at `now`; returns the record of the
     /// flow it completed, if any.
-    pub fn on_delivery(&mut self, dst: NodeId, d: Delivery<()>, now: Time) -> Option<&FlowRecord> {
-        let p = self.pair(d.class, d.src, dst);
-        let Some(&pos) = self.pairs.front(p) else {
-            debug_assert!(false, "bytes delivered for a pair with no flow");
-            return None;
-        };
+    pub fn on_delivery(
+        &mut self,
+        dst: NodeId,
+        d: Delivery<FlowTag>,
+        now: Time,
+    ) -> Option<&FlowRecord> {
+        let pos = d.payload.0;
+        debug_assert_eq!(
+            self.records[pos as usize].dst, dst,
+            "a cell delivered off its flow"
+        );
         self.delivered_total += d.len as u64;
         if now >= self.measure_from {
             self.delivered_bytes[dst.idx()] += d.len as u64;
@@ -89,7 +108,6 @@ impl Hosts {
         let rem = &mut self.remaining[pos as usize];
         *rem -= d.len as u64;
         if *rem == 0 {
-            self.pairs.pop_front(p);
             self.records[pos as usize].finish = Some(now);
             self.completed += 1;
             return Some(&self.records[pos as usize]);

@@ -3,7 +3,7 @@
 
 use crate::config::{Failure, RackConfig, RackError};
 use crate::endpoint::{Endpoint, Fabric as Medium, PeerTable};
-use crate::host::Hosts;
+use crate::host::{FlowTag, Hosts};
 use shoal_base::{NodeId, Time, rng};
 use shoal_engine::SlottedEngine;
 use shoal_fabric::{Fabric, FabricError, Progress, QueueStats, RunLimits, RunOutput};
@@ -108,6 +108,7 @@ impl ShoalRack {
             low_class_queue_cells: c.low_class_queue_cells,
             ready_queue: c.ready_queue,
             age_rule: c.age_rule,
+            interleave_messages: c.interleave_flows,
             // The bounds hold only without corruption (App. D), link or switch failures
             // (rerouted cells travel outside their subflow) and tail drops of lower classes
             // (the retransmission that answers a drop resends the last cell sent, which may be
@@ -153,7 +154,7 @@ pub(crate) struct Sim<'r> {
     rack: &'r ShoalRack,
     endpoints: Vec<Endpoint>,
     medium: Medium,
-    engine: SlottedEngine<shoal_node::Rx<()>>,
+    engine: SlottedEngine<shoal_node::Rx<FlowTag>>,
     hosts: Hosts,
     limits: RunLimits,
     /// Failures still to come, latest first.
@@ -184,11 +185,7 @@ impl ShoalRack {
         );
         let engine = SlottedEngine::new(n, self.cfg.channels as usize, self.cfg.delay_slots as u64)
             .with_hints(n >= HINTS_FROM_NODES);
-        let hosts = Hosts::new(
-            n,
-            self.cfg.classes,
-            limits.measure_from.unwrap_or(Time::ZERO),
-        );
+        let hosts = Hosts::new(n, limits.measure_from.unwrap_or(Time::ZERO));
         let mut failures = self.cfg.failures.clone();
         // Stable sort, then reversed: popping from the end takes them in time order, ties in
         // configuration order.

@@ -8,8 +8,9 @@
 //! 128 nodes, 0%, 20%, 40% and 50% failed, 20,000 completed flows each (enough for a 99.9th
 //! percentile of short flows and a few dozen completed long flows); same claims. Any other
 //! scale through `Options::scale`, e.g. `--scale "fractions=0,0.2,0.4,0.5 flows=1000000"`
-//! (keys `nodes`, `fractions`, `flows`; unset keys keep the scenario file's values); the claims
-//! need the 0% point and are made for whichever of 20%, 40% and 50% were run.
+//! (keys `nodes`, `fractions`, `flows`, and `load`, the load of the run without failures;
+//! unset keys keep the scenario file's values); the claims need the 0% point and are made for
+//! whichever of 20%, 40% and 50% were run.
 
 use crate::plot::emit;
 use crate::point;
@@ -22,9 +23,20 @@ use shoal_schedule::Component;
 
 const FIG: &str = "Shoal Fig. 17";
 
-/// `base` on `nodes` nodes with `fraction` failed and its flows among the live ones,
-/// stopping after `flows` completions.
-fn at(base: &Scenario, nodes: u16, fraction: f64, flows: u64) -> Result<Scenario, ReproError> {
+/// The size of a sweep: nodes, failed fractions, completed flows per point and the load
+/// without failures.
+#[derive(Debug, PartialEq)]
+struct Scale {
+    nodes: u16,
+    fractions: Vec<f64>,
+    flows: u64,
+    load: f64,
+}
+
+/// `base` on `scale.nodes` nodes with `fraction` failed and its flows among the live ones,
+/// stopping after `scale.flows` completions.
+fn at(base: &Scenario, scale: &Scale, fraction: f64) -> Result<Scenario, ReproError> {
+    let (nodes, flows) = (scale.nodes, scale.flows);
     let set = |s: &Scenario, settings: &[(&str, toml::Value)]| {
         s.with_settings(settings)
             .map_err(|e| ReproError(e.to_string()))
@@ -57,7 +69,7 @@ fn at(base: &Scenario, nodes: u16, fraction: f64, flows: u64) -> Result<Scenario
     // (N_live/N)² of them remain, so L = F/(R·N·τ), with N every node, shrinks by that factor
     // (each live node offers L·N_live/N, against a capacity that its wasted slots shrink alike).
     let live_share = live_count as f64 / nodes as f64;
-    let load = base_load(base)? * live_share * live_share;
+    let load = scale.load * live_share * live_share;
     let mut s = set(
         &s,
         &[
@@ -92,14 +104,19 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let base = point::scenario("fig17-node-failures")?;
-    let (nodes, fractions, flows) = if opts.quick {
-        (128, vec![0.0, 0.2, 0.4, 0.5], 20_000)
+    let scale = if opts.quick {
+        Scale {
+            nodes: 128,
+            fractions: vec![0.0, 0.2, 0.4, 0.5],
+            flows: 20_000,
+            load: base_load(&base)?,
+        }
     } else {
         full_scale(&base, opts.scale.as_deref())?
     };
     let mut pts = Vec::new();
-    for &fraction in &fractions {
-        let s = at(&base, nodes, fraction, flows)?;
+    for &fraction in &scale.fractions {
+        let s = at(&base, &scale, fraction)?;
         let out = point::run(&s)?;
         let fs = FlowSummary::of(&out.records);
         let short = fs.short_fct_us.ok_or_else(|| {
@@ -160,32 +177,38 @@ pub(crate) fn run(
     Ok(claims)
 }
 
-/// Nodes, failed fractions and completed flows per point: the scenario file's, with
-/// `settings` (`--scale`) applied.
-fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<(u16, Vec<f64>, u64), ReproError> {
-    let mut nodes = base.rack.nodes;
-    let mut fractions = point::swept_numbers(base, 0.0);
-    let mut flows = base.limits.completed_flows.unwrap_or(1_000_000);
+/// The scenario file's scale, with `settings` (`--scale`) applied.
+fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproError> {
+    let mut scale = Scale {
+        nodes: base.rack.nodes,
+        fractions: point::swept_numbers(base, 0.0),
+        flows: base.limits.completed_flows.unwrap_or(1_000_000),
+        load: base_load(base)?,
+    };
     if let Some(text) = settings {
-        let set = Settings::new(text, &["nodes", "fractions", "flows"]);
+        let set = Settings::new(text, &["nodes", "fractions", "flows", "load"]);
         for (key, value) in set.pairs()? {
             match key {
                 "nodes" => {
-                    nodes = u16::try_from(set.int(key, value)?)
+                    scale.nodes = u16::try_from(set.int(key, value)?)
                         .ok()
                         .filter(|&n| n >= 2)
                         .ok_or_else(|| set.bad("nodes must be 2 to 65535"))?
                 }
-                "flows" => flows = set.int(key, value)?.max(1),
-                _ => fractions = set.fractions(key, value)?,
+                "flows" => scale.flows = set.int(key, value)?.max(1),
+                "load" => match set.list(key, value)?[..] {
+                    [load] => scale.load = load,
+                    _ => return Err(set.bad("load wants one number")),
+                },
+                _ => scale.fractions = set.fractions(key, value)?,
             }
         }
         // Every claim compares against the run without failures: refuse before hours of runs.
-        if !fractions.contains(&0.0) {
+        if !scale.fractions.contains(&0.0) {
             return Err(set.bad("fractions must include 0, the run every claim compares with"));
         }
     }
-    Ok((nodes, fractions, flows))
+    Ok(scale)
 }
 
 /// Fig. 17: tail FCT and goodput against the fraction failed.
@@ -234,12 +257,22 @@ mod tests {
     #[test]
     fn scale_settings_override_the_scenario_and_need_the_point_without_failures() {
         let base = point::scenario("fig17-node-failures").unwrap();
-        let (nodes, fractions, flows) =
-            full_scale(&base, Some("nodes=64 fractions=0,0.5 flows=300")).unwrap();
-        assert_eq!((nodes, fractions, flows), (64, vec![0.0, 0.5], 300));
-        let (nodes, _, flows) = full_scale(&base, None).unwrap();
-        assert_eq!((nodes, flows), (512, 1_000_000));
+        let scale = full_scale(&base, Some("nodes=64 fractions=0,0.5 flows=300 load=0.4")).unwrap();
+        let want = Scale {
+            nodes: 64,
+            fractions: vec![0.0, 0.5],
+            flows: 300,
+            load: 0.4,
+        };
+        assert_eq!(scale, want);
+        let scale = full_scale(&base, None).unwrap();
+        assert_eq!(
+            (scale.nodes, scale.flows, scale.load),
+            (512, 1_000_000, 1.0)
+        );
         let err = full_scale(&base, Some("fractions=0.2,0.4")).unwrap_err();
         assert!(err.0.contains("must include 0"), "{}", err.0);
+        let err = full_scale(&base, Some("load=0.4,0.5")).unwrap_err();
+        assert!(err.0.contains("load wants one number"), "{}", err.0);
     }
 }
