@@ -9,7 +9,9 @@
 //!   further detour), which avoids the failed node by construction.
 //! - Our own cells queued for the failed intermediate but bound elsewhere are rerouted the same
 //!   way rather than discarded: they are not cells "to forward to j".
-//! - Notices go out one per peer per slot, ahead of data, in the order failures were detected.
+//! - Notices go out one per cell, in the order failures were detected, in cells that would
+//!   otherwise carry nothing, and ahead of data at most once per 8 epochs per peer
+//!   (`NOTICE_EVERY_EPOCHS` in `node.rs` says why).
 //! - A notice from `m` that it cannot reach `x` blocks subflows via `m` for flows to `x`; our cells
 //!   for `x` already queued to `m` are rerouted directly.
 //! - Silence from `j` may mean that only the path to `j` failed, so our flow to `j` is not dropped
