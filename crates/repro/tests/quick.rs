@@ -38,16 +38,17 @@ fn fig15_datacenter_workload() {
     common::check("fig15", true);
 }
 
-/// Fig. 17's tail-FCT claims miss at this scale as at full scale (at load 1 the live nodes run
-/// above what detour lets them carry, so the tail grows with the failures far faster than the
-/// paper's 1.2x and 1.5x; see docs/results/shoal-datacenter.md). The test holds the claims
-/// that do pass, and that every claim is reported.
+/// Fig. 17's tail-FCT claim at 40% failed misses at this scale as at full scale (a
+/// bandwidth-bound flow loses 40% of its slots, so its FCT grows at least 1.67x against the
+/// paper's 1.5x; see docs/results/shoal-datacenter.md). The test holds the claims that do
+/// pass, and that every claim is reported.
 #[test]
 fn fig17_node_failures() {
     let claims = common::run("fig17", true);
     let names: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
     common::holds(&claims, "long-flow goodput");
+    common::holds(&claims, "short-flow p99.9 FCT at 20% failed");
 }
 
 /// At high load our tail FCT does not grow with the node count (0.98-1.00x against the
