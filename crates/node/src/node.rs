@@ -685,14 +685,7 @@ impl<P: Payload> Node<P> {
                 0
             } else {
                 let waiting = (self.unreachable.len() - self.notice_cursor[k] as usize) as u64;
-                let last = self.notice_over_data[k];
-                let until = if last == NEVER {
-                    0
-                } else {
-                    (last + NOTICE_EVERY_EPOCHS * e)
-                        .saturating_sub(slot)
-                        .div_ceil(e)
-                };
+                let until = self.slots_until_notice_over_data(slot, k).div_ceil(e);
                 let ahead = ahead as u64;
                 if waiting == 0 || ahead < until {
                     0
@@ -774,6 +767,28 @@ impl<P: Payload> Node<P> {
         );
     }
 
+    /// Whether a waiting notice may go to `j` now: always in a cell that would carry nothing,
+    /// ahead of data only once per `NOTICE_EVERY_EPOCHS` (which it then records).
+    fn notice_may_go(&mut self, slot: u64, j: usize) -> bool {
+        let idle = (0..self.cfg.classes as usize).all(|c| self.lane(c, j).q_len == 0);
+        if idle {
+            return true;
+        }
+        if self.slots_until_notice_over_data(slot, j) == 0 {
+            self.notice_over_data[j] = slot;
+            return true;
+        }
+        false
+    }
+
+    /// Slots from `slot` until a notice may next take a data cell's place towards `j`.
+    fn slots_until_notice_over_data(&self, slot: u64, j: usize) -> u64 {
+        match self.notice_over_data[j] {
+            NEVER => 0,
+            last => (last + NOTICE_EVERY_EPOCHS * self.cfg.epoch_slots as u64).saturating_sub(slot),
+        }
+    }
+
     /// App. C and D: `j` dropped our last cell to it (tail drop, or it arrived corrupt), or may
     /// have (its own cell to us arrived corrupt, last-cell-dropped bit included). The cell goes
     /// back into its class's queue to `j`, at the tail: strict priority still decides when it
@@ -782,22 +797,6 @@ impl<P: Payload> Node<P> {
     /// refused by a full queue downstream would hold back the second-hop cells that drain that
     /// very queue, and lower classes deadlock). A duplicate is dropped by the destination's
     /// reassembly. A lost notice is sent again; an idle cell needs nothing.
-    /// Whether a waiting notice may go to `j` now: always in a cell that would carry nothing,
-    /// ahead of data only once per `NOTICE_EVERY_EPOCHS` (which it then records).
-    fn notice_may_go(&mut self, slot: u64, j: usize) -> bool {
-        let idle = (0..self.cfg.classes as usize).all(|c| self.lane(c, j).q_len == 0);
-        if idle {
-            return true;
-        }
-        let last = self.notice_over_data[j];
-        let every = NOTICE_EVERY_EPOCHS * self.cfg.epoch_slots as u64;
-        if last == NEVER || slot >= last + every {
-            self.notice_over_data[j] = slot;
-            return true;
-        }
-        false
-    }
-
     fn resend_last(&mut self, j: usize) {
         let Some(cell) = self.peers[j].last_tx.take() else {
             return;
