@@ -146,6 +146,9 @@ pub struct Node<P: Payload = ()> {
     pub(crate) notice_over_data: Vec<u64>,
     /// (via, dst): `via` told us it cannot reach `dst`.
     pub(crate) blocked: BTreeSet<(u16, u16)>,
+    /// The peers in the order this node transmits to them within an epoch (by `tx_slot`, then
+    /// id): a flow hands its cells to the next connected nodes first (§3.2).
+    pub(crate) tx_order: Vec<u16>,
 
     /// `[class][src]` → index into `reasm`, or `NONE` until the first cell from `src` arrives.
     pub(crate) reasm_of: Vec<u32>,
@@ -196,6 +199,11 @@ impl<P: Payload> Node<P> {
             notice_cursor: vec![0; n],
             notice_over_data: vec![NEVER; n],
             blocked: BTreeSet::new(),
+            tx_order: {
+                let mut order: Vec<u16> = (0..n as u16).filter(|&p| p != me.0).collect();
+                order.sort_by_key(|&p| (cfg.tx_slot[p as usize], p));
+                order
+            },
             reasm_of: vec![NONE; classes * n],
             reasm: Vec::new(),
             delivered: VecDeque::new(),

@@ -47,24 +47,53 @@ impl<P: crate::flow::Payload> Node<P> {
             return false;
         }
         for j in 0..self.n {
+            if !usable(self, j) {
+                self.flows[f as usize].subs[j].state = SubState::Blocked;
+            }
+        }
+        let start = self.next_tx_position(slot);
+        for i in 0..self.tx_order.len() {
+            let j = self.tx_order[(start + i) % self.tx_order.len()] as usize;
             if usable(self, j) {
                 self.settle(f, j, slot);
-            } else {
-                self.flows[f as usize].subs[j].state = SubState::Blocked;
             }
         }
         true
     }
 
-    /// New data for a flow: idle subflows may release again.
+    /// Where in `tx_order` the peers still to be sent to from `slot` on begin. Subflows settle
+    /// in this order, so a flow with fewer cells than intermediates detours them through the
+    /// nodes it connects to next, as §3.2 has it ("sent to the next node the source is connected
+    /// to"). In node-id order every short flow would load the same few low-numbered nodes.
+    /// Peers of a slot already under way (a submission between two `poll_tx` calls of one slot;
+    /// the rack never does this) are taken as if sent to.
+    fn next_tx_position(&self, slot: u64) -> usize {
+        let e = self.cfg.epoch_slots as u64;
+        let from = if self.tx_slot_now == slot {
+            slot + 1
+        } else {
+            slot
+        };
+        let phase = (from % e) as u16;
+        let tx = &self.cfg.tx_slot;
+        self.tx_order.partition_point(|&p| tx[p as usize] < phase) % self.tx_order.len().max(1)
+    }
+
+    /// New data for a flow: idle subflows may release again, the next connected first.
     pub(crate) fn wake_idle(&mut self, f: u32, slot: u64) {
-        let idle = std::mem::take(&mut self.flows[f as usize].idle);
+        let mut idle = std::mem::take(&mut self.flows[f as usize].idle);
+        let e = self.cfg.epoch_slots;
+        let phase = self
+            .tx_order
+            .get(self.next_tx_position(slot))
+            .map_or(0, |&p| self.cfg.tx_slot[p as usize] as u32);
+        let tx = &self.cfg.tx_slot;
+        idle.sort_unstable_by_key(|&j| ((tx[j as usize] as u32 + e - phase) % e, j));
         for &j in &idle {
             if self.flows[f as usize].subs[j as usize].state == SubState::Idle {
                 self.settle(f, j as usize, slot);
             }
         }
-        let mut idle = idle;
         idle.clear();
         // Keep the allocation; anything settled back to idle was pushed meanwhile.
         let flow = &mut self.flows[f as usize];

@@ -64,6 +64,30 @@ fn incast_queues_hold_one_local_and_one_cell_per_remote_sender() {
 }
 
 #[test]
+fn a_short_flow_detours_through_the_nodes_it_connects_to_next() {
+    // §3.2: cells are "sent to the next node the source is connected to". A flow of four cells
+    // submitted at slot 5 of a 16-node rack (node 0 meets node 1 + (s mod 15) in slot s) goes
+    // out to nodes 6, 7 and 8 and straight to its destination 9, in four consecutive slots;
+    // it must not favour low-numbered intermediates (1, 2, 3), or every short flow in the rack
+    // would queue at the same few nodes.
+    // Submitted at slot 13 instead, the next four connections are 14, 15, 1 and 2.
+    for (at, hops) in [(5, vec![6, 7, 8]), (13, vec![1, 2, 14, 15])] {
+        let mut rack = MiniRack::new(16, 1, |_| {});
+        rack.run(at);
+        rack.submit(0, 9, 4 * 56);
+        rack.run_until_quiet(1_000);
+        assert_eq!(rack.bytes(0, 9), 4 * 56);
+        let carried: Vec<usize> = (0..16)
+            .filter(|&j| rack.nodes[j].stats().transit_cells > 0)
+            .collect();
+        assert_eq!(
+            carried, hops,
+            "intermediates of a flow submitted at slot {at}"
+        );
+    }
+}
+
+#[test]
 fn full_permutation_reaches_its_max_min_share() {
     // Every node sends a long flow to node i+3. Each virtual link carries one cell per epoch.
     // A flow's direct subflow has its link to itself; each of its N−2 detoured subflows shares
