@@ -1,22 +1,14 @@
 """Fig. 15 at full scale: Shoal's sweep against the packet-switched baselines' sweep, as the
-ratios §7.3 states. Reads docs/results/data/fig15-full-scale.csv (Shoal, the whole sweep, made
-with the flows of a pair served first come, first served), then
-docs/results/data/fig15-interleaved-full-scale.csv (the loads rerun with the flows of a pair
-interleaved, the default since 2026-11-23), whose rows replace the first file's at the same
-load, and docs/results/data/fig15-baselines-full-scale.csv (`shoal compare` of the baselines).
-Prints a Markdown table per metric (a Shoal value marked * comes from the interleaved runs) and
-the claims with the tolerances of crates/repro/src/experiments/fig15_baselines.rs (±35%; low
-load 0.1-0.3, high 0.7-0.9, geometric mean over the band)."""
+ratios §7.3 states. Reads docs/results/data/fig15-full-scale.csv (Shoal, a million flows per
+load, made after the model changes of 2026-11-23) and
+docs/results/data/fig15-baselines-full-scale.csv (`shoal compare` of the baselines). Prints a
+Markdown table per metric and the claims with the tolerances of
+crates/repro/src/experiments/fig15_baselines.rs (±35%; low load 0.1-0.3, high 0.7-0.9,
+geometric mean over the band). Earlier Shoal sweeps are in data/earlier/."""
 import csv, math, sys, os
 
 here = os.path.dirname(os.path.abspath(__file__))
 shoal = {float(r["workload.load"]): r for r in csv.DictReader(open(os.path.join(here, "data/fig15-full-scale.csv")))}
-rerun = os.path.join(here, "data/fig15-interleaved-full-scale.csv")
-interleaved = set()
-if os.path.exists(rerun):
-    for r in csv.DictReader(open(rerun)):
-        shoal[float(r["workload.load"])] = r
-        interleaved.add(float(r["workload.load"]))
 base = {}
 for r in csv.DictReader(open(os.path.join(here, "data/fig15-baselines-full-scale.csv"))):
     base.setdefault(r["fabric"], {})[float(r["workload.load"])] = r
@@ -39,8 +31,7 @@ for load in loads:
         s = num(shoal[load][col_s]) if load in shoal else None
         cells = [num(base[f][load][col_b]) if load in base[f] else None for f in fabrics]
         fmt = lambda v: "-" if v is None else f"{v:.2f}"
-        mark = "*" if load in interleaved and s is not None else ""
-        print(f"| {load} | {metric} | {fmt(s)}{mark} | " + " | ".join(fmt(c) for c in cells) + " |")
+        print(f"| {load} | {metric} | {fmt(s)} | " + " | ".join(fmt(c) for c in cells) + " |")
 
 def ratio(f, load, col, shoal_over):
     if load not in shoal or load not in base[f]:
