@@ -61,20 +61,20 @@ impl<P: crate::flow::Payload> Node<P> {
         true
     }
 
-    /// Where in `tx_order` the peers still to be sent to from `slot` on begin. Subflows settle
-    /// in this order, so a flow with fewer cells than intermediates detours them through the
-    /// nodes it connects to next, as §3.2 has it ("sent to the next node the source is connected
-    /// to"). In node-id order every short flow would load the same few low-numbered nodes.
-    /// Peers of a slot already under way (a submission between two `poll_tx` calls of one slot;
-    /// the rack never does this) are taken as if sent to.
+    /// The phase (slot within the epoch) of the next transmission from `slot` on. Subflows
+    /// settle in transmit order from it, so a flow with fewer cells than intermediates detours
+    /// them through the nodes it connects to next, as §3.2 has it ("sent to the next node the
+    /// source is connected to"); in node-id order every short flow would load the same few
+    /// low-numbered nodes. Peers of a slot already under way (a submission between two
+    /// `poll_tx` calls of one slot; the rack never does this) are taken as if sent to.
+    fn next_tx_phase(&self, slot: u64) -> u16 {
+        let from = slot + (self.tx_slot_now == slot) as u64;
+        (from % self.cfg.epoch_slots as u64) as u16
+    }
+
+    /// Where in `tx_order` the peers still to be sent to from `slot` on begin.
     fn next_tx_position(&self, slot: u64) -> usize {
-        let e = self.cfg.epoch_slots as u64;
-        let from = if self.tx_slot_now == slot {
-            slot + 1
-        } else {
-            slot
-        };
-        let phase = (from % e) as u16;
+        let phase = self.next_tx_phase(slot);
         let tx = &self.cfg.tx_slot;
         self.tx_order.partition_point(|&p| tx[p as usize] < phase) % self.tx_order.len().max(1)
     }
@@ -83,10 +83,7 @@ impl<P: crate::flow::Payload> Node<P> {
     pub(crate) fn wake_idle(&mut self, f: u32, slot: u64) {
         let mut idle = std::mem::take(&mut self.flows[f as usize].idle);
         let e = self.cfg.epoch_slots;
-        let phase = self
-            .tx_order
-            .get(self.next_tx_position(slot))
-            .map_or(0, |&p| self.cfg.tx_slot[p as usize] as u32);
+        let phase = self.next_tx_phase(slot) as u32;
         let tx = &self.cfg.tx_slot;
         idle.sort_unstable_by_key(|&j| ((tx[j as usize] as u32 + e - phase) % e, j));
         for &j in &idle {
