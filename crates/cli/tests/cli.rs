@@ -402,6 +402,10 @@ fn repro_lists_and_refuses_unknown_names() {
     let o = shoal(&["repro", "no-such-figure"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no-such-figure"), "{}", stderr(&o));
+    // --quick fixes the scale, so a --scale beside it is refused rather than ignored.
+    let o = shoal(&["repro", "fig17", "--quick", "--scale", "load=0.3"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--scale"), "{}", stderr(&o));
 }
 
 #[test]
