@@ -154,6 +154,31 @@ fn a_short_flow_does_not_wait_for_a_long_one_of_the_same_pair() {
     );
 }
 
+/// A full permutation among nodes `0..live`: each sends `bytes` to the next, from time zero.
+fn ring(live: u16, bytes: u64) -> Vec<Flow> {
+    (0..live)
+        .map(|i| Flow {
+            id: i as u64,
+            src: NodeId(i),
+            dst: NodeId((i + 1) % live),
+            bytes,
+            start: Time::ZERO,
+            class: 0,
+        })
+        .collect()
+}
+
+/// `cfg` with every node from `live` on dead from the start.
+fn dead_from(live: u16, mut cfg: RackConfig) -> RackConfig {
+    cfg.failures = (live..cfg.nodes)
+        .map(|n| Failure {
+            component: Component::Node(NodeId(n)),
+            at: Time::ZERO,
+        })
+        .collect();
+    cfg
+}
+
 /// A quarter of a 64-node rack dies at once. Every live node then has 16 unreachable notices
 /// for every live peer; they must not take the data's slots (§3.5 wastes only the slots to the
 /// dead nodes). Over the first 24 epochs the live nodes' flows deliver at least 40% of what they
@@ -163,24 +188,15 @@ fn a_short_flow_does_not_wait_for_a_long_one_of_the_same_pair() {
 #[test]
 fn notices_after_a_mass_failure_leave_the_data_its_slots() {
     let live = 48u16;
-    let flows: Vec<Flow> = (0..live)
-        .map(|i| Flow {
-            id: i as u64,
-            src: NodeId(i),
-            dst: NodeId((i + 1) % live),
-            bytes: 10_000_000,
-            start: Time::ZERO,
-            class: 0,
-        })
-        .collect();
+    let flows = ring(live, 10_000_000);
     let delivered = |cfg: RackConfig| {
-        let epoch = cfg.slot.0 * 16; // 63 peers over 4 channels
+        let slot = cfg.slot.0;
+        let mut shoal = ShoalRack::new(cfg, 3).expect("valid rack");
         let limits = RunLimits {
-            until: Some(Time(24 * epoch)),
+            until: Some(Time(24 * shoal.epoch_slots() * slot)),
             ..RunLimits::default()
         };
-        let out = ShoalRack::new(cfg, 3)
-            .expect("valid rack")
+        let out = shoal
             .run(
                 &mut IterSource::new(flows.iter().copied()),
                 limits,
@@ -193,14 +209,7 @@ fn notices_after_a_mass_failure_leave_the_data_its_slots() {
         )
     };
     let (healthy, _) = delivered(rack(64));
-    let mut cfg = rack(64);
-    cfg.failures = (live..64)
-        .map(|n| Failure {
-            component: Component::Node(NodeId(n)),
-            at: Time::ZERO,
-        })
-        .collect();
-    let (failed, notices) = delivered(cfg);
+    let (failed, notices) = delivered(dead_from(live, rack(64)));
     assert!(notices > 0, "the failures were announced");
     assert!(
         failed * 5 >= healthy * 2,
@@ -211,23 +220,8 @@ fn notices_after_a_mass_failure_leave_the_data_its_slots() {
 /// Per-flow rate of a full permutation among the first `live` of `nodes` nodes, the others dead
 /// from the start, over the second half of 2 ms.
 fn permutation_rate_gbps(nodes: u16, live: u16) -> f64 {
-    let flows: Vec<Flow> = (0..live)
-        .map(|i| Flow {
-            id: i as u64,
-            src: NodeId(i),
-            dst: NodeId((i + 1) % live),
-            bytes: 1 << 40,
-            start: Time::ZERO,
-            class: 0,
-        })
-        .collect();
-    let mut cfg = rack(nodes);
-    cfg.failures = (live..nodes)
-        .map(|n| Failure {
-            component: Component::Node(NodeId(n)),
-            at: Time::ZERO,
-        })
-        .collect();
+    let flows = ring(live, 1 << 40);
+    let cfg = dead_from(live, rack(nodes));
     let end = Time(2_000_000_000);
     let limits = RunLimits {
         until: Some(end),
