@@ -53,13 +53,29 @@ pub(crate) enum SubState {
     Blocked,
 }
 
+/// Eight bytes: a flow keeps one per node of the rack, and the datacenter workload keeps many
+/// flow records per node, so their size is most of the simulator's memory there.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sub {
     pub state: SubState,
     /// Rate-limit feedback of the last cell (Eq. 1/6), in cells.
     pub fb: u16,
-    /// Slot at which that feedback arrived (T in Eq. 2).
-    pub since: u64,
+    /// Low 32 bits of the slot at which that feedback arrived (T in Eq. 2); see [`Sub::waited`].
+    since: u32,
+}
+
+impl Sub {
+    pub fn feedback_at(&mut self, fb: u16, slot: u64) {
+        self.fb = fb;
+        self.since = slot as u32;
+    }
+
+    /// Slots since the feedback arrived (t − T in Eq. 2). Exact while a subflow waits less than
+    /// 2^32 slots (100 s of 23 ns slots): a wait lasts at most `MAX_FEEDBACK` epochs plus the
+    /// few epochs of the age rule, and is re-checked every epoch.
+    pub fn waited(&self, slot: u64) -> u64 {
+        (slot as u32).wrapping_sub(self.since) as u64
+    }
 }
 
 const FRESH: Sub = Sub {
@@ -176,6 +192,15 @@ impl<P: Payload> LocalFlow<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subflow_record_is_eight_bytes_and_counts_its_wait_across_the_32_bit_wrap() {
+        assert_eq!(std::mem::size_of::<Sub>(), 8);
+        let mut sub = FRESH;
+        let t = (1u64 << 32) - 5;
+        sub.feedback_at(7, t);
+        assert_eq!((sub.fb, sub.waited(t), sub.waited(t + 12)), (7, 0, 12));
+    }
 
     #[test]
     fn fragmentation_marks_packet_boundaries_and_conserves_bytes() {

@@ -46,16 +46,15 @@ impl<P: crate::flow::Payload> Node<P> {
         if !(0..self.n).any(|j| usable(self, j)) {
             return false;
         }
-        for j in 0..self.n {
-            if !usable(self, j) {
-                self.flows[f as usize].subs[j].state = SubState::Blocked;
-            }
-        }
+        // One pass in transmit order, which lists every peer once (our own subflow is never used).
+        self.flows[f as usize].subs[self.me.idx()].state = SubState::Blocked;
         let start = self.next_tx_position(slot);
         for i in 0..self.tx_order.len() {
             let j = self.tx_order[(start + i) % self.tx_order.len()] as usize;
             if usable(self, j) {
                 self.settle(f, j, slot);
+            } else {
+                self.flows[f as usize].subs[j].state = SubState::Blocked;
             }
         }
         true
@@ -132,8 +131,7 @@ impl<P: crate::flow::Payload> Node<P> {
         if !self.age_allows(flow.start_slot, self.backlog(c, j), slot) {
             let flow = &mut self.flows[f as usize];
             flow.subs[j].state = SubState::Pending;
-            flow.subs[j].fb = 0;
-            flow.subs[j].since = slot;
+            flow.subs[j].feedback_at(0, slot);
             flow.refs += 1;
             self.flow_slab.push_back(&mut self.peers[j].pending, f);
             return;
@@ -245,7 +243,7 @@ impl<P: crate::flow::Payload> Node<P> {
             }
             let backlog = self.backlog(flow.class as usize, j);
             let e = self.cfg.epoch_slots as u64;
-            let eq2 = backlog * e + slot.saturating_sub(sub.since) >= sub.fb as u64 * e;
+            let eq2 = backlog * e + sub.waited(slot) >= sub.fb as u64 * e;
             if eq2 && self.age_allows(flow.start_slot, backlog, slot) {
                 self.flows[f as usize].refs -= 1;
                 self.settle(f, j, slot);
@@ -282,8 +280,7 @@ impl<P: crate::flow::Payload> Node<P> {
                 self.maybe_free(f);
                 continue;
             }
-            flow.subs[j].fb = fb;
-            flow.subs[j].since = slot;
+            flow.subs[j].feedback_at(fb, slot);
             let c = flow.class as usize;
             if self.backlog(c, j) >= fb as u64 {
                 self.flows[f as usize].refs -= 1;
