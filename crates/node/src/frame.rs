@@ -48,7 +48,7 @@ pub struct Frame<P> {
 }
 
 /// What a node is handed for one expected reception.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Rx<P> {
     /// A cell arrived intact.
     Cell(Frame<P>),
@@ -56,6 +56,7 @@ pub enum Rx<P> {
     /// feedback and treats last-cell-dropped as set (App. D).
     Corrupt { feedback: u16 },
     /// Nothing arrived in the peer's slot: the peer or the path has failed (§3.5).
+    #[default]
     Missing,
 }
 

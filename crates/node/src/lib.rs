@@ -9,6 +9,7 @@
 //!   submit(slot, dst, class, bytes, ..)   host data in
 //!   handle_rx(slot, from, Rx)             one expected reception: a cell, a corrupt cell, or nothing
 //!   poll_tx(slot, to) -> Option<Frame>    the cell for this channel-slot (None: the peer has failed)
+//!   poll_tx_into(slot, to, &mut Rx)       the same, written in place (the simulator's delay line)
 //!   poll_delivered() / poll_event()       in-order payload out; failures and aborted flows
 //! ```
 //!

@@ -476,11 +476,25 @@ impl<P: Payload> Node<P> {
 
     /// The cell to send to `to` in this slot; `None` once `to` is considered failed, so that
     /// it detects our silence in turn (§3.5: detection is symmetric).
-    #[inline(always)]
     pub fn poll_tx(&mut self, slot: u64, to: NodeId) -> Option<Frame<P>> {
+        let mut out = Rx::Missing;
+        self.poll_tx_into(slot, to, &mut out);
+        match out {
+            Rx::Cell(frame) => Some(frame),
+            _ => None,
+        }
+    }
+
+    /// [`Node::poll_tx`] written in place, as the cell leaves this node: `Rx::Cell`, or
+    /// `Rx::Missing` for silence. A driver that keeps its delay line as `Rx` values (the slotted
+    /// simulator) writes each cell straight into it, with no copy of a cell assembled on the
+    /// stack.
+    #[inline(always)]
+    pub fn poll_tx_into(&mut self, slot: u64, to: NodeId, out: &mut Rx<P>) {
         let j = to.idx();
         if j >= self.n || !self.peers[j].has(ALIVE) {
-            return None;
+            *out = Rx::Missing;
+            return;
         }
         if slot != self.tx_slot_now {
             self.tx_slot_now = slot;
@@ -501,12 +515,13 @@ impl<P: Payload> Node<P> {
             self.stats.notices_sent += 1;
             let cell = self.control_cell(x, Kind::Unreachable);
             self.peers[j].last_tx = Some(cell);
-            return Some(Frame {
+            *out = Rx::Cell(Frame {
                 cell,
                 feedback,
                 lcd,
                 payload: P::default(),
             });
+            return;
         }
         for c in 0..self.cfg.classes as usize {
             if let Some(entry) = self.pop_q(c, j) {
@@ -514,22 +529,23 @@ impl<P: Payload> Node<P> {
                 self.peers[j].last_tx = Some(entry.cell);
                 self.last_tx_payload[j] = entry.payload;
                 self.on_departure(slot, j, c, entry);
-                return Some(Frame {
+                *out = Rx::Cell(Frame {
                     cell: entry.cell,
                     feedback,
                     lcd,
                     payload: entry.payload,
                 });
+                return;
             }
         }
         self.stats.idle_cells_sent += 1;
         self.peers[j].last_tx = None;
-        Some(Frame {
+        *out = Rx::Cell(Frame {
             cell: self.control_cell(to, Kind::Idle),
             feedback,
             lcd,
             payload: P::default(),
-        })
+        });
     }
 
     /// The next in-order delivery, if any.

@@ -7,7 +7,7 @@ use rand::RngExt;
 use shoal_base::rng::StreamRng;
 use shoal_base::{ChannelId, NodeId};
 use shoal_engine::{IDLE, Medium, SlotSchedule, SlottedEndpoint};
-use shoal_node::{Frame, Node, Rx, wire};
+use shoal_node::{Node, Rx, wire};
 use shoal_schedule::{Clos, Component, FabricSchedule, Slot};
 
 /// The fabric schedule flattened to `[slot in epoch][node][channel] -> peer`, so the engine reads
@@ -72,15 +72,15 @@ pub struct Endpoint {
 }
 
 impl SlottedEndpoint for Endpoint {
-    type Tx = Frame<FlowTag>;
     type Rx = Rx<FlowTag>;
 
     #[inline]
-    fn transmit(&mut self, slot: u64, to: usize) -> Option<Frame<FlowTag>> {
+    fn transmit(&mut self, slot: u64, to: usize, out: &mut Rx<FlowTag>) {
         if self.dead {
-            return None;
+            *out = Rx::Missing;
+            return;
         }
-        self.node.poll_tx(slot, NodeId(to as u16))
+        self.node.poll_tx_into(slot, NodeId(to as u16), out);
     }
 
     #[inline]
@@ -183,16 +183,17 @@ impl Medium<Endpoint> for Fabric {
         channel: usize,
         from: usize,
         _to: usize,
-        sent: Option<Frame<FlowTag>>,
-    ) -> Rx<FlowTag> {
-        let Some(frame) = sent else {
-            return Rx::Missing;
+        cell: &mut Rx<FlowTag>,
+    ) {
+        let Rx::Cell(frame) = *cell else {
+            return;
         };
         if !self.dead_path.is_empty() {
             let s = (slot % self.epoch) as usize;
             if self.dead_path[(s * self.channels + channel) * self.nodes + from] {
                 self.cells_lost += 1;
-                return Rx::Missing;
+                *cell = Rx::Missing;
+                return;
             }
         }
         if let Some(left) = self.next_corruption {
@@ -205,9 +206,8 @@ impl Medium<Endpoint> for Fabric {
                 let mut bytes =
                     wire::encode(&frame).expect("validated: the header can carry every field");
                 bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
-                return wire::decode(&bytes, frame.payload);
+                *cell = wire::decode(&bytes, frame.payload);
             }
         }
-        Rx::Cell(frame)
     }
 }
