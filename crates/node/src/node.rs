@@ -302,7 +302,8 @@ impl<P: Payload> Node<P> {
 
     /// Hint: `poll_tx(_, to)` comes soon (stages as in [`Node::prefetch`]). Stage 1 fetches the
     /// state about `to`; stage 2 the queue whose length the feedback reports, the head entries
-    /// of the queues to `to` and the subflows via `to` of the first local flows.
+    /// of the queues and the pending list to `to` and the subflows via `to` of the first local
+    /// flows.
     #[inline]
     pub fn prefetch_tx(&self, stage: usize, to: NodeId) {
         let Some(peer) = self.peers.get(to.idx()) else {
@@ -322,6 +323,7 @@ impl<P: Payload> Node<P> {
                 }
                 self.cells.prefetch_front(&peer.lane.q);
                 self.flow_slab.prefetch_front(&peer.lane.ready);
+                self.flow_slab.prefetch_front(&peer.pending);
                 self.prefetch_subs(to.idx());
             }
             _ => {}
