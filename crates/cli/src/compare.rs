@@ -1,7 +1,8 @@
 //! `shoal compare`: several fabrics on the identical flow list, one table and one plot per
 //! metric.
 
-use crate::run::{Summary, opt, prepare_dir, run_one, safe, write_file};
+use crate::batch::{self, Job};
+use crate::run::{Summary, opt, prepare_dir, safe, write_file};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use shoal_plot::{Axis, Figure, Kind, Series};
@@ -46,6 +47,10 @@ pub struct CompareArgs {
     /// Write into DIR even if it is not empty.
     #[arg(long)]
     force: bool,
+    /// Runs at once. Default: one per core. Each needs its own memory; 1 runs them one after
+    /// the other.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
 }
 
 /// One `--set` as a (key, value) pair.
@@ -194,8 +199,8 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         }
     }
     let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
-    let mut rows = Vec::new();
-    for (i, (point, sc)) in jobs.iter().enumerate() {
+    let mut runs = Vec::with_capacity(jobs.len());
+    for (point, sc) in &jobs {
         let label = match point {
             Some(v) => format!(
                 "{} at {} = {v}",
@@ -204,21 +209,24 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             ),
             None => sc.name.clone(),
         };
-        let sub = match point {
+        let dir = match point {
             Some(v) => dir.join(safe(&v.to_string())).join(safe(&sc.name)),
             None => dir.join(safe(&sc.name)),
         };
-        prepare_dir(&sub, args.force)?;
-        if !args.quiet {
-            eprintln!("shoal compare: run {} of {}: {label}", i + 1, jobs.len());
-        }
-        let summary = run_one(sc, &sub, args.quiet, &label)?;
-        rows.push(Row {
+        prepare_dir(&dir, args.force)?;
+        runs.push(Job { sc, dir, label });
+    }
+    let threads = batch::threads(args.jobs.map(|j| j as usize));
+    let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")?;
+    let rows: Vec<Row> = jobs
+        .iter()
+        .zip(summaries)
+        .map(|((point, sc), summary)| Row {
             point: point.clone(),
             name: sc.name.clone(),
             summary,
-        });
-    }
+        })
+        .collect();
     write_csv(&dir, parameter.as_deref(), &rows)?;
     print(parameter.as_deref(), &rows);
     plots(&dir, parameter.as_deref(), &names, &rows)?;

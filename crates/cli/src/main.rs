@@ -1,6 +1,7 @@
 //! `shoal`: run scenarios, check fabric schedules, decode and encode cell headers, reproduce the
 //! paper's figures.
 
+mod batch;
 mod bench;
 mod cell;
 mod compare;

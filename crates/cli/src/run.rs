@@ -1,8 +1,9 @@
 //! `shoal run`: run a scenario and write its results folder.
 
+use crate::batch::{self, Job};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::Serialize;
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
@@ -31,7 +32,9 @@ use std::time::{Duration, Instant};
 ///                  that did not complete)
 ///
 /// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (same three files) and
-/// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario).
+/// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario). The
+/// points run side by side, one per core (--jobs); each is a pure function of its scenario, so
+/// only the wall time depends on how many run at once.
 ///
 /// Prints a short summary on stdout; progress goes to stderr (a bar on a terminal once the run
 /// takes over a second, otherwise a line every 5 s).
@@ -57,6 +60,10 @@ pub struct RunArgs {
     /// Write into DIR even if it is not empty (files of the same name are replaced).
     #[arg(long)]
     force: bool,
+    /// Sweep points run at once. Default: one per core. Each needs its own memory (a 512-node
+    /// Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
 }
 
 /// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
@@ -71,6 +78,8 @@ struct CliProgress {
     total_flows: Option<u64>,
     until_us: Option<f64>,
     label: String,
+    /// The terminal's bars when several runs go at once.
+    bars: Option<MultiProgress>,
 }
 
 impl CliProgress {
@@ -79,9 +88,11 @@ impl CliProgress {
         total_flows: Option<u64>,
         until: Option<Time>,
         label: String,
+        bars: Option<MultiProgress>,
     ) -> CliProgress {
         let now = Instant::now();
         CliProgress {
+            bars,
             quiet,
             tty: std::io::stderr().is_terminal(),
             start: now,
@@ -124,7 +135,10 @@ impl Progress for CliProgress {
                     .with_style(style)
                     .with_prefix(self.label.clone())
                     .with_elapsed(self.start.elapsed());
-                self.bar = Some(bar);
+                self.bar = Some(match &self.bars {
+                    Some(bars) => bars.add(bar),
+                    None => bar,
+                });
             }
             let msg = self.sim_text(now);
             if let Some(bar) = &self.bar {
@@ -340,8 +354,15 @@ pub(crate) fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
-/// Runs one scenario into `dir`; returns its summary.
-pub(crate) fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Result<Summary> {
+/// Runs one scenario into `dir`; returns its summary. `bars` holds the progress bars of runs
+/// going on beside it.
+pub(crate) fn run_one(
+    sc: &Scenario,
+    dir: &Path,
+    quiet: bool,
+    label: &str,
+    bars: Option<&MultiProgress>,
+) -> Result<Summary> {
     let started = Instant::now();
     let mut fabric = sc.build_fabric()?;
     let ideal = sc.ideal_fct()?;
@@ -350,7 +371,13 @@ pub(crate) fn run_one(sc: &Scenario, dir: &Path, quiet: bool, label: &str) -> Re
         (Some(c), Some(n)) => Some(c.min(n)),
         (c, n) => c.or(n),
     };
-    let mut progress = CliProgress::new(quiet, total, sc.limits.until, label.to_owned());
+    let mut progress = CliProgress::new(
+        quiet,
+        total,
+        sc.limits.until,
+        label.to_owned(),
+        bars.cloned(),
+    );
     let run_started = Instant::now();
     let result = fabric.run(source.as_mut(), sc.limits, &mut progress);
     let run_wall = run_started.elapsed();
@@ -485,7 +512,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     prepare_dir(&dir, args.force)?;
 
     let Some(sweep) = &sc.sweep else {
-        let summary = run_one(&sc, &dir, args.quiet, &sc.name)?;
+        let summary = run_one(&sc, &dir, args.quiet, &sc.name, None)?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
     };
@@ -510,15 +537,21 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         "mean_flow_bytes",
         "realised_load",
     ])?;
-    let mut rows = Vec::new();
+    let mut jobs = Vec::with_capacity(points.len());
     for (i, (value, point)) in points.iter().enumerate() {
-        let label = format!("{} = {value}", sweep.parameter);
-        let sub = dir.join(format!("{i}-{}", safe(&value.to_string())));
-        prepare_dir(&sub, args.force)?;
-        if !args.quiet {
-            eprintln!("shoal run: point {} of {}: {label}", i + 1, points.len());
-        }
-        let s = run_one(point, &sub, args.quiet, &label)?;
+        let dir = dir.join(format!("{i}-{}", safe(&value.to_string())));
+        prepare_dir(&dir, args.force)?;
+        jobs.push(Job {
+            sc: point,
+            dir,
+            label: format!("{} = {value}", sweep.parameter),
+        });
+    }
+    let threads = batch::threads(args.jobs.map(|j| j as usize));
+    let summaries = batch::run_all(&jobs, threads, args.quiet, "shoal run: point")?;
+    let mut rows = Vec::new();
+    for ((value, _), (job, s)) in points.iter().zip(jobs.iter().zip(&summaries)) {
+        let sub = &job.dir;
         let short = s.short_fct_us.as_ref();
         let row = vec![
             value.to_string(),

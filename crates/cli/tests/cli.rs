@@ -243,6 +243,81 @@ fn a_sweep_runs_every_point() {
     assert_eq!(again.sweep_points().unwrap().len(), 2);
 }
 
+/// Points run side by side give the same files as points run one after the other: only the
+/// wall-time fields of summary.json may differ.
+#[test]
+fn a_sweep_gives_the_same_results_whatever_the_number_of_jobs() {
+    let dir = scratch("sweep-jobs");
+    let text = format!(
+        "{TINY}[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [500, 1000, 2000, 4000, 8000]\n"
+    );
+    let file = write(&dir, "sweep.toml", &text);
+    let runs: Vec<PathBuf> = ["1", "3"]
+        .iter()
+        .map(|jobs| {
+            let out = dir.join(format!("jobs-{jobs}"));
+            run_ok(&[
+                "run",
+                &file,
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+                "--jobs",
+                jobs,
+            ]);
+            out
+        })
+        .collect();
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    assert_eq!(
+        read(runs[0].join("sweep.csv")),
+        read(runs[1].join("sweep.csv"))
+    );
+    for (i, v) in ["500", "1000", "2000", "4000", "8000"].iter().enumerate() {
+        let point = format!("{i}-{v}");
+        for name in ["flows.csv", "scenario.toml"] {
+            let (a, b) = (
+                runs[0].join(&point).join(name),
+                runs[1].join(&point).join(name),
+            );
+            assert_eq!(read(a), read(b), "{point}/{name}");
+        }
+        let mut summaries: Vec<_> = runs.iter().map(|r| summary(&r.join(&point))).collect();
+        for s in &mut summaries {
+            s.remove("wall_time_s");
+            s.remove("node_channel_slots_per_s");
+        }
+        assert_eq!(summaries[0], summaries[1], "{point}/summary.json");
+    }
+}
+
+/// An impossible point is refused, naming it, before any point runs (so no thread is left
+/// running the others).
+#[test]
+fn an_impossible_sweep_point_is_refused_before_any_point_runs() {
+    let dir = scratch("sweep-fail");
+    // 20 nodes do not fit the 4-port switches of TINY (at most 8 per plane).
+    let text = format!("{TINY}[sweep]\nparameter = \"rack.nodes\"\nvalues = [8, 20, 8]\n");
+    let file = write(&dir, "sweep.toml", &text);
+    let out = dir.join("out");
+    let o = shoal(&[
+        "run",
+        &file,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--jobs",
+        "2",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("rack.nodes = 20") && err.contains("switch_ports"),
+        "{err}"
+    );
+    assert!(!out.join("0-8").exists(), "a point ran");
+}
+
 #[test]
 fn an_unknown_key_is_refused_with_file_key_and_reason() {
     let dir = scratch("unknown");
