@@ -1,7 +1,8 @@
-//! Several runs at once: the points of a sweep (`shoal run`) or the fabrics of a comparison
-//! (`shoal compare`), each on its own thread, their results in job order.
+//! Several runs at once: the points of a sweep (`shoal run`), the fabrics of a comparison
+//! (`shoal compare`) or the experiments of `shoal repro`, each on its own thread, their results
+//! in job order.
 //!
-//! Every run is a pure function of its scenario and writes only its own folder, so the number
+//! Every run is a pure function of its scenario and writes only its own files, so the number
 //! of threads changes the wall time and nothing else (DESIGN.md, principles 5 and 9).
 
 use crate::run::{Summary, run_one};
@@ -12,7 +13,48 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// One run of a batch.
+/// The `--jobs` value, or by default one thread per core the process may use.
+pub(crate) fn threads(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j as usize,
+    )
+}
+
+/// Applies `f` to every item on up to `threads` threads, starting the items in order, and
+/// returns the results in item order. Once `stop` holds for a result, no further item starts;
+/// those left out are `None` (all of them come after the one that stopped the batch).
+pub(crate) fn map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(usize, &T) -> R + Sync,
+    stop: impl Fn(&R) -> bool + Sync,
+) -> Vec<Option<R>> {
+    let threads = threads.clamp(1, items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while !stopped.load(Ordering::SeqCst) {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(item) = items.get(i) else {
+                        return;
+                    };
+                    let result = f(i, item);
+                    if stop(&result) {
+                        stopped.store(true, Ordering::SeqCst);
+                    }
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One run of a sweep or comparison.
 pub(crate) struct Job<'a> {
     pub sc: &'a Scenario,
     /// Its results folder, already prepared.
@@ -20,63 +62,71 @@ pub(crate) struct Job<'a> {
     pub label: String,
 }
 
-/// The `--jobs` value, or by default one thread per core the process may use.
-pub(crate) fn threads(jobs: Option<usize>) -> usize {
-    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Runs `jobs` on up to `threads` threads, starting them in order, and returns their summaries
-/// in job order. After a failure no further job starts; the error of the first failed job is
-/// returned once the running ones have finished. `what` starts each progress line, e.g.
-/// "shoal run: point".
+/// Runs `jobs` on up to `threads` threads and returns their summaries in job order. After a
+/// failure no further job starts, and the error of the first failed job is returned once the
+/// running ones have finished. `what` starts each progress line, e.g. "shoal run: point".
 pub(crate) fn run_all(
     jobs: &[Job],
     threads: usize,
     quiet: bool,
     what: &str,
 ) -> Result<Vec<Summary>> {
-    let threads = threads.clamp(1, jobs.len().max(1));
     // Bars of runs in flight share the terminal; with one thread there is one at a time.
-    let bars = (threads > 1).then(MultiProgress::new);
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<Summary>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    if failed.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(job) = jobs.get(i) else {
-                        return;
-                    };
-                    if !quiet {
-                        let line = format!("{what} {} of {}: {}", i + 1, jobs.len(), job.label);
-                        match &bars {
-                            Some(m) => {
-                                let _ = m.println(line);
-                            }
-                            None => eprintln!("{line}"),
-                        }
-                    }
-                    let result = run_one(job.sc, &job.dir, quiet, &job.label, bars.as_ref());
-                    if result.is_err() {
-                        failed.store(true, Ordering::SeqCst);
-                    }
-                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+    let bars = (threads.min(jobs.len()) > 1).then(MultiProgress::new);
+    let run = |i: usize, job: &Job| {
+        if !quiet {
+            let line = format!("{what} {} of {}: {}", i + 1, jobs.len(), job.label);
+            match &bars {
+                Some(m) => {
+                    let _ = m.println(line);
                 }
-            });
+                None => eprintln!("{line}"),
+            }
         }
-    });
-    // Jobs start in index order and none starts after a failure, so a job that never ran comes
-    // after a failed one, and the first error in job order is the one to report.
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
+        run_one(job.sc, &job.dir, quiet, &job.label, bars.as_ref())
+    };
+    // A job that never ran comes after a failed one, so the first error in job order is the
+    // one to report.
+    map(jobs, threads, run, Result::is_err)
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run after an earlier failure"))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_item_order_whatever_the_threads() {
+        let items: Vec<u64> = (0..50).collect();
+        for threads in [1, 2, 7, 64] {
+            // Uneven work, so that items finish out of order.
+            let got = map(
+                &items,
+                threads,
+                |i, &x| (i, (0..(x % 7) * 20_000).sum::<u64>() + x),
+                |_| false,
+            );
+            let want: Vec<Option<(usize, u64)>> = items
+                .iter()
+                .map(|&x| Some((x as usize, (0..(x % 7) * 20_000).sum::<u64>() + x)))
+                .collect();
+            assert_eq!(got, want, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn nothing_starts_after_a_stop() {
+        let items: Vec<usize> = (0..40).collect();
+        // One thread: exactly the items up to the stopping one.
+        let got = map(&items, 1, |i, _| i, |&i| i == 10);
+        assert_eq!(got.iter().filter(|r| r.is_some()).count(), 11);
+        // Several: items start in order, so the ones that ran are a prefix that includes the
+        // stopping one (others may have started beside it before it stopped the batch).
+        let got = map(&items, 3, |i, _| i, |&i| i == 10);
+        let ran = got.iter().take_while(|r| r.is_some()).count();
+        assert!(ran >= 11, "{ran}");
+        assert!(got[ran..].iter().all(Option::is_none));
+    }
 }

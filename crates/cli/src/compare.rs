@@ -216,7 +216,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         prepare_dir(&dir, args.force)?;
         runs.push(Job { sc, dir, label });
     }
-    let threads = batch::threads(args.jobs.map(|j| j as usize));
+    let threads = batch::threads(args.jobs);
     let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")?;
     let rows: Vec<Row> = jobs
         .iter()

@@ -547,7 +547,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             label: format!("{} = {value}", sweep.parameter),
         });
     }
-    let threads = batch::threads(args.jobs.map(|j| j as usize));
+    let threads = batch::threads(args.jobs);
     let summaries = batch::run_all(&jobs, threads, args.quiet, "shoal run: point")?;
     let mut rows = Vec::new();
     for ((value, _), (job, s)) in points.iter().zip(jobs.iter().zip(&summaries)) {

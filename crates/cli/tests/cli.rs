@@ -775,3 +775,47 @@ fn compare_runs_every_fabric_on_the_same_flows_and_refuses_different_ones() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("[workload]"), "{}", stderr(&o));
 }
+
+/// Experiments run side by side print the same claims, in the order asked for, as run one
+/// after the other.
+#[test]
+fn repro_gives_the_same_claims_in_the_same_order_whatever_the_number_of_jobs() {
+    let dir = scratch("repro-jobs");
+    let claims = |jobs: &str| {
+        let out = dir.join(format!("jobs-{jobs}"));
+        let o = shoal(&[
+            "repro",
+            "table1",
+            "fig10",
+            "fig9",
+            "fig13",
+            "--quick",
+            "--json",
+            "--jobs",
+            jobs,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
+        v
+    };
+    let one = claims("1");
+    let figures: Vec<&str> = one
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|c| c["figure"].as_str().expect("figure"))
+        .collect();
+    let mut order = figures.clone();
+    order.dedup();
+    assert_eq!(
+        order,
+        [
+            "Shoal Table 1",
+            "Shoal Fig. 10",
+            "Shoal Fig. 9",
+            "Shoal Fig. 13"
+        ]
+    );
+    assert_eq!(claims("4"), one);
+}

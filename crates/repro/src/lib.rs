@@ -36,6 +36,9 @@ pub struct Experiment {
     pub figure: &'static str,
     pub summary: &'static str,
     run: RunFn,
+    /// Its claims are wall-clock measurements: a driver that runs experiments side by side
+    /// should run this one alone.
+    pub timed: bool,
 }
 
 /// Why an experiment could not run.
