@@ -42,8 +42,8 @@ pub trait SlottedEndpoint {
     /// Writes the cell for `to` in `slot` (or silence, for a failed or stopped sender) straight
     /// into the delay line. In place rather than returned: a returned cell was assembled field
     /// by field on the stack and then copied with wider loads, which the CPU cannot forward
-    /// from the narrower stores still in flight; that stall cost about a tenth of the
-    /// simulator's time at 512 nodes.
+    /// from the narrower stores still in flight (`perf` put about a tenth of the simulator's
+    /// samples at 512 nodes on that copy; see BENCHMARKS.md).
     fn transmit(&mut self, slot: u64, to: usize, out: &mut Self::Rx);
     fn receive(&mut self, slot: u64, from: usize, rx: Self::Rx);
     /// Hint, stage `stage`: the endpoint will run soon. Returns whether the per-peer hints of
