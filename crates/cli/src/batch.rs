@@ -62,15 +62,16 @@ pub(crate) struct Job<'a> {
     pub label: String,
 }
 
-/// Runs `jobs` on up to `threads` threads and returns their summaries in job order. After a
-/// failure no further job starts, and the error of the first failed job is returned once the
-/// running ones have finished. `what` starts each progress line, e.g. "shoal run: point".
+/// Runs `jobs` on up to `threads` threads and returns their outcomes in job order, once all
+/// that started have finished. After a failure no further job starts; those left out come
+/// after the failed one and read "not run after an earlier failure", so the first error in job
+/// order is the one to report. `what` starts each progress line, e.g. "shoal run: point".
 pub(crate) fn run_all(
     jobs: &[Job],
     threads: usize,
     quiet: bool,
     what: &str,
-) -> Result<Vec<Summary>> {
+) -> Vec<Result<Summary>> {
     // Bars of runs in flight share the terminal; with one thread there is one at a time.
     let bars = (threads.min(jobs.len()) > 1).then(MultiProgress::new);
     let run = |i: usize, job: &Job| {
@@ -85,8 +86,6 @@ pub(crate) fn run_all(
         }
         run_one(job.sc, &job.dir, quiet, &job.label, bars.as_ref())
     };
-    // A job that never ran comes after a failed one, so the first error in job order is the
-    // one to report.
     map(jobs, threads, run, Result::is_err)
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run after an earlier failure"))))

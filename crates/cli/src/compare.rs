@@ -217,7 +217,9 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         runs.push(Job { sc, dir, label });
     }
     let threads = batch::threads(args.jobs);
-    let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")?;
+    let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
     let rows: Vec<Row> = jobs
         .iter()
         .zip(summaries)

@@ -548,9 +548,19 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         });
     }
     let threads = batch::threads(args.jobs);
-    let summaries = batch::run_all(&jobs, threads, args.quiet, "shoal run: point")?;
+    let results = batch::run_all(&jobs, threads, args.quiet, "shoal run: point");
     let mut rows = Vec::new();
-    for ((value, _), (job, s)) in points.iter().zip(jobs.iter().zip(&summaries)) {
+    // The table keeps the points before the first failure, whose folders are complete.
+    let mut failure = None;
+    for ((value, _), (job, result)) in points.iter().zip(jobs.iter().zip(results)) {
+        let s = match result {
+            Ok(s) => s,
+            Err(e) => {
+                // Its message names the point (the scenario's origin does).
+                failure = Some(e);
+                break;
+            }
+        };
         let sub = &job.dir;
         let short = s.short_fct_us.as_ref();
         let row = vec![
@@ -585,6 +595,9 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         rows.push(row);
     }
     table.flush()?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
     crate::repro::print_table(
         &[
             &sweep.parameter,
