@@ -134,7 +134,11 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     } else {
         args.names.clone()
     };
-    for name in &names {
+    for (i, name) in names.iter().enumerate() {
+        // Two runs of one experiment side by side would write the same figure files at once.
+        if names[..i].contains(name) {
+            bail!("experiment {name:?} is named twice");
+        }
         if !known.contains(&name.as_str()) {
             let list = if known.is_empty() {
                 "there are none yet".to_owned()

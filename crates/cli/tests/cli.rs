@@ -477,6 +477,14 @@ fn repro_lists_and_refuses_unknown_names() {
     let o = shoal(&["repro", "no-such-figure"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no-such-figure"), "{}", stderr(&o));
+    // Run side by side, one experiment named twice would write its figures twice at once.
+    let o = shoal(&["repro", "fig10", "fig9", "fig10", "--quick"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("\"fig10\" is named twice"),
+        "{}",
+        stderr(&o)
+    );
     // --quick fixes the scale, so a --scale beside it is refused rather than ignored.
     let o = shoal(&["repro", "fig17", "--quick", "--scale", "load=0.3"]);
     assert!(!o.status.success());
