@@ -1,11 +1,14 @@
 //! `shoal bench`: how fast the simulator runs the paper's rack.
 
+use crate::huge_pages;
 use anyhow::{Result, bail};
 use clap::Args;
 use clap::ValueEnum;
+use serde::Serialize;
 use shoal_psn::bench::{self as psn_bench, PsnBench, PsnBenchOptions};
 use shoal_rack::bench::{self, BenchOptions};
 use shoal_rack::bench_datacenter::{self, DatacenterOptions};
+use std::fmt::Display;
 use std::process::ExitCode;
 
 /// Measure the simulator's speed on the rack of Fig. 12 (512 nodes, 4 × 25 Gb/s channels,
@@ -69,6 +72,11 @@ enum PsnTransport {
 }
 
 pub fn main(args: BenchArgs) -> Result<ExitCode> {
+    eprintln!(
+        "shoal bench: huge pages {}; {}=0 turns them off",
+        huge_pages::status(),
+        huge_pages::SWITCH
+    );
     if args.datacenter {
         return datacenter(&args);
     }
@@ -101,8 +109,17 @@ pub fn main(args: BenchArgs) -> Result<ExitCode> {
         opts.nodes, opts.pairs, opts.slots, opts.warmup_slots
     );
     let report = bench::run(&opts)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    print_report(args.json, &report)
+}
+
+/// Prints the report, as text or as JSON with the memory setting it ran under added.
+fn print_report<R: Serialize + Display>(json: bool, report: &R) -> Result<ExitCode> {
+    if json {
+        let mut value = serde_json::to_value(report)?;
+        if let Some(fields) = value.as_object_mut() {
+            fields.insert("huge_pages".into(), huge_pages::status().into());
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         println!("{report}");
     }
@@ -121,12 +138,7 @@ fn datacenter(args: &BenchArgs) -> Result<ExitCode> {
         opts.nodes, opts.load, opts.flows
     );
     let report = bench_datacenter::run(&opts)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{report}");
-    }
-    Ok(ExitCode::SUCCESS)
+    print_report(args.json, &report)
 }
 
 fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
@@ -146,10 +158,5 @@ fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
         which, opts.k, opts.sim_ms
     );
     let report = psn_bench::run(&opts)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{report}");
-    }
-    Ok(ExitCode::SUCCESS)
+    print_report(args.json, &report)
 }

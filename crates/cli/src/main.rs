@@ -5,6 +5,7 @@ mod batch;
 mod bench;
 mod cell;
 mod compare;
+mod huge_pages;
 mod plot;
 mod repro;
 mod run;
@@ -20,7 +21,10 @@ use std::process::ExitCode;
     about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells",
     long_about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells.\n\n\
         Scenarios are TOML files (see docs/scenarios.md); `shoal run` with no file runs the \
-        built-in default, the paper's 512-node rack under a permutation.",
+        built-in default, the paper's 512-node rack under a permutation.\n\n\
+        Environment: SHOAL_HUGE_PAGES=0 keeps ordinary memory pages (by default, on Linux with \
+        glibc, shoal runs itself again with glibc's transparent huge pages asked for, which \
+        makes large racks faster and changes no result).",
     after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 7 --out out/seed7\n  \
         shoal schedule --nodes 8 --ports 4 --channels 1\n  shoal cell decode 01403000003900e4\n  \
         shoal repro --list\n  shoal bench\n  shoal plot out/x/sweep.csv --x workload.load --y short_fct_p99_us"
@@ -42,6 +46,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    huge_pages::reexec_with_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::main(args),

@@ -583,6 +583,42 @@ fn bench_reports_json() {
     assert!(stderr(&o).contains("pairs"), "{}", stderr(&o));
 }
 
+/// `shoal` asks glibc for transparent huge pages by executing itself again with the tunable
+/// set (`crates/cli/src/huge_pages.rs`); the report says so, and `SHOAL_HUGE_PAGES=0` keeps
+/// ordinary pages. The results are the same either way.
+#[test]
+fn huge_pages_are_asked_for_unless_switched_off_and_change_no_result() {
+    let args = [
+        "bench",
+        "--json",
+        "--datacenter",
+        "--nodes",
+        "16",
+        "--flows",
+        "200",
+    ];
+    let report = |off: bool| {
+        let mut command = Command::new(SHOAL);
+        command.args(args).env_remove("GLIBC_TUNABLES");
+        if off {
+            command.env("SHOAL_HUGE_PAGES", "0");
+        }
+        let o = command.output().expect("the shoal binary runs");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
+        v
+    };
+    let (on, off) = (report(false), report(true));
+    assert_eq!(off["huge_pages"], "off");
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        let status = on["huge_pages"].as_str().expect("a status");
+        assert!(status.starts_with("on"), "{status}");
+    }
+    for key in ["flows_completed", "sim_time_us"] {
+        assert_eq!(on[key], off[key], "{key}");
+    }
+}
+
 /// Warm-up exclusion: flows that start before `run.measure_from_us` are run but left out of
 /// the flow statistics; a time series is written when the scenario samples.
 #[test]
