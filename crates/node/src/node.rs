@@ -184,7 +184,9 @@ impl<P: Payload> Node<P> {
         Ok(Node {
             me,
             n,
-            peers: (0..n).map(|j| Peer::new(j != me.idx())).collect(),
+            peers: (0..n)
+                .map(|j| Peer::new(j != me.idx(), cfg.tx_slot[j], cfg.rx_slot[j]))
+                .collect(),
             last_tx_payload: vec![P::default(); n],
             low: vec![Lane::default(); (classes - 1) * n],
             low_transit: vec![0; (classes - 1) * n],
@@ -317,8 +319,11 @@ impl<P: Payload> Node<P> {
                     if let Some(lane) = self.lane_get(class, k) {
                         shoal_base::hint::prefetch(lane);
                     }
-                    if let Some(slot) = self.cfg.tx_slot.get(k) {
-                        shoal_base::hint::prefetch(slot);
+                    // Its slot phase; for class 0 the lane above is in the same record.
+                    if class > 0
+                        && let Some(other) = self.peers.get(k)
+                    {
+                        shoal_base::hint::prefetch(other);
                     }
                 }
                 self.cells.prefetch_front(&peer.lane.q);
@@ -612,7 +617,7 @@ impl<P: Payload> Node<P> {
             self.transit_total += 1;
             self.stats.max_transit_total = self.stats.max_transit_total.max(self.transit_total);
         }
-        self.stats.max_queue = self.stats.max_queue.max(len);
+        self.stats.max_queue = self.stats.max_queue.max(len as u32);
         self.stats.max_queued_total = self.stats.max_queued_total.max(self.queued_total);
     }
 
@@ -651,7 +656,7 @@ impl<P: Payload> Node<P> {
         };
         let mut taken = Vec::new();
         let count = self.cells.retain(&mut lane.q, keep, |e| taken.push(e));
-        lane.q_len -= count as u32;
+        lane.q_len -= count as u16;
         // Removed cells count as departed, so that a ticket never waits for a cell that is gone
         // (it may now pass a little early for a cell behind a removed one: feedback errs low).
         lane.departed = lane.departed.wrapping_add(count as u16);
@@ -726,21 +731,21 @@ impl<P: Payload> Node<P> {
             // in it (its channel comes later), plus an epoch per cell ahead of it.
             let later_this_slot = !self.sent_this_slot.contains(&(k as u16));
             let leaves =
-                phase_after(slot + !later_this_slot as u64, self.cfg.tx_slot[k]) + ahead * e;
+                phase_after(slot + !later_this_slot as u64, self.peers[k].tx_phase) + ahead * e;
             // With no wait the peer's next cell reaches us at `sends + d`; it must come after.
-            let sends = phase_after(slot + d, self.cfg.rx_slot[j]);
+            let sends = phase_after(slot + d, peer.rx_phase);
             epochs = (leaves + 1).saturating_sub(sends + d).div_ceil(e);
         }
         // Everything the peer's subflow shares the link with, queued ahead or behind its cell.
         let own = (ahead >= 0) as u32;
-        let mut drain = lane.q_len - own;
+        let mut drain = lane.q_len as u32 - own;
         if self.cfg.ready_queue {
-            drain += lane.ready_len;
+            drain += lane.ready_len as u32;
         }
         let mut load = drain.max(epochs as u32);
         for c in 0..class {
             let higher = self.lane(c, k);
-            load += higher.q_len + higher.ready_len;
+            load += higher.q_len as u32 + higher.ready_len as u32;
         }
         load.min(MAX_FEEDBACK as u32) as u16
     }
@@ -766,7 +771,7 @@ impl<P: Payload> Node<P> {
             return;
         }
         let lane = self.lane(c, k);
-        self.peers[j].rx_ticket = lane.departed.wrapping_add(lane.q_len as u16);
+        self.peers[j].rx_ticket = lane.departed.wrapping_add(lane.q_len);
         #[cfg(debug_assertions)]
         if c == 0 && self.cfg.check_bounds {
             let bit = k * self.n + j;

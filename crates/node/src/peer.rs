@@ -16,8 +16,12 @@ pub(crate) struct Lane {
     pub q: Fifo,
     /// `R[class][peer]`: local flows allowed to put a cell into `q` (Eq. 4).
     pub ready: Fifo,
-    pub q_len: u32,
-    pub ready_len: u32,
+    /// 16 bits suffice: a queue holds at most one cell per subflow through it (N − 1 sources
+    /// and our own flow, Eq. 3 and 5) plus our own cells moved off failed paths, fewer than 2N
+    /// for the 1,024 nodes the header can address; a ready queue holds at most one flow per
+    /// destination.
+    pub q_len: u16,
+    pub ready_len: u16,
     /// Cells that have left `q` from its head, wrapping: with a ticket taken on arrival it tells
     /// how many cells are still ahead of a given one.
     pub departed: u16,
@@ -47,14 +51,22 @@ pub(crate) struct Peer {
     /// The peer's last cell leaves its queue here once that queue's `departed` counter passes
     /// this value (cells ahead of it on arrival plus departures so far, wrapping).
     pub rx_ticket: u16,
+    /// The slots within the epoch in which we transmit to the peer and it transmits to us
+    /// (`NodeConfig::tx_slot`, `rx_slot`), kept here because the feedback for the peer needs
+    /// them and this line is in cache when it does: read from the configuration they cost a
+    /// cache miss each at 512 nodes.
+    pub tx_phase: u16,
+    pub rx_phase: u16,
     pub flags: u8,
     /// The last cell we sent to the peer, for retransmission (App. C, D) and failures (§3.5).
     pub last_tx: Option<CellRec>,
 }
 
 impl Peer {
-    pub fn new(alive: bool) -> Self {
+    pub fn new(alive: bool, tx_phase: u16, rx_phase: u16) -> Self {
         Peer {
+            tx_phase,
+            rx_phase,
             lane: Lane::default(),
             pending: Fifo::EMPTY,
             inflight: Fifo::EMPTY,
