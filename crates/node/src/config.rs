@@ -3,6 +3,15 @@
 use shoal_base::NodeId;
 use std::fmt;
 
+/// The largest rack a node accepts. Queue lengths are 16-bit counters (`peer.rs`): a queue of
+/// the highest class holds fewer than 2N cells, one of a lower class fewer than
+/// N + `low_class_queue_cells` + 1, so this limit and [`MAX_LOW_CLASS_QUEUE_CELLS`] keep every
+/// queue below 2^16. (At this size the per-peer records alone take 16 GiB.)
+pub const MAX_NODES: u16 = 16_384;
+
+/// The largest tail-drop limit for lower-class queues; see [`MAX_NODES`].
+pub const MAX_LOW_CLASS_QUEUE_CELLS: u32 = 16_384;
+
 /// Everything a node must know about its rack. All of it is static for the life of the node.
 #[derive(Clone, Debug)]
 pub struct NodeConfig {
@@ -91,8 +100,11 @@ impl NodeConfig {
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |s: String| Err(ConfigError(s));
-        if self.nodes < 2 {
-            return err(format!("a rack needs at least 2 nodes, got {}", self.nodes));
+        if !(2..=MAX_NODES).contains(&self.nodes) {
+            return err(format!(
+                "a rack has 2 to {MAX_NODES} nodes, got {}",
+                self.nodes
+            ));
         }
         if self.id.0 >= self.nodes {
             return err(format!(
@@ -134,8 +146,13 @@ impl NodeConfig {
                 self.classes
             ));
         }
-        if self.classes > 1 && self.low_class_queue_cells == 0 {
-            return err("low_class_queue_cells must be at least 1".into());
+        if self.classes > 1
+            && !(1..=MAX_LOW_CLASS_QUEUE_CELLS).contains(&self.low_class_queue_cells)
+        {
+            return err(format!(
+                "low_class_queue_cells must be 1 to {MAX_LOW_CLASS_QUEUE_CELLS}, got {}",
+                self.low_class_queue_cells
+            ));
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ mod source;
 pub mod stats;
 pub mod wire;
 
-pub use config::{ConfigError, NodeConfig};
+pub use config::{ConfigError, MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES, NodeConfig};
 pub use flow::Payload;
 pub use frame::{CellRec, Frame, Kind, MAX_FEEDBACK, Rx, SEQ_MODULUS};
 pub use node::{Delivery, Event, Node, SubmitError};

@@ -607,7 +607,8 @@ impl<P: Payload> Node<P> {
             &mut self.low[(c - 1) * self.n + j]
         };
         self.cells.push_back(&mut lane.q, entry);
-        lane.q_len += 1;
+        // Unreachable within the limits `NodeConfig::validate` sets (see `Lane::q_len`).
+        lane.q_len = lane.q_len.checked_add(1).expect("a queue outgrew 16 bits");
         let len = lane.q_len;
         if c > 0 && entry.origin == Origin::Transit {
             self.low_transit[(c - 1) * self.n + j] += 1;

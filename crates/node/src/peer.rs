@@ -16,10 +16,11 @@ pub(crate) struct Lane {
     pub q: Fifo,
     /// `R[class][peer]`: local flows allowed to put a cell into `q` (Eq. 4).
     pub ready: Fifo,
-    /// 16 bits suffice: a queue holds at most one cell per subflow through it (N − 1 sources
-    /// and our own flow, Eq. 3 and 5) plus our own cells moved off failed paths, fewer than 2N
-    /// for the 1,024 nodes the header can address; a ready queue holds at most one flow per
-    /// destination.
+    /// 16 bits suffice: a queue of the highest class holds at most one cell per subflow
+    /// through it (N − 2 sources and our own flow, Eq. 3 and 5) plus our own cells moved off
+    /// failed paths, fewer than 2N; a lower class's transit cells stop at the tail-drop limit.
+    /// `NodeConfig::validate` caps N and that limit so that both stay below 2^16 (`MAX_NODES`);
+    /// a ready queue holds at most one flow per destination.
     pub q_len: u16,
     pub ready_len: u16,
     /// Cells that have left `q` from its head, wrapping: with a ticket taken on arrival it tells

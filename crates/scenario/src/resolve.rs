@@ -274,7 +274,8 @@ type RackParts = (RackConfig, Vec<Failure>, Option<RandomFailures>);
 
 fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError> {
     use defaults as d;
-    let nodes = ctx.int("rack.nodes", raw.nodes, d::NODES, 2, u16::MAX as i64)? as u16;
+    let max_nodes = shoal_rack::MAX_NODES as i64;
+    let nodes = ctx.int("rack.nodes", raw.nodes, d::NODES, 2, max_nodes)? as u16;
     let channels = ctx.int(
         "rack.channels",
         raw.channels,
@@ -427,7 +428,7 @@ fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError>
         raw.low_class_queue_cells,
         d::LOW_CLASS_QUEUE_CELLS,
         1,
-        u32::MAX as i64,
+        shoal_rack::MAX_LOW_CLASS_QUEUE_CELLS as i64,
     )? as u32;
     let packet_bytes = ctx.int(
         "rack.packet_bytes",

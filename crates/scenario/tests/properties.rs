@@ -230,6 +230,8 @@ fn each_out_of_range_value_names_its_key() {
         ("scenario.name", text(" "), "scenario.name"),
         ("rack.nodes", int(1), "rack.nodes"),
         ("rack.nodes", int(70_000), "rack.nodes"),
+        // Queue lengths are 16-bit counters: the node caps N (`shoal_node::MAX_NODES`).
+        ("rack.nodes", int(16_385), "rack.nodes"),
         ("rack.nodes", text("many"), "rack.nodes"),
         ("rack.channels", int(0), "rack.channels"),
         ("rack.channels", int(17), "rack.channels"),
@@ -259,6 +261,11 @@ fn each_out_of_range_value_names_its_key() {
         (
             "rack.low_class_queue_cells",
             int(0),
+            "rack.low_class_queue_cells",
+        ),
+        (
+            "rack.low_class_queue_cells",
+            int(16_385),
             "rack.low_class_queue_cells",
         ),
         ("rack.packet_bytes", int(0), "rack.packet_bytes"),

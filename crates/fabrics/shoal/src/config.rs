@@ -3,6 +3,7 @@
 use serde::Serialize;
 use shoal_base::{Dur, Rate, Time};
 use shoal_metrics::IdealFct;
+use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};
 use shoal_schedule::{Arrangement, Component};
 use std::fmt;
 
@@ -136,10 +137,10 @@ impl RackConfig {
     }
 
     pub fn validate(&self) -> Result<(), RackError> {
-        if self.nodes < 2 {
+        if !(2..=MAX_NODES).contains(&self.nodes) {
             return Err(bad(
                 "rack.nodes",
-                format!("at least 2 nodes, got {}", self.nodes),
+                format!("2 to {MAX_NODES} nodes, got {}", self.nodes),
             ));
         }
         if self.channels == 0 {
@@ -191,6 +192,15 @@ impl RackConfig {
             return Err(bad(
                 "rack.classes",
                 format!("1 to 4 classes, got {}", self.classes),
+            ));
+        }
+        if !(1..=MAX_LOW_CLASS_QUEUE_CELLS).contains(&self.low_class_queue_cells) {
+            return Err(bad(
+                "rack.low_class_queue_cells",
+                format!(
+                    "1 to {MAX_LOW_CLASS_QUEUE_CELLS} cells, got {}",
+                    self.low_class_queue_cells
+                ),
             ));
         }
         if self.packet_bytes == 0 {

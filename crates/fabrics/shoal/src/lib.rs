@@ -11,3 +11,4 @@ mod rack;
 
 pub use config::{Failure, RackConfig, RackError};
 pub use rack::ShoalRack;
+pub use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};
