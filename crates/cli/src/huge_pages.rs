@@ -6,8 +6,9 @@
 //! heap with transparent huge pages when the tunable `glibc.malloc.hugetlb=1` is set, and it
 //! reads tunables only when a process starts, so `shoal` sets it and executes itself again,
 //! once, before doing anything else. Side by side on the benchmark machine (BENCHMARKS.md):
-//! +19% on `shoal bench --datacenter` at 512 nodes, +8% at 1,024, no change at 128 nodes or on
-//! the full permutation. Results do not depend on it: only where memory lies changes.
+//! +5 to +25% on `shoal bench --datacenter` at 512 nodes, +7 to +8% at 1,024, no change at
+//! 128 nodes, mixed on the full permutation. Results do not depend on it: only where memory
+//! lies changes.
 //!
 //! `SHOAL_HUGE_PAGES=0` turns it off. It is skipped where it cannot help or would get in the
 //! way: off Linux or glibc, when `GLIBC_TUNABLES` already names the tunable (a user's choice is
