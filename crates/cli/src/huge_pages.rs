@@ -17,7 +17,7 @@
 /// The environment variable that turns huge pages off when set to `0`.
 pub const SWITCH: &str = "SHOAL_HUGE_PAGES";
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// The glibc tunable, set to 1 to back the heap with transparent huge pages.
 const TUNABLE: &str = "glibc.malloc.hugetlb";
 
 /// Executes this program again with the tunable set, unless it is set already or should not
@@ -32,11 +32,11 @@ pub fn reexec_with_huge_pages() {
         if std::env::var_os(DONE).is_some() || std::env::var_os(SWITCH).is_some_and(|v| v == "0") {
             return;
         }
-        let Ok(tunables) = std::env::var("GLIBC_TUNABLES").or_else(|e| match e {
-            std::env::VarError::NotPresent => Ok(String::new()),
-            std::env::VarError::NotUnicode(_) => Err(()),
-        }) else {
-            return;
+        let tunables = match std::env::var("GLIBC_TUNABLES") {
+            Ok(t) => t,
+            Err(std::env::VarError::NotPresent) => String::new(),
+            // Not ours to rewrite.
+            Err(std::env::VarError::NotUnicode(_)) => return,
         };
         if tunables.contains(TUNABLE)
             || std::env::var("LD_PRELOAD").is_ok_and(|p| p.contains("vgpreload"))
@@ -69,7 +69,7 @@ pub fn reexec_with_huge_pages() {
 /// it gets them, for reports: "off", or e.g. "on (kernel: always [madvise] never)".
 pub fn status() -> String {
     let asked = cfg!(all(target_os = "linux", target_env = "gnu"))
-        && std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.hugetlb=1"));
+        && std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains(&format!("{TUNABLE}=1")));
     if !asked {
         return "off".into();
     }
