@@ -154,8 +154,13 @@ impl WorkloadSpec {
     pub fn describe(&self, seed: u64, node_rate: Rate) -> String {
         let built = match self {
             WorkloadSpec::OpenLoop {
-                spec, load_rate, ..
-            } => OpenLoop::new(spec.clone(), seed).map(|g| g.summary(*load_rate).to_string()),
+                spec,
+                load_rate,
+                start,
+            } => OpenLoop::new(spec.clone(), seed).map(|g| match *start {
+                Time::ZERO => g.summary(*load_rate).to_string(),
+                _ => format!("{}; every start shifted by {start}", g.summary(*load_rate)),
+            }),
             WorkloadSpec::ClosedLoop(spec) => {
                 ClosedLoop::new(spec.clone(), seed).map(|g| g.summary().to_string())
             }

@@ -205,6 +205,29 @@ fn streamed_flows_follow_the_seed_and_are_in_start_order() {
 }
 
 #[test]
+fn start_us_shifts_every_start_once() {
+    let starts = |workload: &str| {
+        let s = scenario(workload, "").expect("bounded: no limit needed");
+        let (mut src, _) = s.source().expect("source");
+        std::iter::from_fn(|| src.next_due(Time(u64::MAX)))
+            .map(|f| f.start)
+            .collect::<Vec<_>>()
+    };
+    let fixed = "kind = \"open-loop\"\nsize = { dist = \"fixed\", bytes = 1000 }\nflows = 3";
+    assert_eq!(starts(fixed), vec![Time::ZERO; 3]);
+    assert_eq!(
+        starts(&format!("{fixed}\nstart_us = 5.0")),
+        vec![Time(5_000_000); 3]
+    );
+    let poisson = format!("{OPEN}\nflows = 50");
+    let shifted: Vec<Time> = starts(&poisson)
+        .into_iter()
+        .map(|t| Time(t.0 + 5_000_000))
+        .collect();
+    assert_eq!(starts(&format!("{poisson}\nstart_us = 5.0")), shifted);
+}
+
+#[test]
 fn a_trace_is_replayed_from_the_scenario_folder() {
     let dir = std::env::temp_dir().join("shoal-scenario-trace-test");
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -277,7 +277,11 @@ pub(super) fn resolve(
                     max_flows,
                     until: None,
                 },
-                start,
+                // Flows all at once already start at `start`; a Poisson stream is shifted by it.
+                start: match arrivals {
+                    Arrivals::AllAtOnce { .. } => Time::ZERO,
+                    Arrivals::Poisson { .. } => start,
+                },
                 load_rate,
             })
         }
