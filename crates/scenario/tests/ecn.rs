@@ -1,5 +1,6 @@
 //! ECN marking in `[network]`: DCQCN's switches default to the DCQCN paper's RED ramp, DCTCP's
 //! to one threshold; each mode refuses the other's keys, and bad RED parameters name their key.
+//! Also NDP's pull pacing, which a run would otherwise round.
 
 use shoal_psn::{Discipline, Red};
 use shoal_scenario::parse;
@@ -98,4 +99,20 @@ fn bad_red_settings_are_refused_with_their_key_and_reason() {
         ),
         Discipline::Red(_)
     ));
+}
+
+#[test]
+fn ndp_pull_pacing_is_a_whole_percent() {
+    let pacing = |extra: &str| {
+        let s = parse(&scenario("ndp", extra), "ecn.toml").expect("resolves");
+        s.network.expect("a packet network").net.pull_pacing
+    };
+    assert_eq!(pacing(""), 99);
+    assert_eq!(pacing("pull_pacing = 0.5"), 50);
+    assert_eq!(pacing("pull_pacing = 1.0"), 100);
+    for bad in ["0.995", "0.001", "0.0", "1.01"] {
+        let e = refused("ndp", &format!("pull_pacing = {bad}"));
+        assert!(e.contains("network.pull_pacing"), "{bad}: {e}");
+    }
+    assert!(refused("ndp", "pull_pacing = 0.995").contains("whole percent"));
 }

@@ -371,6 +371,14 @@ pub(super) fn resolve(
             format!("{pull_pacing} is above 1: pulls cannot outpace the link"),
         ));
     }
+    // The pacer works in whole percent (`NetConfig::pull_pacing`): refuse what it would round.
+    let pull_percent = (pull_pacing * 100.0).round();
+    if (pull_percent - pull_pacing * 100.0).abs() > 1e-9 || pull_percent < 1.0 {
+        return Err(ctx.value(
+            "network.pull_pacing",
+            format!("{pull_pacing} is not a whole percent (0.01, 0.02, ..., 1)"),
+        ));
+    }
     let pfc = if pfc_on {
         let xoff = ctx.int(
             &key("pfc_xoff_packets"),
@@ -406,7 +414,7 @@ pub(super) fn resolve(
         path,
         header_bytes: header,
         control_bytes: control,
-        pull_pacing: ((pull_pacing * 100.0).round() as u32).max(1),
+        pull_pacing: pull_percent as u32,
         seed,
     };
     let window = ctx.int(
