@@ -16,22 +16,25 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Run a scenario (the Shoal rack, or a packet-switched baseline: dctcp, dcqcn, ndp, tcp) and
-/// write its results folder.
+/// Run a scenario (the Shoal rack, or a packet-switched baseline: dctcp, dcqcn, ndp, tcp,
+/// r2c2) and write its results folder.
 ///
 /// With no SCENARIO, runs the built-in default (scenarios/default.toml: the paper's 512-node
-/// §7.1 rack under a permutation). Writes to DIR (default out/<scenario name>):
+/// §7.1 rack under a permutation). Writes to DIR (default out/<scenario name>), every field
+/// and column explained in docs/outputs.md:
 ///
-///   summary.json   flows, completions, short-flow FCT (us: mean, p50, p99, p999), long-flow
-///                  goodput (Gb/s), queue maxima (cells or packets: queue_unit), reordering
-///                  (bytes), simulated time
-///                  (us), wall time (s), simulator speed, counters
+///   summary.json   flows, completions, short-flow FCT (us: mean, p50, p99, p999) and
+///                  slowdown, long-flow goodput (Gb/s), mean flow size and realised load,
+///                  queue maxima (cells or packets: queue_unit), reordering (bytes), delivered
+///                  Gb/s per node, simulated time (us), wall time (s), simulator speed,
+///                  counters
 ///   scenario.toml  the resolved scenario: every default filled in; `shoal run` on it repeats
 ///                  the run
 ///   flows.csv      id,src,dst,bytes,start_us,finish_us,fct_us (finish and fct empty for flows
 ///                  that did not complete)
+///   series.csv     when the scenario sets run.sample_every_us: queues and progress over time
 ///
-/// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (same three files) and
+/// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (the same files) and
 /// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario). The
 /// points run side by side, one per core (--jobs); each is a pure function of its scenario, so
 /// only the wall time depends on how many run at once.
@@ -190,9 +193,9 @@ pub(crate) struct Summary {
     pub(crate) short_slowdown: Option<FctStats>,
     /// What the workload draws, with its parameters.
     pub(crate) workload: String,
-    /// Mean size of the flows handed to the fabric.
+    /// Mean size of the measured flows.
     pub(crate) mean_flow_bytes: Option<f64>,
-    /// Load the flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
+    /// Load the measured flows offered, L = F/(R·N·τ) (§7.3) from their sizes and start times.
     pub(crate) realised_load: Option<f64>,
     /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet fabrics:
     /// switch ports' bytes over the full packet size, rounded up, acks included). The names
@@ -262,7 +265,7 @@ fn summarize(
         workload: sc.workload.describe(sc.seed, sc.node_rate()),
         mean_flow_bytes: fs.mean_flow_bytes,
         realised_load: realised_load(
-            &out.records,
+            &measured,
             sc.workload.load_rate().unwrap_or(sc.node_rate()).0 as f64,
             sc.nodes(),
         ),
