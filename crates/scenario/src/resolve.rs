@@ -247,12 +247,18 @@ pub(crate) fn resolve(
         return Err(ctx.value(
             "run",
             format!(
-                "a {} workload without workload.flows never ends: set run.completed_flows or \
+                "the {} workload without workload.flows never ends: set run.completed_flows or \
                  run.until_us",
                 workload.kind()
             ),
         ));
     }
+    check_limits(
+        ctx,
+        &limits,
+        &workload,
+        network.is_none().then_some(rack.slot),
+    )?;
     let sweep = raw.sweep.map(|s| resolve_sweep(ctx, s)).transpose()?;
     let mut rack = rack;
     rack.failures = crate::all_failures(&explicit_failures, random_failures, rack.nodes, seed);
@@ -268,6 +274,43 @@ pub(crate) fn resolve(
         limits,
         sweep,
     })
+}
+
+/// Limits that could never be met, or would measure nothing: refused rather than run.
+fn check_limits(
+    ctx: &Ctx<'_>,
+    limits: &RunLimits,
+    workload: &WorkloadSpec,
+    slot: Option<Dur>,
+) -> Result<(), ScenarioError> {
+    if let (Some(from), Some(until)) = (limits.measure_from, limits.until)
+        && from >= until
+    {
+        return Err(ctx.value(
+            "run.measure_from_us",
+            format!(
+                "measuring from {from} while the run stops at {until} (run.until_us) measures \
+                 nothing"
+            ),
+        ));
+    }
+    if let (Some(want), Some(count)) = (limits.completed_flows, workload.flow_count())
+        && want > count
+    {
+        return Err(ctx.value(
+            "run.completed_flows",
+            format!("{want} flows can never complete: the workload hands out {count}"),
+        ));
+    }
+    if let (Some(every), Some(slot)) = (limits.sample_every, slot)
+        && every < slot
+    {
+        return Err(ctx.value(
+            "run.sample_every_us",
+            format!("{every} is shorter than a slot ({slot}): the rack changes state once a slot"),
+        ));
+    }
+    Ok(())
 }
 
 type RackParts = (RackConfig, Vec<Failure>, Option<RandomFailures>);

@@ -529,7 +529,7 @@ proptest! {
         text.push_str("[[rack.failures]]\ncomponent = \"leaf\"\nplane = 0\nleaf = 0\nat_us = 3.0\n");
         text.push_str(&format!("[workload]\n{}\n", workload_table(kind, nodes)));
         if let Some(u) = until {
-            text.push_str(&format!("[run]\nuntil_us = {u}\ncompleted_flows = 5\n"));
+            text.push_str(&format!("[run]\nuntil_us = {u}\ncompleted_flows = 3\n"));
         }
         let s = match parse(&text, "generated.toml") {
             Ok(s) => s,

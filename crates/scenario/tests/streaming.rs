@@ -17,6 +17,13 @@ fn scenario(workload: &str, run: &str) -> Result<shoal_scenario::Scenario, Scena
 const OPEN: &str = "kind = \"open-loop\"\nload = 0.5\nsize = { dist = \"fixed\", bytes = 1000 }";
 const LIMIT: &str = "[run]\ncompleted_flows = 100";
 
+/// A trace file with its header and no flow.
+fn header_only_trace() -> String {
+    let path = std::env::temp_dir().join("shoal-scenario-empty-trace.csv");
+    std::fs::write(&path, "src,dst,size_bytes,start_ns\n").expect("write trace");
+    path.display().to_string()
+}
+
 #[test]
 fn bad_streaming_workloads_name_their_key() {
     let cases: &[(&str, &str, &str)] = &[
@@ -86,6 +93,34 @@ fn bad_streaming_workloads_name_their_key() {
             "workload.weights",
         ),
         (&format!("{OPEN}\nload = -1.0"), LIMIT, "workload.load"),
+        // Flows seconds apart: hours of idle slots per flow.
+        (&format!("{OPEN}\nload = 1e-12"), LIMIT, "workload.load"),
+        (
+            "kind = \"open-loop\"\nmean_gap_ns = 1e30\nsize = { dist = \"fixed\", bytes = 1 }",
+            LIMIT,
+            "workload.mean_gap_ns",
+        ),
+        (
+            "kind = \"disaggregated\"\napp = \"hadoop-wordcount\"\nmean_gap_ns = 2e9",
+            LIMIT,
+            "workload.mean_gap_ns",
+        ),
+        // Limits that measure nothing or cannot be met.
+        (
+            OPEN,
+            "[run]\nuntil_us = 1.0\nmeasure_from_us = 5.0",
+            "run.measure_from_us",
+        ),
+        (
+            &format!("{OPEN}\nflows = 10"),
+            "[run]\ncompleted_flows = 11",
+            "run.completed_flows",
+        ),
+        (
+            OPEN,
+            "[run]\ncompleted_flows = 10\nsample_every_us = 0.001",
+            "run.sample_every_us",
+        ),
         (
             "kind = \"disaggregated\"\napp = \"bitcoin\"",
             LIMIT,
@@ -93,6 +128,11 @@ fn bad_streaming_workloads_name_their_key() {
         ),
         (
             "kind = \"trace\"\nfile = \"/no/such/trace.csv\"",
+            "",
+            "workload.file",
+        ),
+        (
+            &format!("kind = \"trace\"\nfile = \"{}\"", header_only_trace()),
             "",
             "workload.file",
         ),
@@ -243,6 +283,12 @@ fn a_trace_is_replayed_from_the_scenario_folder() {
     )
     .expect("write scenario");
     let s = shoal_scenario::load(&path).expect("resolves");
+    // The resolved form, written into a results folder elsewhere, still finds the trace.
+    let elsewhere = dir.join("results");
+    std::fs::create_dir_all(&elsewhere).expect("results dir");
+    std::fs::write(elsewhere.join("scenario.toml"), s.resolved_toml()).expect("write resolved");
+    let again = shoal_scenario::load(&elsewhere.join("scenario.toml")).expect("re-resolves");
+    assert_eq!(again.workload, s.workload);
     let (mut src, count) = s.source().expect("source");
     assert_eq!(count, Some(2));
     let second = src
@@ -252,4 +298,24 @@ fn a_trace_is_replayed_from_the_scenario_folder() {
         second.map(|f| (f.src.0, f.dst.0, f.bytes, f.start)),
         Some((2, 3, 64, Time(5_000)))
     );
+}
+
+/// A CDF named relative to a scenario given by a relative path is written out absolute, so that
+/// the resolved form re-runs from any folder (tests run in the crate's folder).
+#[test]
+fn a_relative_cdf_path_resolves_to_an_absolute_one() {
+    let text = format!(
+        "{RACK}\n[workload]\nkind = \"open-loop\"\nload = 0.5\nflows = 10\n\
+         size = {{ dist = \"empirical\", cdf = \"websearch.txt\" }}\n"
+    );
+    let s = parse(&text, "../../data/flow-size-cdfs/relative.toml").expect("resolves");
+    let resolved = s.resolved_toml();
+    let line = resolved
+        .lines()
+        .find(|l| l.contains("websearch.txt"))
+        .expect("the CDF is named");
+    let quoted = line.split('"').find(|p| p.ends_with("websearch.txt"));
+    let path = std::path::Path::new(quoted.expect("a quoted path"));
+    assert!(path.is_absolute(), "{line}");
+    assert!(path.exists(), "{line}");
 }

@@ -226,8 +226,10 @@ pub enum CdfError {
 pub enum CdfIssue {
     #[error("expected 2 fields `size_bytes cumulative_percent`, found {0}")]
     FieldCount(usize),
-    #[error("size `{0}` is not a whole number of bytes")]
+    #[error("size `{0}` is not a whole number of bytes from 0 to 2^64 - 1")]
     Size(String),
+    #[error("size 0 at percent {0}: {0}% of flows would carry no bytes (a CDF may start at `0 0`)")]
+    EmptyFlows(f64),
     #[error("percent `{0}` is not a number")]
     Percent(String),
     #[error("percent {0} is outside 0..=100")]
@@ -296,6 +298,9 @@ impl EmpiricalCdf {
         for &(line, size, percent) in &points {
             if !(0.0..=100.0).contains(&percent) {
                 return Err(line_err(line, CdfIssue::PercentRange(percent)));
+            }
+            if size == 0 && percent > 0.0 {
+                return Err(line_err(line, CdfIssue::EmptyFlows(percent)));
             }
             if let Some((prev_size, prev_percent)) = prev {
                 if size < prev_size {
@@ -589,8 +594,14 @@ mod tests {
         );
         assert_eq!(
             err("# c\n1.5 0\n"),
-            "f.txt:2: size `1.5` is not a whole number of bytes"
+            "f.txt:2: size `1.5` is not a whole number of bytes from 0 to 2^64 - 1"
         );
+        assert_eq!(
+            err("0 0\n0 100\n"),
+            "f.txt:2: size 0 at percent 100: 100% of flows would carry no bytes (a CDF may start \
+             at `0 0`)"
+        );
+        assert!(err("0 5\n10 100\n").starts_with("f.txt:1: size 0 at percent 5"));
         assert_eq!(err("0 x\n"), "f.txt:1: percent `x` is not a number");
         assert_eq!(
             err("0 0\n5 101\n"),
@@ -652,14 +663,16 @@ mod tests {
     }
 
     /// A random valid CDF: up to 8 points, sizes from 0 upwards (often small, so rounding
-    /// matters), percents non-decreasing, ending at 100.
+    /// matters), percents non-decreasing, ending at 100, and 0 at size 0 (no empty flows).
     fn arb_cdf() -> impl Strategy<Value = EmpiricalCdf> {
         prop::collection::vec((0u64..50, 0.0f64..30.0), 1..8).prop_map(|steps| {
             let (mut size, mut percent) = (0u64, 0.0f64);
             let mut text = String::new();
             for (i, (ds, dp)) in steps.iter().enumerate() {
                 size += ds * (1 + i as u64 * 100);
-                percent = (percent + dp).min(100.0);
+                if size > 0 {
+                    percent = (percent + dp).min(100.0);
+                }
                 text += &format!("{size} {percent}\n");
             }
             text += &format!("{} 100\n", size + 1);

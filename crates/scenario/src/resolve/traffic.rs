@@ -28,15 +28,38 @@ const BUILTIN_CDFS: [(&str, &str); 3] = [
     ),
 ];
 
-/// A file named in the scenario, relative to the scenario file's folder.
+/// A file named in the scenario, relative to the scenario file's folder, made absolute: the
+/// resolved scenario written into a results folder names it, and must find it from there.
 fn beside(ctx: &Ctx<'_>, name: &str) -> PathBuf {
     let p = Path::new(name);
     if p.is_absolute() {
         return p.to_owned();
     }
-    Path::new(ctx.origin)
+    let joined = Path::new(ctx.origin)
         .parent()
-        .map_or_else(|| p.to_owned(), |d| d.join(p))
+        .map_or_else(|| p.to_owned(), |d| d.join(p));
+    std::path::absolute(&joined).unwrap_or(joined)
+}
+
+/// The longest mean gap between flows across the rack that a run may ask for: one second.
+/// The slotted simulator steps through idle slots one by one (tens of millions a second), so
+/// a gap of seconds is hours of wall time before the first flow; such a gap only comes from
+/// a mistyped load, gap or rate.
+const MAX_MEAN_GAP_PS: f64 = 1e12;
+
+fn check_gap(ctx: &Ctx<'_>, key: &str, gap_ps: f64) -> Result<(), ScenarioError> {
+    if gap_ps > MAX_MEAN_GAP_PS {
+        return Err(ctx.value(
+            key,
+            format!(
+                "flows would arrive {:.3e} s apart across the rack, above the 1 s allowed (a \
+                 mistyped load, gap or rate?): the Shoal simulator steps through every idle \
+                 slot, hours of wall time per flow",
+                gap_ps * 1e-12
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn flow_limit(ctx: &Ctx<'_>, w: &RawWorkload) -> Result<Option<u64>, ScenarioError> {
@@ -103,11 +126,18 @@ fn sizes(ctx: &Ctx<'_>, s: Option<RawSize>) -> Result<SizeDist, ScenarioError> {
         }
         _ => {
             let name = s.cdf.ok_or_else(|| ctx.missing("workload.size.cdf"))?;
-            let cdf = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
-                Some((n, text)) => EmpiricalCdf::parse(text, n),
-                None => EmpiricalCdf::load(beside(ctx, &name)),
+            let (cdf, missing) = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                Some((n, text)) => (EmpiricalCdf::parse(text, n), false),
+                None => {
+                    let path = beside(ctx, &name);
+                    (EmpiricalCdf::load(&path), !path.exists())
+                }
             };
             cdf.map(SizeDist::Empirical).map_err(|e| {
+                // The built-in names help only a name that is not a file.
+                if !missing {
+                    return ctx.value("workload.size.cdf", e.to_string());
+                }
                 let known: Vec<&str> = BUILTIN_CDFS.iter().map(|(n, _)| *n).collect();
                 ctx.value(
                     "workload.size.cdf",
@@ -268,6 +298,13 @@ pub(super) fn resolve(
                     Arrivals::AllAtOnce { at: start }
                 }
             };
+            if let Some(gap) = arrivals.mean_gap_ps() {
+                let key = match w.load {
+                    Some(_) => "workload.load",
+                    None => "workload.mean_gap_ns",
+                };
+                check_gap(ctx, key, gap)?;
+            }
             Ok(WorkloadSpec::OpenLoop {
                 spec: OpenLoopSpec {
                     nodes,
@@ -316,6 +353,7 @@ pub(super) fn resolve(
             let mut spec = DisaggSpec::paper(app, nodes);
             if let Some(gap) = w.mean_gap_ns {
                 spec.mean_gap_ps = ctx.num("workload.mean_gap_ns", gap, 0.0, true)? * 1e3;
+                check_gap(ctx, "workload.mean_gap_ns", spec.mean_gap_ps)?;
             }
             spec.max_flows = flow_limit(ctx, &w)?;
             Ok(WorkloadSpec::Disaggregated { app, spec })
@@ -328,6 +366,12 @@ pub(super) fn resolve(
             let path = beside(ctx, name);
             let stats = shoal_workload::trace::validate(&path, nodes)
                 .map_err(|e| ctx.value("workload.file", e.to_string()))?;
+            if stats.flows == 0 {
+                return Err(ctx.value(
+                    "workload.file",
+                    format!("{} holds no flows: nothing to run", path.display()),
+                ));
+            }
             Ok(WorkloadSpec::Trace {
                 path,
                 flows: stats.flows,
