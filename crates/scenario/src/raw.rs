@@ -5,7 +5,10 @@
 use serde::Deserialize;
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a scenario: tables such as [scenario], [rack], [workload], [run]"
+)]
 pub(crate) struct RawFile {
     pub scenario: Option<RawMeta>,
     pub rack: Option<RawRack>,
@@ -16,7 +19,10 @@ pub(crate) struct RawFile {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of scenario keys (name, description, seed, fabric)"
+)]
 pub(crate) struct RawMeta {
     pub name: Option<String>,
     pub description: Option<String>,
@@ -28,7 +34,7 @@ pub(crate) struct RawMeta {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of rack keys")]
 pub(crate) struct RawRack {
     pub nodes: Option<i64>,
     pub channels: Option<i64>,
@@ -57,7 +63,7 @@ pub(crate) struct RawRack {
 
 /// `[network]`: a packet-switched fabric (every fabric but "shoal").
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of network keys")]
 pub(crate) struct RawNetwork {
     pub topology: Option<String>,
     pub hosts: Option<i64>,
@@ -91,7 +97,10 @@ pub(crate) struct RawNetwork {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a failure: a table such as { component = \"node\", node = 3, at_us = 10.0 }"
+)]
 pub(crate) struct RawFailure {
     pub component: Option<String>,
     pub node: Option<i64>,
@@ -103,7 +112,10 @@ pub(crate) struct RawFailure {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { fraction = 0.2, at_us = 0.0 }"
+)]
 pub(crate) struct RawRandomFailures {
     pub fraction: Option<f64>,
     pub at_us: Option<f64>,
@@ -111,7 +123,7 @@ pub(crate) struct RawRandomFailures {
 
 /// One flat table for every workload kind; `resolve.rs` refuses keys the kind does not use.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of workload keys")]
 pub(crate) struct RawWorkload {
     pub kind: Option<String>,
     pub pairs: Option<i64>,
@@ -145,7 +157,10 @@ pub(crate) struct RawWorkload {
 
 /// `workload.size`: a flow-size distribution.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an inline table such as { dist = \"fixed\", bytes = 1000 }"
+)]
 pub(crate) struct RawSize {
     pub dist: Option<String>,
     pub bytes: Option<i64>,
@@ -195,7 +210,10 @@ impl RawWorkload {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an inline table such as { flows = 100, flow_bytes = 20000 }"
+)]
 pub(crate) struct RawBackground {
     pub kind: Option<String>,
     pub flows: Option<i64>,
@@ -204,7 +222,7 @@ pub(crate) struct RawBackground {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of run keys")]
 pub(crate) struct RawRun {
     pub until_us: Option<f64>,
     pub completed_flows: Option<i64>,
@@ -213,7 +231,7 @@ pub(crate) struct RawRun {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table with parameter and values")]
 pub(crate) struct RawSweep {
     pub parameter: Option<String>,
     pub values: Option<Vec<toml::Value>>,

@@ -86,6 +86,14 @@ impl Ctx<'_> {
         self.err(key, ErrorKind::Value, reason)
     }
 
+    /// Of keys whose values conflict, listed most likely culprit first, the one to name in the
+    /// error: the first the file gives (a conflict with a default is the given key's), or the
+    /// first when it gives none.
+    fn blame<'k>(&self, keys: &[&'k str]) -> &'k str {
+        let given = |k: &&&str| self.doc.is_some_and(|d| span_of(d, k).is_some());
+        keys.iter().find(given).unwrap_or(&keys[0])
+    }
+
     fn missing(&self, key: &str) -> ScenarioError {
         self.err(key, ErrorKind::Missing, "required key is missing")
     }
@@ -404,8 +412,11 @@ fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError>
     };
     if header_bytes >= cell_bytes {
         return Err(ctx.value(
-            "rack.header_bytes",
-            format!("must be below cell_bytes ({cell_bytes}), got {header_bytes}"),
+            ctx.blame(&["rack.header_bytes", "rack.cell_bytes"]),
+            format!(
+                "a {cell_bytes} B cell (rack.cell_bytes) leaves no payload after a \
+                 {header_bytes} B header (rack.header_bytes): the header must be smaller"
+            ),
         ));
     }
     let on_wire = channel_rate.serialize(cell_bytes as u64 + overhead_bytes as u64);
@@ -495,7 +506,10 @@ fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError>
     if let Err(e) = FabricSchedule::new(schedule_spec) {
         let key = match e {
             ScheduleError::TooFewNodes { .. } | ScheduleError::TooManyNodes { .. } => "rack.nodes",
-            ScheduleError::DelayTooLarge { .. } => delay_key,
+            // The epoch is too short for the delay: name the delay if the file sets it.
+            ScheduleError::DelayTooLarge { .. } => {
+                ctx.blame(&[delay_key, "rack.channels", "rack.nodes"])
+            }
             _ => "rack.channels",
         };
         return Err(ctx.value(key, e.to_string()));

@@ -87,6 +87,14 @@ fn bad_red_settings_are_refused_with_their_key_and_reason() {
             "{fabric} {extra:?}: {e}"
         );
     }
+    // Two keys in conflict: the error names the one the file gives.
+    assert!(
+        refused("dcqcn", "red_kmin_bytes = 300000\npfc = true")
+            .contains(": network.red_kmin_bytes: ")
+    );
+    assert!(refused("dcqcn", "red_kmax_bytes = 100").contains(": network.red_kmax_bytes: "));
+    assert!(refused("dctcp", "header_bytes = 2000").contains(": network.header_bytes: "));
+    assert!(refused("dctcp", "packet_bytes = 40").contains(": network.packet_bytes: "));
     // The reasons say what is wrong.
     assert!(refused("dcqcn", "red_pmax = 0.0").contains("0 < pmax <= 1"));
     assert!(refused("dcqcn", "red_kmin_bytes = 9000\nred_kmax_bytes = 10").contains("kmin < kmax"));

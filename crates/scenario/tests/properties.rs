@@ -247,6 +247,8 @@ fn each_out_of_range_value_names_its_key() {
         ("rack.cell_bytes", int(1), "rack.cell_bytes"),
         ("rack.cell_bytes", int(500), "rack.cell_bytes"),
         ("rack.cell_bytes", text("half"), "rack.cell_bytes"),
+        // A cell no larger than the default 8 B header: the cell is what the file set.
+        ("rack.cell_bytes", int(8), "rack.cell_bytes"),
         ("rack.header_bytes", int(0), "rack.header_bytes"),
         ("rack.header_bytes", int(64), "rack.header_bytes"),
         ("rack.overhead_bytes", int(-1), "rack.overhead_bytes"),
@@ -694,4 +696,21 @@ fn a_small_rack_builds_and_runs_to_completion() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.records.len(), 8);
     assert!(out.records.iter().all(|r| r.finish.is_some()));
+}
+
+#[test]
+fn an_epoch_too_short_for_the_delay_names_the_key_the_file_set() {
+    let rack = |extra: &str| {
+        parse(
+            &format!(
+                "[rack]\nnodes = 8\nswitch_ports = 4\n{extra}\n[workload]\nkind = \"permutation\"\nflow_bytes = 100\n"
+            ),
+            "short.toml",
+        )
+        .expect_err("the delay does not fit")
+        .key
+    };
+    // 8 nodes on 3 channels absorb 1 slot of delay; the default is 2.
+    assert_eq!(rack("channels = 3"), "rack.channels");
+    assert_eq!(rack("channels = 1\ndelay_slots = 5"), "rack.delay_slots");
 }

@@ -110,7 +110,7 @@ fn red(
     )? as u64;
     if kmax <= kmin {
         return Err(ctx.value(
-            "network.red_kmax_bytes",
+            ctx.blame(&["network.red_kmax_bytes", "network.red_kmin_bytes"]),
             format!("{kmax} B is not above red_kmin_bytes = {kmin} B (RED needs kmin < kmax)"),
         ));
     }
@@ -273,9 +273,19 @@ pub(super) fn resolve(
         &key("packet_bytes"),
         raw.packet_bytes,
         d::PACKET_BYTES,
-        header as i64 + 1,
+        2,
         65_535,
     )? as u32;
+    if packet <= header {
+        let (packet_key, header_key) = (key("packet_bytes"), key("header_bytes"));
+        return Err(ctx.value(
+            ctx.blame(&[&packet_key, &header_key]),
+            format!(
+                "a {packet} B packet ({packet_key}) leaves no payload after a {header} B header \
+                 ({header_key}): the header must be smaller"
+            ),
+        ));
+    }
     let control = ctx.int(
         &key("control_bytes"),
         raw.control_bytes,

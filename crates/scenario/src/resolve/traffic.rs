@@ -272,6 +272,12 @@ pub(super) fn resolve(
             let load_rate = match w.load_node_gbps {
                 Some(g) => {
                     let g = ctx.num("workload.load_node_gbps", g, 0.0, true)?;
+                    if g < 1e-3 {
+                        return Err(ctx.value(
+                            "workload.load_node_gbps",
+                            format!("{g} Gb/s is below 1 Mb/s: no rack node is that slow"),
+                        ));
+                    }
                     Rate((g * 1e9).round() as u64)
                 }
                 None => node_rate,
