@@ -141,12 +141,22 @@ pub struct Scenario {
 /// Reads and resolves the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let io = |line, reason| ScenarioError {
         origin: origin.clone(),
-        line: None,
+        line,
         key: String::new(),
         kind: ErrorKind::Io,
-        reason: format!("cannot read the file: {e}"),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| io(None, format!("cannot read the file: {e}")))?;
+    // TOML is UTF-8: say on which line the first byte that is not lies.
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        io(
+            Some(line),
+            "not UTF-8 text: a TOML scenario must be UTF-8".to_owned(),
+        )
     })?;
     parse(&text, &origin)
 }

@@ -458,6 +458,12 @@ fn errors_name_the_file_and_line() {
         ("workload", ErrorKind::Missing),
         "{e}"
     );
+    // A file that is not UTF-8: the line of the first bad byte.
+    let path = std::env::temp_dir().join("shoal-scenario-latin1.toml");
+    std::fs::write(&path, b"[scenario]\nname = \"caf\xe9\"\n").expect("write");
+    let e = shoal_scenario::load(&path).expect_err("not UTF-8");
+    assert_eq!((e.kind, e.line), (ErrorKind::Io, Some(2)), "{e}");
+    assert!(e.to_string().contains("UTF-8"), "{e}");
 }
 
 fn assert_same_run(a: &Scenario, b: &Scenario) {

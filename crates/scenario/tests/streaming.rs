@@ -319,3 +319,15 @@ fn a_relative_cdf_path_resolves_to_an_absolute_one() {
     assert!(path.is_absolute(), "{line}");
     assert!(path.exists(), "{line}");
 }
+
+/// The disaggregated profiles need enough nodes per role; a rack too small is refused when the
+/// scenario is read, naming the application.
+#[test]
+fn a_disaggregated_profile_too_large_for_the_rack_names_the_app() {
+    let text = "[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\n[workload]\n\
+                kind = \"disaggregated\"\napp = \"hadoop-wordcount\"\n[run]\ncompleted_flows = 10\n";
+    let e = parse(text, "small.toml").expect_err("too few nodes per role");
+    assert_eq!(e.key, "workload.app", "{e}");
+    assert!(e.to_string().contains("small.toml:7:"), "{e}");
+    assert!(e.to_string().contains("8 nodes"), "{e}");
+}

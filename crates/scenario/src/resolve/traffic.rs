@@ -362,6 +362,15 @@ pub(super) fn resolve(
                 check_gap(ctx, "workload.mean_gap_ns", spec.mean_gap_ps)?;
             }
             spec.max_flows = flow_limit(ctx, &w)?;
+            // The profile's roles must fit the rack; checked here so that the error names a key
+            // and a line rather than surfacing when the run starts. The role counts do not
+            // depend on the seed, only their placement does.
+            shoal_workload::Disagg::new(spec.clone(), 0).map_err(|e| {
+                ctx.value(
+                    "workload.app",
+                    format!("the profile does not fit a rack of {nodes} nodes: {e}"),
+                )
+            })?;
             Ok(WorkloadSpec::Disaggregated { app, spec })
         }
         _ => {
