@@ -31,8 +31,9 @@ impl IdealFct {
         (ps < u64::MAX as f64).then_some(Dur(ps as u64))
     }
 
-    /// FCT / ideal FCT of a completed flow, unclamped: below 1 means the model is optimistic
-    /// about the fabric, which is worth seeing. `None` if the flow did not complete, the model is
+    /// FCT / ideal FCT of a completed flow, unclamped: below 1 means the fabric's ideal
+    /// overestimates what a lone flow needs (its model is not a lower bound for that flow),
+    /// which is worth seeing rather than hiding. `None` if the flow did not complete, the model is
     /// invalid, or the ideal is zero (a zero-byte flow with no base latency).
     pub fn slowdown(&self, record: &FlowRecord) -> Option<f64> {
         let fct = record.fct()?;

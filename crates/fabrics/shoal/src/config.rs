@@ -121,17 +121,22 @@ impl RackConfig {
         Rate(self.channel_rate.0 * self.channels as u64)
     }
 
-    /// The completion time of a flow alone on the idle rack, for slowdowns. Detour spreads a
-    /// lone flow over every path, so it moves a full cell's payload on every channel in every
-    /// slot (the payload rate, headers and guard band excluded); its first byte crosses two
-    /// hops of one slot plus the node-to-node delay each. Waiting for a peer's slot in the
-    /// schedule is not counted: it is the part of an FCT the slowdown shows.
+    /// A lower bound on the completion time of a flow alone on the idle rack, for slowdowns
+    /// (so a slowdown is never below 1). A node sends at most one cell per channel and slot,
+    /// so a flow of k slots' worth of cells sends its last cell k − 1 slots after its first,
+    /// at the earliest in the slot it starts; that cell arrives `delay_slots` slots later at
+    /// the earliest (when it goes straight to its destination, which the node meets first).
+    /// The FCT is therefore at least (k − 1 + delay) slots, and bytes / payload rate exceeds
+    /// (k − 1) slots, so bytes / rate + (delay − 1) slots bounds it from below. The payload
+    /// rate is a full cell's payload on every channel in every slot (headers and guard band
+    /// excluded). Detour through an intermediate and waiting for the schedule are not counted:
+    /// they are the part of an FCT the slowdown shows.
     pub fn ideal_fct(&self) -> IdealFct {
         let payload_bps =
             self.channels as f64 * self.payload_bytes() as f64 * 8.0 / (self.slot.0 as f64 / 1e12);
         IdealFct {
             rate_bps: payload_bps,
-            base_latency: Dur(2 * (1 + self.delay_slots as u64) * self.slot.0),
+            base_latency: Dur((self.delay_slots as u64 - 1) * self.slot.0),
             header_overhead: 0.0,
         }
     }

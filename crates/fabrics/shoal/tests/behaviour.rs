@@ -250,3 +250,40 @@ fn dead_nodes_cost_exactly_their_slots() {
         "{failed:.2} Gb/s against {healthy:.2}: {ratio:.3}, slots {slots:.3}"
     );
 }
+
+/// `RackConfig::ideal_fct` is a lower bound: a lone flow of any size, starting at any phase of
+/// the schedule, never beats it (slowdown >= 1), and the bound is close for some flows.
+#[test]
+fn no_lone_flow_beats_the_ideal_fct() {
+    let mut best = f64::INFINITY;
+    for (channels, delay_slots) in [(1u8, 1u32), (2, 3), (4, 2)] {
+        let mut cfg = rack(16);
+        cfg.channels = channels;
+        cfg.delay_slots = delay_slots;
+        let ideal = cfg.ideal_fct();
+        for (i, bytes) in [1u64, 56, 57, 200, 5_000, 100_000].into_iter().enumerate() {
+            for dst in [1u16, 7, 15] {
+                let start = Time(i as u64 * 7_919 + dst as u64 * 23_250);
+                let flow = Flow {
+                    id: 0,
+                    src: NodeId(0),
+                    dst: NodeId(dst),
+                    bytes,
+                    start,
+                    class: 0,
+                };
+                let out = run(cfg.clone(), &[flow]);
+                let slowdown = ideal.slowdown(&out.records[0]).expect("completed");
+                assert!(
+                    slowdown >= 1.0,
+                    "{channels} channels, delay {delay_slots}, {bytes} B to {dst}: {slowdown}"
+                );
+                best = best.min(slowdown);
+            }
+        }
+    }
+    assert!(
+        best < 1.5,
+        "the bound is loose everywhere: best slowdown {best}"
+    );
+}
