@@ -121,7 +121,10 @@ impl Ctx<'_> {
 
     /// A finite number, at least `min` (or above it when `exclusive`).
     fn num(&self, key: &str, v: f64, min: f64, exclusive: bool) -> Result<f64, ScenarioError> {
-        let ok = v.is_finite() && if exclusive { v > min } else { v >= min };
+        if !v.is_finite() {
+            return Err(self.value(key, format!("{v} is not a finite number")));
+        }
+        let ok = if exclusive { v > min } else { v >= min };
         if !ok {
             let bound = if exclusive { "above" } else { "at least" };
             return Err(self.value(key, format!("{v} is out of range: must be {bound} {min}")));

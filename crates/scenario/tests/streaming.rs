@@ -2,7 +2,7 @@
 //! refused with their key, the load follows §7.3's definition, and the flows follow the seed.
 
 use shoal_base::Time;
-use shoal_scenario::{ScenarioError, WorkloadSpec, parse};
+use shoal_scenario::{ErrorKind, ScenarioError, WorkloadSpec, parse};
 use shoal_workload::Arrivals;
 
 const RACK: &str = "[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\n";
@@ -15,6 +15,8 @@ fn scenario(workload: &str, run: &str) -> Result<shoal_scenario::Scenario, Scena
 }
 
 const OPEN: &str = "kind = \"open-loop\"\nload = 0.5\nsize = { dist = \"fixed\", bytes = 1000 }";
+/// `OPEN` without its load, for cases that set one.
+const UNLOADED: &str = "kind = \"open-loop\"\nsize = { dist = \"fixed\", bytes = 1000 }";
 const LIMIT: &str = "[run]\ncompleted_flows = 100";
 
 /// A trace file with its header and no flow.
@@ -92,9 +94,16 @@ fn bad_streaming_workloads_name_their_key() {
             LIMIT,
             "workload.weights",
         ),
-        (&format!("{OPEN}\nload = -1.0"), LIMIT, "workload.load"),
+        (&format!("{UNLOADED}\nload = -1.0"), LIMIT, "workload.load"),
+        (&format!("{UNLOADED}\nload = inf"), LIMIT, "workload.load"),
+        (
+            "kind = \"open-loop\"\nload = 0.5\n\
+             size = { dist = \"pareto\", shape = 1.05, mean_bytes = 1000, cap_bytes = 1e300 }",
+            LIMIT,
+            "workload.size.cap_bytes",
+        ),
         // Flows seconds apart: hours of idle slots per flow.
-        (&format!("{OPEN}\nload = 1e-12"), LIMIT, "workload.load"),
+        (&format!("{UNLOADED}\nload = 1e-12"), LIMIT, "workload.load"),
         (
             "kind = \"open-loop\"\nmean_gap_ns = 1e30\nsize = { dist = \"fixed\", bytes = 1 }",
             LIMIT,
@@ -150,9 +159,15 @@ fn bad_streaming_workloads_name_their_key() {
     for (workload, run, key) in cases {
         match scenario(workload, run) {
             Ok(_) => panic!("accepted:\n{workload}\n{run}"),
-            Err(e) => assert_eq!(&e.key, key, "{workload}: {e}"),
+            Err(e) => {
+                assert_eq!(&e.key, key, "{workload}: {e}");
+                // A case must be refused for its value, not for a typo in the test.
+                assert_ne!(e.kind, ErrorKind::Syntax, "{workload}: {e}");
+            }
         }
     }
+    let inf = scenario(&format!("{UNLOADED}\nload = inf"), LIMIT).expect_err("infinite load");
+    assert!(inf.to_string().contains("not a finite number"), "{inf}");
 }
 
 /// §7.3: L = F/(R·N·τ), so at load 0.5 on 16 nodes of 2 x 25 Gb/s with 1,000 B flows the mean

@@ -118,7 +118,16 @@ fn sizes(ctx: &Ctx<'_>, s: Option<RawSize>) -> Result<SizeDist, ScenarioError> {
                 .ok_or_else(|| ctx.missing("workload.size.mean_bytes"))?;
             let cap = s
                 .cap_bytes
-                .map(|c| ctx.num("workload.size.cap_bytes", c, 1.0, false))
+                .map(
+                    |c| match ctx.num("workload.size.cap_bytes", c, 1.0, false)? {
+                        // Flow sizes are u64 bytes: a larger cap would be clamped silently.
+                        c if c >= u64::MAX as f64 => Err(ctx.value(
+                            "workload.size.cap_bytes",
+                            format!("{c:e} B is more than a flow can carry (2^64 - 1 B)"),
+                        )),
+                        c => Ok(c),
+                    },
+                )
                 .transpose()?
                 .map(|c| c.round() as u64);
             SizeDist::pareto(shape, mean, cap)
