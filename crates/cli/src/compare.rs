@@ -165,21 +165,24 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     }
     check_same_flows(&all)?;
     let names: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
-    if let Some(dup) = names
-        .iter()
-        .enumerate()
-        .find(|(i, n)| names[..*i].contains(n))
-    {
-        bail!(
-            "two scenarios are named {:?}: rename one ([scenario] name)",
-            dup.1
-        );
+    // Each run writes into a folder named after its scenario: names that differ only in the
+    // characters `safe` replaces would share one.
+    for (i, name) in names.iter().enumerate() {
+        if let Some(other) = names[..i].iter().find(|o| safe(o) == safe(name)) {
+            if other == name {
+                bail!("two scenarios are named {name:?}: rename one ([scenario] name)");
+            }
+            bail!(
+                "scenarios named {other:?} and {name:?} would share the results folder {:?}: \
+                 rename one ([scenario] name)",
+                safe(name)
+            );
+        }
     }
     let dir = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join("compare"));
-    prepare_dir(&dir, args.force)?;
 
     // Every (point, scenario) in point-major order, so a table reads point by point.
     let mut jobs: Vec<(Option<SweepValue>, Scenario)> = Vec::new();
@@ -199,7 +202,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         }
     }
     let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
-    let mut runs = Vec::with_capacity(jobs.len());
+    let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
     for (point, sc) in &jobs {
         let label = match point {
             Some(v) => format!(
@@ -213,8 +216,20 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             Some(v) => dir.join(safe(&v.to_string())).join(safe(&sc.name)),
             None => dir.join(safe(&sc.name)),
         };
-        prepare_dir(&dir, args.force)?;
+        // Two sweep values may differ only in the characters `safe` replaces.
+        if let Some(other) = runs.iter().find(|r| r.dir == dir) {
+            bail!(
+                "{} and {label} would share the results folder {}",
+                other.label,
+                dir.display()
+            );
+        }
         runs.push(Job { sc, dir, label });
+    }
+    // The folders are created once they are all known to differ.
+    prepare_dir(&dir, args.force)?;
+    for run in &runs {
+        prepare_dir(&run.dir, args.force)?;
     }
     let threads = batch::threads(args.jobs);
     let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")

@@ -338,23 +338,37 @@ pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
 }
 
 /// Creates `dir`, refusing a non-empty one unless `force`.
+///
+/// The folder is created first and its contents read afterwards: asking `dir.exists()` first
+/// misses a folder that a path like `out/..` names only once `out/` exists, and the run would
+/// then replace the files of the current folder. When refused, the folders created here are
+/// removed again, so a refusal leaves the disk as it was.
 pub(crate) fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
-    if dir.exists() {
-        if !dir.is_dir() {
-            bail!("{} exists and is not a directory", dir.display());
-        }
-        let non_empty = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read {}", dir.display()))?
-            .next()
-            .is_some();
-        if non_empty && !force {
-            bail!(
-                "{} is not empty: choose another --out DIR, or pass --force to write into it",
-                dir.display()
-            );
-        }
+    if dir.exists() && !dir.is_dir() {
+        bail!("{} exists and is not a directory", dir.display());
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    // The folders `create_dir_all` will make, deepest first: ancestors that do not exist yet
+    // (one ending in ".." names a folder that exists once its parent does, so it is left be).
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .filter(|a| a.file_name().is_some() && std::fs::symlink_metadata(a).is_err())
+        .collect();
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let non_empty = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .next()
+        .is_some();
+    if non_empty && !force {
+        for created in missing {
+            // Only empty folders go; one that is not empty was not made here.
+            let _ = std::fs::remove_dir(created);
+        }
+        bail!(
+            "{} is not empty: choose another --out DIR, or pass --force to write into it",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Runs one scenario into `dir`; returns its summary. `bars` holds the progress bars of runs
@@ -486,9 +500,13 @@ fn print_summary(s: &Summary, dir: &Path) {
     println!("results      {}", dir.display());
 }
 
-/// A directory-name-safe form of a sweep label.
+/// A directory-name-safe form of a sweep label or scenario name: ASCII letters, digits, '.'
+/// and '-' stay, anything else becomes '_'.
+///
+/// The result is one folder name, never "", "." or "..": those would make `out/<name>` the
+/// folder `out` itself or its parent, and a run would write into a folder it did not create.
 pub(crate) fn safe(label: &str) -> String {
-    label
+    let name: String = label
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -497,7 +515,12 @@ pub(crate) fn safe(label: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    match name.as_str() {
+        "" => "_".to_owned(),
+        "." | ".." => "_".repeat(name.len()),
+        _ => name,
+    }
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
@@ -618,4 +641,21 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     println!("results      {}", dir.display());
     std::io::stdout().flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe;
+
+    #[test]
+    fn safe_names_one_folder_and_never_the_current_or_parent_one() {
+        assert_eq!(safe("fig15-dctcp"), "fig15-dctcp");
+        assert_eq!(safe("0.5"), "0.5");
+        assert_eq!(safe("a/b c"), "a_b_c");
+        assert_eq!(safe(""), "_");
+        assert_eq!(safe("."), "_");
+        assert_eq!(safe(".."), "__");
+        assert_eq!(safe("..."), "...");
+        assert_eq!(safe("../x"), ".._x");
+    }
 }

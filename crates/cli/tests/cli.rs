@@ -28,6 +28,15 @@ fn shoal(args: &[&str]) -> Output {
         .expect("the shoal binary runs")
 }
 
+/// `shoal` run from `dir`, for what it writes relative to the current folder.
+fn shoal_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(SHOAL)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the shoal binary runs")
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -862,4 +871,59 @@ fn repro_gives_the_same_claims_in_the_same_order_whatever_the_number_of_jobs() {
         ]
     );
     assert_eq!(claims("4"), one);
+}
+
+/// A results folder that names the current folder (`out/..`, or a scenario named "..") must
+/// not replace the files there: the folder is created before it is checked for files, and a
+/// scenario name always becomes a folder of its own.
+#[test]
+fn run_and_compare_never_write_into_a_folder_that_holds_files() {
+    let dir = scratch("dotdot");
+    let named = TINY.replace("name = \"tiny\"", "name = \"..\"");
+    let file = write(&dir, "dotdot.toml", &named);
+    let mine = write(&dir, "summary.json", "mine\n");
+    let untouched = || assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+
+    // Default folder out/<name>: the name ".." becomes the folder out/__.
+    let o = shoal_in(&dir, &["run", &file, "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    untouched();
+    assert_eq!(summary(&dir.join("out").join("__"))["scenario"], "..");
+
+    // --out fresh/.. names the current folder once fresh/ exists: refused, and fresh/ is
+    // not left behind.
+    let o = shoal_in(&dir, &["run", &file, "--quiet", "--out", "fresh/.."]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("fresh/.. is not empty"),
+        "{}",
+        stderr(&o)
+    );
+    untouched();
+    assert!(!dir.join("fresh").exists());
+
+    // compare: the same folders, and names that differ only in replaced characters are
+    // refused before anything runs.
+    let ndp = tiny_packet("ndp", "").replace("tiny-ndp", "a/b");
+    let ndp = write(&dir, "ndp.toml", &ndp);
+    let o = shoal_in(
+        &dir,
+        &["compare", &file, &ndp, "--quiet", "--out", "new/.."],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("new/.. is not empty"), "{}", stderr(&o));
+    untouched();
+    let o = shoal_in(&dir, &["compare", &file, &ndp, "--quiet", "--out", "cmp"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("cmp/__/summary.json").exists() && dir.join("cmp/a_b/summary.json").exists());
+    let other = write(&dir, "other.toml", &named.replace("\"..\"", "\"a_b\""));
+    let o = shoal_in(&dir, &["compare", &other, &ndp, "--quiet", "--out", "cmp2"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("would share the results folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("cmp2").exists());
+    untouched();
 }
