@@ -1,10 +1,11 @@
 //! `shoal repro`: run the paper's figures as experiments and compare with the published numbers.
 
 use crate::batch;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
 use shoal_repro::{Claim, Options};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Reproduce the paper's figures and say how close we are.
@@ -34,8 +35,9 @@ pub struct ReproArgs {
     /// List the experiments (name, figure, summary) and exit.
     #[arg(long)]
     list: bool,
-    /// Folder for the figures: each plotted figure writes NAME.svg, NAME.png and NAME.csv
-    /// (its points, columns series,x,y) here.
+    /// Folder for the figures (created, and checked before any experiment runs): each
+    /// plotted figure writes NAME.svg, NAME.png and NAME.csv (its points, columns
+    /// series,x,y) here, replacing files of the same name.
     #[arg(long, value_name = "DIR", default_value = "out/repro")]
     out: std::path::PathBuf,
     /// Scale for the experiments that take one, as key=value words; fig15-baselines takes
@@ -108,6 +110,24 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+/// Creates the folder for the figures and checks that files can be written there, before any
+/// experiment runs: at paper scale the experiments take hours, and a folder that cannot take
+/// their figures would only show once they are done.
+fn figures_folder(dir: &Path) -> Result<()> {
+    let shown = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        bail!("--out {shown}: exists and is not a directory");
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {shown}: cannot create the folder for the figures"))?;
+    let probe = dir.join(".shoal-repro-write-check");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("--out {shown}: cannot write files into the folder"))?;
+    std::fs::remove_file(&probe)
+        .with_context(|| format!("--out {shown}: cannot remove {}", probe.display()))?;
+    Ok(())
+}
+
 pub fn main(args: ReproArgs) -> Result<ExitCode> {
     let all = shoal_repro::experiments();
     if args.list {
@@ -148,6 +168,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             bail!("no experiment named {name:?}; {list}");
         }
     }
+    figures_folder(&args.out)?;
     let opts = Options {
         quick: args.quick,
         plots: Some(args.out.clone()),

@@ -927,3 +927,23 @@ fn run_and_compare_never_write_into_a_folder_that_holds_files() {
     assert!(!dir.join("cmp2").exists());
     untouched();
 }
+
+/// `repro --out` is checked before any experiment runs (at paper scale they take hours),
+/// not when the first figure is written.
+#[test]
+fn repro_refuses_an_unusable_out_folder_before_running() {
+    let dir = scratch("repro-out");
+    let file = write(&dir, "a-file", "x");
+    for out in [file.clone(), format!("{file}/figures")] {
+        let o = shoal(&["repro", "fig10", "--quick", "--out", &out]);
+        assert!(!o.status.success(), "--out {out}");
+        let e = stderr(&o);
+        assert!(e.contains(&format!("--out {out}")), "{e}");
+        assert!(!e.contains("running fig10"), "an experiment ran: {e}");
+    }
+    let out = dir.join("figures");
+    let o = shoal(&["repro", "fig10", "--quick", "--out", out.to_str().unwrap()]);
+    assert!(stderr(&o).contains("running fig10"), "{}", stderr(&o));
+    assert!(out.is_dir());
+    assert!(!out.join(".shoal-repro-write-check").exists());
+}
