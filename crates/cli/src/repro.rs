@@ -15,7 +15,8 @@ use std::process::ExitCode;
 /// tolerance, pass) and "N of M claims pass"; progress notes go to stderr, each with its
 /// experiment's name. Experiments run side by side, one per core (--jobs), except those that
 /// measure wall-clock time, which run alone afterwards; the claims come out in the same order
-/// and with the same values either way. Exit status 0 only if every claim passes.
+/// and with the same values either way. Exit status 0 only if at least one claim was checked
+/// and every claim passes.
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  shoal repro --list\n  shoal repro --quick\n  \
@@ -242,9 +243,45 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             failed_runs.join(", ")
         );
     }
-    Ok(if passed == claims.len() && failed_runs.is_empty() {
+    // A run that checked nothing has not reproduced anything: it must not read as a pass.
+    if claims.is_empty() && failed_runs.is_empty() {
+        let why = if args.scale.is_some() {
+            "the --scale settings left none of their claims a point to compare"
+        } else {
+            "the experiments returned none"
+        };
+        eprintln!("shoal repro: no claim was checked: {why}");
+    }
+    Ok(if succeeded(&claims, failed_runs.len()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Whether a repro run succeeded: every experiment ran, at least one claim was checked and
+/// every claim passes.
+fn succeeded(claims: &[Claim], failed_runs: usize) -> bool {
+    failed_runs == 0 && !claims.is_empty() && claims.iter().all(|c| c.pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_checked_no_claim_does_not_succeed() {
+        let claim = |pass| Claim {
+            figure: "Fig. 1".into(),
+            claim: "a claim".into(),
+            paper: "1".into(),
+            ours: "1".into(),
+            tolerance: "exact".into(),
+            pass,
+        };
+        assert!(!succeeded(&[], 0));
+        assert!(succeeded(&[claim(true)], 0));
+        assert!(!succeeded(&[claim(true), claim(false)], 0));
+        assert!(!succeeded(&[claim(true)], 1));
+    }
 }

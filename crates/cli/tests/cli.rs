@@ -947,3 +947,25 @@ fn repro_refuses_an_unusable_out_folder_before_running() {
     assert!(out.is_dir());
     assert!(!out.join(".shoal-repro-write-check").exists());
 }
+
+/// A scale at which no claim can be checked is refused before anything runs, rather than
+/// ending in "0 of 0 claims pass" and exit status 0.
+#[test]
+fn repro_refuses_a_scale_that_checks_no_claim() {
+    let dir = scratch("repro-no-claim");
+    let out = dir.join("figures");
+    let o = shoal(&[
+        "repro",
+        "fig17",
+        "--scale",
+        "nodes=32 fractions=0 flows=20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("fractions must include 0.2, 0.4 or 0.5"),
+        "{}",
+        stderr(&o)
+    );
+}

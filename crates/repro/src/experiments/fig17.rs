@@ -10,7 +10,7 @@
 //! scale through `Options::scale`, e.g. `--scale "fractions=0,0.2,0.4,0.5 flows=1000000"`
 //! (keys `nodes`, `fractions`, `flows`, and `load`, the load of the run without failures;
 //! unset keys keep the scenario file's values); the claims need the 0% point and are made for
-//! whichever of 20%, 40% and 50% were run.
+//! whichever of 20%, 40% and 50% were run, so `fractions` must hold 0 and one of those.
 
 use crate::plot::emit;
 use crate::point;
@@ -22,6 +22,8 @@ use shoal_scenario::Scenario;
 use shoal_schedule::Component;
 
 const FIG: &str = "Shoal Fig. 17";
+/// The failed fractions the claims are made at.
+const CLAIMED: [f64; 3] = [0.2, 0.4, 0.5];
 
 /// The size of a sweep: nodes, failed fractions, completed flows per point and the load
 /// without failures.
@@ -207,6 +209,14 @@ fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproErr
         if !scale.fractions.contains(&0.0) {
             return Err(set.bad("fractions must include 0, the run every claim compares with"));
         }
+        // The claims are made at 20%, 40% and 50% failed: without one of them, hours of runs
+        // would check nothing.
+        if !CLAIMED.iter().any(|f| scale.fractions.contains(f)) {
+            return Err(set.bad(
+                "fractions must include 0.2, 0.4 or 0.5 besides 0: the claims are made there, \
+                 and no other point is checked",
+            ));
+        }
     }
     Ok(scale)
 }
@@ -272,6 +282,8 @@ mod tests {
         );
         let err = full_scale(&base, Some("fractions=0.2,0.4")).unwrap_err();
         assert!(err.0.contains("must include 0"), "{}", err.0);
+        let err = full_scale(&base, Some("fractions=0,0.1")).unwrap_err();
+        assert!(err.0.contains("must include 0.2, 0.4 or 0.5"), "{}", err.0);
         let err = full_scale(&base, Some("load=0.4,0.5")).unwrap_err();
         assert!(err.0.contains("load wants one number"), "{}", err.0);
     }
