@@ -41,13 +41,14 @@ pub struct ReproArgs {
     /// series,x,y) here, replacing files of the same name.
     #[arg(long, value_name = "DIR", default_value = "out/repro")]
     out: std::path::PathBuf,
-    /// Scale for the experiments that take one, as key=value words; fig15-baselines takes
-    /// nodes, loads (comma-separated), flows and torus_flows, e.g.
+    /// Scale for the experiments that take one, as key=value words, each key once;
+    /// fig15-baselines takes nodes, loads (comma-separated), flows and torus_flows, e.g.
     /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"; xfabric-fig5 takes flows,
     /// warmup_s, periods and clusters, e.g. --scale "flows=250000 warmup_s=120" (the paper's
     /// trace); fig17 takes nodes, fractions (failed, comma-separated), flows and load (without
-    /// failures), e.g. --scale "fractions=0,0.2,0.4,0.5 load=0.5". Not with --quick, whose
-    /// scale is fixed.
+    /// failures), e.g. --scale "fractions=0,0.2,0.4,0.5 load=0.5". Checked before anything
+    /// runs: every experiment named must take every key given (the others take none). Not
+    /// with --quick, whose scale is fixed.
     #[arg(long, value_name = "SETTINGS", conflicts_with = "quick")]
     scale: Option<String>,
     /// Experiments run at once. Default: one per core. Each needs its own memory (a
@@ -111,6 +112,23 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+/// Refuses `--scale` settings before anything runs unless every experiment to run takes
+/// each of them: a setting an experiment ignores would run it at a scale other than the one
+/// asked for.
+fn check_scale(asked: &[String], names: &[String], text: &str) -> Result<()> {
+    if asked.is_empty() {
+        bail!(
+            "--scale: name the experiments to scale; without names every experiment runs, and \
+             only these take settings: {}",
+            shoal_repro::scale_keys()
+        );
+    }
+    for name in names {
+        shoal_repro::check_scale(name, text)?;
+    }
+    Ok(())
+}
+
 /// Creates the folder for the figures and checks that files can be written there, before any
 /// experiment runs: at paper scale the experiments take hours, and a folder that cannot take
 /// their figures would only show once they are done.
@@ -168,6 +186,9 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             };
             bail!("no experiment named {name:?}; {list}");
         }
+    }
+    if let Some(text) = &args.scale {
+        check_scale(&args.names, &names, text)?;
     }
     figures_folder(&args.out)?;
     let opts = Options {

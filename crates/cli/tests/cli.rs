@@ -969,3 +969,45 @@ fn repro_refuses_a_scale_that_checks_no_claim() {
         stderr(&o)
     );
 }
+
+/// `--scale` settings are checked before anything runs: a key an experiment does not take, a
+/// count below what a run needs and a key given twice are refused, naming the key, the
+/// reason and the keys each experiment takes.
+#[test]
+fn repro_refuses_scale_settings_the_experiments_would_not_use_as_given() {
+    let dir = scratch("repro-scale");
+    let out = dir.join("figures");
+    let out = out.to_str().unwrap();
+    for (args, want) in [
+        (
+            &["fig10", "--scale", "nodes=8"][..],
+            "fig10 runs at its own scale and takes no settings; the experiments that do: \
+             fig15-baselines (nodes, loads, flows, torus_flows), fig17 (nodes, fractions, \
+             flows, load), xfabric-fig5",
+        ),
+        (
+            &["fig17", "fig15-baselines", "--scale", "fractions=0,0.2"],
+            "fig15-baselines: --scale: unknown key \"fractions\" (the keys are nodes, loads",
+        ),
+        (&["fig17", "--scale", "flows=0"], "flows must be at least 1"),
+        (
+            &["fig15-baselines", "--scale", "flows=0"],
+            "flows must be at least 1",
+        ),
+        (
+            &["xfabric-fig5", "--scale", "flows=10"],
+            "flows must be at least 27",
+        ),
+        (
+            &["fig17", "--scale", "flows=10 fractions=0,0.2 flows=20"],
+            "flows is given twice",
+        ),
+        (&["--scale", "flows=10"], "name the experiments to scale"),
+    ] {
+        let o = shoal(&[&["repro", "--out", out][..], args].concat());
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("running"), "{args:?}: an experiment ran: {e}");
+    }
+}

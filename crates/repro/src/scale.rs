@@ -20,22 +20,26 @@ impl<'a> Settings<'a> {
         ReproError(format!("--scale: {what} (in {:?})", self.text))
     }
 
-    /// The `(key, value)` pairs in order; a word without `=` or with an unknown key is refused.
+    /// The `(key, value)` pairs in order; a word without `=`, with an unknown key or with a key
+    /// given before is refused (the later value would silently win).
     pub(crate) fn pairs(&self) -> Result<Vec<(&'a str, &'a str)>, ReproError> {
-        self.text
-            .split_whitespace()
-            .map(|item| {
-                let (key, value) = item
-                    .split_once('=')
-                    .ok_or_else(|| self.bad(&format!("{item:?} is not key=value")))?;
-                if !self.known.contains(&key) {
-                    return Err(
-                        self.bad(&format!("unknown key {key:?} ({})", self.known.join(", ")))
-                    );
-                }
-                Ok((key, value))
-            })
-            .collect()
+        let mut pairs: Vec<(&'a str, &'a str)> = Vec::new();
+        for item in self.text.split_whitespace() {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| self.bad(&format!("{item:?} is not key=value")))?;
+            if !self.known.contains(&key) {
+                return Err(self.bad(&format!(
+                    "unknown key {key:?} (the keys are {})",
+                    self.known.join(", ")
+                )));
+            }
+            if pairs.iter().any(|(k, _)| *k == key) {
+                return Err(self.bad(&format!("{key} is given twice")));
+            }
+            pairs.push((key, value));
+        }
+        Ok(pairs)
     }
 
     /// `value` as a whole number.
@@ -43,6 +47,31 @@ impl<'a> Settings<'a> {
         value
             .parse::<u64>()
             .map_err(|_| self.bad(&format!("{key} wants a whole number, got {value:?}")))
+    }
+
+    /// `value` as a whole number of at least `min`; `why` says what the minimum is for. A
+    /// smaller one is refused rather than raised to `min`, which would run another scale than
+    /// the one asked for.
+    pub(crate) fn at_least(
+        &self,
+        key: &str,
+        value: &str,
+        min: u64,
+        why: &str,
+    ) -> Result<u64, ReproError> {
+        let n = self.int(key, value)?;
+        if n < min {
+            return Err(self.bad(&format!("{key} must be at least {min} ({why}), got {n}")));
+        }
+        Ok(n)
+    }
+
+    /// `value` as one number above 0.
+    pub(crate) fn number(&self, key: &str, value: &str) -> Result<f64, ReproError> {
+        match self.list(key, value)?[..] {
+            [x] => Ok(x),
+            _ => Err(self.bad(&format!("{key} wants one number, got {value:?}"))),
+        }
     }
 
     /// `value` as comma-separated positive numbers.
@@ -79,6 +108,27 @@ mod tests {
         assert!(err.0.contains("unknown key \"flow\""), "{}", err.0);
         let err = Settings::new("flows", &["flows"]).pairs().unwrap_err();
         assert!(err.0.contains("not key=value"), "{}", err.0);
+        let err = Settings::new("flows=10 flows=20", &["flows"])
+            .pairs()
+            .unwrap_err();
+        assert!(err.0.contains("flows is given twice"), "{}", err.0);
+    }
+
+    #[test]
+    fn counts_below_their_minimum_and_lists_for_one_number_are_refused() {
+        let set = Settings::new("", &[]);
+        assert_eq!(set.at_least("flows", "1", 1, "a run needs one").unwrap(), 1);
+        let err = set
+            .at_least("flows", "0", 1, "a run needs one")
+            .unwrap_err();
+        assert!(
+            err.0
+                .contains("flows must be at least 1 (a run needs one), got 0"),
+            "{}",
+            err.0
+        );
+        assert_eq!(set.number("load", "0.5").unwrap(), 0.5);
+        assert!(set.number("load", "0.5,0.6").is_err());
     }
 
     #[test]

@@ -33,7 +33,7 @@
 use crate::plot::emit;
 use crate::point;
 use crate::scale::Settings;
-use crate::{Claim, Options, ReproError};
+use crate::{Claim, Options, ReproError, ScaleSpec};
 use shoal_fabric::NoProgress;
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
@@ -55,6 +55,16 @@ const PSN: [(&str, &str); 3] = [
     ("fig15-ndp", "NDP"),
 ];
 const TORUS: (&str, &str) = ("fig15-r2c2", "R2C2 torus");
+
+/// The `--scale` settings fig15-baselines takes.
+pub(crate) const SCALE: ScaleSpec = ScaleSpec {
+    keys: &["nodes", "loads", "flows", "torus_flows"],
+    check: check_scale,
+};
+
+fn check_scale(text: &str) -> Result<(), ReproError> {
+    Scale::full(&point::scenario(SHOAL.0)?, Some(text)).map(drop)
+}
 
 /// How big a run is.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,7 +103,7 @@ impl Scale {
 
     /// Applies `key=value` settings separated by white space.
     fn apply(&mut self, text: &str) -> Result<(), ReproError> {
-        let set = Settings::new(text, &["nodes", "loads", "flows", "torus_flows"]);
+        let set = Settings::new(text, SCALE.keys);
         for (key, value) in set.pairs()? {
             match key {
                 "nodes" => {
@@ -102,7 +112,10 @@ impl Scale {
                         .filter(|&n| n >= 2)
                         .ok_or_else(|| set.bad("nodes must be 2 or more"))?
                 }
-                "flows" => self.flows = set.int(key, value)?.max(1),
+                "flows" => {
+                    self.flows =
+                        set.at_least(key, value, 1, "each point runs until that many complete")?
+                }
                 "torus_flows" => self.torus_flows = set.int(key, value)?,
                 _ => self.loads = set.list(key, value)?,
             }

@@ -15,7 +15,7 @@
 use crate::plot::emit;
 use crate::point;
 use crate::scale::Settings;
-use crate::{Claim, Options, ReproError};
+use crate::{Claim, Options, ReproError, ScaleSpec};
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
@@ -179,6 +179,16 @@ pub(crate) fn run(
     Ok(claims)
 }
 
+/// The `--scale` settings fig17 takes.
+pub(crate) const SCALE: ScaleSpec = ScaleSpec {
+    keys: &["nodes", "fractions", "flows", "load"],
+    check: check_scale,
+};
+
+fn check_scale(text: &str) -> Result<(), ReproError> {
+    full_scale(&point::scenario("fig17-node-failures")?, Some(text)).map(drop)
+}
+
 /// The scenario file's scale, with `settings` (`--scale`) applied.
 fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproError> {
     let mut scale = Scale {
@@ -188,7 +198,7 @@ fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproErr
         load: base_load(base)?,
     };
     if let Some(text) = settings {
-        let set = Settings::new(text, &["nodes", "fractions", "flows", "load"]);
+        let set = Settings::new(text, SCALE.keys);
         for (key, value) in set.pairs()? {
             match key {
                 "nodes" => {
@@ -197,11 +207,11 @@ fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproErr
                         .filter(|&n| n >= 2)
                         .ok_or_else(|| set.bad("nodes must be 2 to 65535"))?
                 }
-                "flows" => scale.flows = set.int(key, value)?.max(1),
-                "load" => match set.list(key, value)?[..] {
-                    [load] => scale.load = load,
-                    _ => return Err(set.bad("load wants one number")),
-                },
+                "flows" => {
+                    scale.flows =
+                        set.at_least(key, value, 1, "each point runs until that many complete")?
+                }
+                "load" => scale.load = set.number(key, value)?,
                 _ => scale.fractions = set.fractions(key, value)?,
             }
         }
@@ -286,5 +296,7 @@ mod tests {
         assert!(err.0.contains("must include 0.2, 0.4 or 0.5"), "{}", err.0);
         let err = full_scale(&base, Some("load=0.4,0.5")).unwrap_err();
         assert!(err.0.contains("load wants one number"), "{}", err.0);
+        let err = full_scale(&base, Some("flows=0")).unwrap_err();
+        assert!(err.0.contains("flows must be at least 1"), "{}", err.0);
     }
 }

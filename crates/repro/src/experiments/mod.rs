@@ -29,6 +29,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "prototype: full-permutation throughput vs slot size",
         run: fig09::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig10",
@@ -36,6 +37,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "prototype: 7:1 incast of seven cells",
         run: fig10::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig12",
@@ -43,6 +45,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: destination throughput vs permutation pairs",
         run: fig12::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fairness",
@@ -50,6 +53,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: random flows against their max-min rates",
         run: fairness::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig13",
@@ -57,6 +61,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: incast of 130 KB flows from a growing number of senders",
         run: fig13::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig14",
@@ -64,6 +69,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: short probe flows with and without the §3.3.3 optimisations",
         run: fig14::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig15",
@@ -71,6 +77,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: datacenter workload vs load (FCT, goodput, queues, reordering)",
         run: fig15::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "fig15-baselines",
@@ -78,6 +85,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: Shoal vs DCTCP, DCQCN, NDP (Clos) and R2C2 (torus) on one workload",
         run: fig15_baselines::run,
         timed: false,
+        scale: Some(fig15_baselines::SCALE),
     },
     Experiment {
         name: "fig17",
@@ -85,6 +93,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: datacenter workload at load 1 with 0-50% of the nodes failed",
         run: fig17::run,
         timed: false,
+        scale: Some(fig17::SCALE),
     },
     Experiment {
         name: "fig18",
@@ -92,6 +101,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: the six disaggregated applications (§7.4)",
         run: fig18::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "epoch",
@@ -99,6 +109,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "512 nodes: tail FCT with a twice longer epoch (2 x 50 Gb/s, 1,024 nodes)",
         run: epoch::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "table1",
@@ -106,6 +117,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "slots lost to a failed node, link or switch of the Clos",
         run: table1::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "xfabric-fig2",
@@ -113,6 +125,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "343 SoCs: path length, diversity, bottleneck of XFabric/OSA/torus/Random",
         run: xfabric_fig2::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "xfabric-fig3",
@@ -120,6 +133,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "343 SoCs: path length vs cluster size and vs destinations per SoC",
         run: xfabric_fig3::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "xfabric-fig4",
@@ -127,6 +141,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "Production: path length vs rack size, uplink path length",
         run: xfabric_fig4::run,
         timed: false,
+        scale: None,
     },
     Experiment {
         name: "xfabric-fig5",
@@ -134,6 +149,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "27-SoC prototype, TCP: path length and completion vs reconfiguration period",
         run: xfabric_fig5::run,
         timed: false,
+        scale: Some(xfabric_fig5::SCALE),
     },
     Experiment {
         name: "xfabric-fig6a",
@@ -141,6 +157,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "topology generation time, Algorithm 1 vs OSA, 27 to 1,024 SoCs (wall clock)",
         run: xfabric_fig6a::run,
         timed: true,
+        scale: None,
     },
     Experiment {
         name: "xfabric-fig6b",
@@ -148,5 +165,6 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "27 SoCs: time for every SoC to use its new tables in one reconfiguration",
         run: xfabric_fig6b::run,
         timed: false,
+        scale: None,
     },
 ];

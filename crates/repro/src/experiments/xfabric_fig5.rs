@@ -26,7 +26,7 @@
 use super::xfabric_common::{SEED, err};
 use crate::plot::emit;
 use crate::scale::Settings;
-use crate::{Claim, Options, ReproError};
+use crate::{Claim, Options, ReproError, ScaleSpec};
 use shoal_base::{Dur, Rate};
 use shoal_fabric::NoProgress;
 use shoal_fabric::bench::wall_seconds;
@@ -38,6 +38,16 @@ use shoal_xfabric::{
 
 const FIG: &str = "XFabric Fig. 5";
 const SOCS: usize = 27;
+
+/// The `--scale` settings xfabric-fig5 takes.
+pub(crate) const SCALE: ScaleSpec = ScaleSpec {
+    keys: &["flows", "warmup_s", "periods", "clusters"],
+    check: check_scale,
+};
+
+fn check_scale(text: &str) -> Result<(), ReproError> {
+    Scale::full(Some(text)).map(drop)
+}
 
 /// The sweep of one scale.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,22 +80,34 @@ impl Scale {
         let Some(text) = settings else {
             return Ok(s);
         };
-        let set = Settings::new(text, &["flows", "warmup_s", "periods", "clusters"]);
+        let set = Settings::new(text, SCALE.keys);
         for (key, value) in set.pairs()? {
             match key {
-                "flows" => s.flows = set.int(key, value)?.max(SOCS as u64),
-                "warmup_s" => s.warmup = secs(set.list(key, value)?[0]),
+                "flows" => {
+                    s.flows = set.at_least(
+                        key,
+                        value,
+                        SOCS as u64,
+                        "each of the 27 SoCs runs one at least",
+                    )?;
+                }
+                "warmup_s" => s.warmup = secs(set.number(key, value)?),
                 "periods" => s.periods = set.list(key, value)?,
                 _ => {
+                    // Every size asked for is run: none is dropped or rounded.
                     s.clusters = set
                         .list(key, value)?
                         .into_iter()
-                        .map(|c| c as usize)
-                        .filter(|c| (2..=SOCS).contains(c))
-                        .collect();
-                    if s.clusters.is_empty() {
-                        return Err(set.bad("clusters wants sizes from 2 to 27"));
-                    }
+                        .map(|c| {
+                            (c.fract() == 0.0 && (2.0..=SOCS as f64).contains(&c))
+                                .then_some(c as usize)
+                        })
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| {
+                            set.bad(&format!(
+                                "clusters wants whole sizes from 2 to {SOCS}, got {value:?}"
+                            ))
+                        })?;
                 }
             }
         }
@@ -434,6 +456,12 @@ mod tests {
             "clusters=1",
             "periods=-1",
             "warmup_s",
+            "flows=26",
+            "flows=0",
+            "warmup_s=1,2",
+            "clusters=2,28",
+            "clusters=2.5",
+            "flows=100 flows=200",
         ] {
             let e = Scale::full(Some(bad)).unwrap_err();
             assert!(e.0.starts_with("--scale:"), "{bad}: {e:?}");
