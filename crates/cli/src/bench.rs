@@ -31,8 +31,9 @@ pub struct BenchArgs {
     /// --slots). Default: the fixed 20,000 slots.
     #[arg(long, value_name = "S", conflicts_with = "slots")]
     seconds: Option<f64>,
-    /// Nodes in the rack [default: 512].
-    #[arg(long, value_name = "N")]
+    /// Nodes in the rack, 2 to 16384 [default: 512].
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(2..=i64::from(shoal_rack::MAX_NODES)))]
     nodes: Option<u16>,
     /// Flows of the permutation; equal to --nodes for the full permutation [default: nodes].
     #[arg(long, value_name = "P")]
@@ -48,10 +49,17 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with_all = ["pairs", "slots", "warmup_slots", "seconds"])]
     datacenter: bool,
     /// With --datacenter: the offered load, L = F/(R·N·τ) with R = 50 Gb/s [default: 0.5].
-    #[arg(long, value_name = "L", requires = "datacenter")]
+    //
+    // clap waives `requires` when the required option conflicts with one given (`--slots 10
+    // --load 0.5` ran the permutation and ignored --load), so the options --datacenter
+    // conflicts with are listed here too: every use without --datacenter is an error.
+    #[arg(long, value_name = "L", requires = "datacenter",
+          conflicts_with_all = ["pairs", "slots", "warmup_slots", "seconds", "psn"])]
     load: Option<f64>,
-    /// With --datacenter: completed flows at which the run stops [default: 20000].
-    #[arg(long, value_name = "M", requires = "datacenter")]
+    /// With --datacenter: completed flows at which the run stops, at least 1 [default: 20000].
+    #[arg(long, value_name = "M", requires = "datacenter",
+          conflicts_with_all = ["pairs", "slots", "warmup_slots", "seconds", "psn"],
+          value_parser = completed_flows)]
     flows: Option<u64>,
     /// Time the packet-switched simulator on htsim's permutation example for this transport
     /// (432-host k=12 fat-tree, 10 Gb/s, 9000 B packets) and compare with htsim's published
@@ -60,8 +68,22 @@ pub struct BenchArgs {
           conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes"])]
     psn: Option<PsnTransport>,
     /// With --psn: simulated milliseconds [default: htsim's, 210 for dctcp and 10 for ndp].
-    #[arg(long, value_name = "MS", requires = "psn")]
+    //
+    // As for --load: the options --psn conflicts with are listed, since clap waives `requires`
+    // when the required option conflicts with one given.
+    #[arg(long, value_name = "MS", requires = "psn",
+          conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes",
+                                "load", "flows"])]
     sim_ms: Option<u64>,
+}
+
+/// `--flows`: a run that stops at 0 completed flows measures nothing.
+fn completed_flows(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1: the run stops once that many flows completed".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The transports of htsim's examples.

@@ -1011,3 +1011,56 @@ fn repro_refuses_scale_settings_the_experiments_would_not_use_as_given() {
         assert!(!e.contains("running"), "{args:?}: an experiment ran: {e}");
     }
 }
+
+/// An option of one benchmark given to another is an error naming it, not silently ignored
+/// (clap waives `requires` when the required option conflicts with one given); --flows 0 and
+/// --nodes out of range are refused by their own names.
+#[test]
+fn bench_refuses_options_it_would_ignore_and_counts_out_of_range() {
+    for (args, want) in [
+        (
+            &[
+                "--slots",
+                "10",
+                "--load",
+                "0.5",
+                "--nodes",
+                "16",
+                "--warmup-slots",
+                "0",
+            ][..],
+            "'--load <L>'",
+        ),
+        (&["--flows", "5", "--nodes", "16"], "--flows"),
+        (&["--sim-ms", "1", "--nodes", "16"], "'--sim-ms <MS>'"),
+        (
+            &[
+                "--sim-ms",
+                "1",
+                "--datacenter",
+                "--nodes",
+                "16",
+                "--flows",
+                "10",
+            ],
+            "'--sim-ms <MS>'",
+        ),
+        (
+            &["--load", "0.5", "--psn", "ndp", "--sim-ms", "1"],
+            "'--load <L>'",
+        ),
+        (
+            &["--datacenter", "--nodes", "16", "--flows", "0"],
+            "'--flows <M>': must be at least 1",
+        ),
+        (&["--nodes", "0"], "'--nodes <N>': 0 is not in 2..=16384"),
+        (
+            &["--datacenter", "--nodes", "1"],
+            "'--nodes <N>': 1 is not in 2..=16384",
+        ),
+    ] {
+        let o = shoal(&[&["bench"][..], args].concat());
+        assert!(!o.status.success(), "{args:?} ran: {}", stdout(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
