@@ -24,7 +24,7 @@ pub struct PlotArgs {
     /// The column on the x axis.
     #[arg(long, value_name = "COLUMN")]
     x: String,
-    /// A column to plot against it (repeat for several series).
+    /// A column to plot against it (repeat for several series, each column once).
     #[arg(long, value_name = "COLUMN", required = true)]
     y: Vec<String>,
     /// Label of the y axis [default: the y column when there is one].
@@ -36,7 +36,7 @@ pub struct PlotArgs {
     /// Title [default: the file name].
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
-    /// A logarithmic y axis.
+    /// A logarithmic y axis (every y value must then be above 0).
     #[arg(long)]
     log_y: bool,
     /// Where to write: OUT.svg, OUT.png and OUT.csv [default: beside the file, named after
@@ -46,6 +46,12 @@ pub struct PlotArgs {
 }
 
 pub fn main(args: PlotArgs) -> Result<ExitCode> {
+    // Two series of one column would be drawn on top of each other under one name.
+    for (i, y) in args.y.iter().enumerate() {
+        if args.y[..i].contains(y) {
+            bail!("--y {y:?} is given twice");
+        }
+    }
     let shown = args.file.display().to_string();
     let mut reader =
         csv::Reader::from_path(&args.file).with_context(|| format!("cannot read {shown}"))?;
@@ -53,6 +59,9 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
         .headers()
         .with_context(|| format!("{shown}: no header row"))?
         .clone();
+    if header.is_empty() {
+        bail!("{shown}: the file is empty: it has no header row naming the columns");
+    }
     let column = |name: &str| {
         header.iter().position(|h| h == name).with_context(|| {
             let known: Vec<&str> = header.iter().collect();
@@ -63,22 +72,35 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
     let ys: Vec<usize> = args.y.iter().map(|y| column(y)).collect::<Result<_>>()?;
     let mut series: Vec<Series> = args.y.iter().map(|y| Series::new(y, Vec::new())).collect();
     for (row, record) in reader.records().enumerate() {
-        let line = row + 2;
-        let record = record.with_context(|| format!("{shown}:{line}: unreadable row"))?;
+        let record = record.with_context(|| format!("{shown}:{}: unreadable row", row + 2))?;
+        // The line the row starts on (a quoted cell may span lines).
+        let line = record.position().map_or(row as u64 + 2, |p| p.line());
+        // Checked here, where the file and line are known: the figure can only name the
+        // series and the point's index.
         let number = |i: usize, name: &str| -> Result<Option<f64>> {
             let cell = record.get(i).unwrap_or("").trim();
             if cell.is_empty() {
                 return Ok(None);
             }
-            cell.parse::<f64>().map(Some).with_context(|| {
+            let value = cell.parse::<f64>().with_context(|| {
                 format!("{shown}:{line}: column {name:?}: {cell:?} is not a number")
-            })
+            })?;
+            if !value.is_finite() {
+                bail!("{shown}:{line}: column {name:?}: {cell:?} is not a finite number");
+            }
+            Ok(Some(value))
         };
         let Some(x) = number(xi, &args.x)? else {
             continue;
         };
         for ((s, &i), name) in series.iter_mut().zip(&ys).zip(&args.y) {
             if let Some(y) = number(i, name)? {
+                if args.log_y && y <= 0.0 {
+                    bail!(
+                        "{shown}:{line}: column {name:?}: {y} cannot be shown on a log axis \
+                         (--log-y needs values above 0)"
+                    );
+                }
                 s.points.push((x, y));
             }
         }
@@ -95,6 +117,15 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .context("--out names no file")?;
+    // The folder is made here, so that an error names it and says what failed.
+    if !dir.as_os_str().is_empty() {
+        let (out, folder) = (stem.display(), dir.display());
+        if dir.exists() && !dir.is_dir() {
+            bail!("--out {out}: {folder} is not a folder");
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("--out {out}: cannot create the folder {folder}"))?;
+    }
     let ylabel = args.ylabel.clone().unwrap_or_else(|| args.y.join(", "));
     let y = if args.log_y {
         Axis::log(ylabel)
@@ -108,7 +139,9 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
         series,
         kind: Kind::Lines,
     };
-    let written = shoal_plot::write(&figure, &dir, &file_stem)?;
+    // The error's own message holds its cause: as a chain, anyhow would print the cause twice.
+    let written = shoal_plot::write(&figure, &dir, &file_stem)
+        .map_err(|e| anyhow::anyhow!("cannot write the figure: {e}"))?;
     println!(
         "wrote {}, {} and {}",
         written.svg.display(),

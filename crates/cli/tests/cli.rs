@@ -1064,3 +1064,54 @@ fn bench_refuses_options_it_would_ignore_and_counts_out_of_range() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `shoal plot` errors say what is wrong where: the empty file, the file and line of a value
+/// that cannot be drawn, the --y given twice, and the --out folder that cannot be made (once,
+/// with its cause said once).
+#[test]
+fn plot_errors_name_the_file_line_option_and_folder() {
+    let dir = scratch("plot-errors");
+    let good = write(&dir, "good.csv", "x,y\n1,2\n2,3\n");
+    let empty = write(&dir, "empty.csv", "");
+    let nan = write(&dir, "nan.csv", "x,y\n1,2\n2,NaN\n");
+    let inf = write(&dir, "inf.csv", "x,y\ninf,2\n");
+    let zero = write(&dir, "zero.csv", "x,y\n1,2\n2,0\n");
+    let out = dir.join("fig");
+    let out = out.to_str().unwrap();
+    let not_a_folder = format!("{good}/fig");
+    for (args, want) in [
+        (
+            vec![&empty[..], "--x", "x", "--y", "y"],
+            format!("{empty}: the file is empty"),
+        ),
+        (
+            vec![&nan[..], "--x", "x", "--y", "y", "--out", out],
+            format!("{nan}:3: column \"y\": \"NaN\" is not a finite number"),
+        ),
+        (
+            vec![&inf[..], "--x", "x", "--y", "y", "--out", out],
+            format!("{inf}:2: column \"x\": \"inf\" is not a finite number"),
+        ),
+        (
+            vec![&zero[..], "--x", "x", "--y", "y", "--log-y", "--out", out],
+            format!("{zero}:3: column \"y\": 0 cannot be shown on a log axis"),
+        ),
+        (
+            vec![&good[..], "--x", "x", "--y", "y", "--y", "y", "--out", out],
+            "--y \"y\" is given twice".to_owned(),
+        ),
+        (
+            vec![&good[..], "--x", "x", "--y", "y", "--out", &not_a_folder],
+            format!("--out {not_a_folder}: {good} is not a folder"),
+        ),
+    ] {
+        let o = shoal(&[&["plot"][..], &args].concat());
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(&want), "{args:?}: {e}");
+        // The cause is said once.
+        let cause = e.rsplit(": ").next().unwrap_or("");
+        assert_eq!(e.matches(cause).count(), 1, "{args:?}: {e}");
+    }
+    assert!(!dir.join("fig.svg").exists(), "nothing was drawn");
+}
