@@ -58,11 +58,26 @@ fn setting(text: &str) -> Result<(String, toml::Value)> {
     let Some((key, value)) = text.split_once('=') else {
         bail!("--set {text:?}: expected KEY=VALUE, e.g. run.completed_flows=20000");
     };
+    // Caught here, where the message can say what is wrong: the scenario would report an
+    // empty key only as an unknown one, named "".
+    let key = key.trim();
+    if key.is_empty() {
+        bail!(
+            "--set {text:?}: the key before '=' is empty: expected KEY=VALUE, \
+             e.g. run.completed_flows=20000"
+        );
+    }
+    if key.split('.').any(|part| part.trim().is_empty()) {
+        bail!(
+            "--set {text:?}: the key {key:?} has an empty part: expected dotted names, \
+             e.g. run.completed_flows"
+        );
+    }
     let doc: toml::Table = toml::from_str(&format!("v = {value}")).with_context(|| {
         format!("--set {text:?}: {value:?} is not a TOML value (quote strings: '\"text\"')")
     })?;
     let value = doc.get("v").cloned().context("no value")?;
-    Ok((key.trim().to_owned(), value))
+    Ok((key.to_owned(), value))
 }
 
 /// Refuses scenarios that would not draw the same flows.

@@ -1115,3 +1115,35 @@ fn plot_errors_name_the_file_line_option_and_folder() {
     }
     assert!(!dir.join("fig.svg").exists(), "nothing was drawn");
 }
+
+/// `compare --set` refuses an empty key, or an empty part of a dotted one, saying so, before
+/// any scenario is read.
+#[test]
+fn compare_refuses_an_empty_set_key() {
+    let dir = scratch("compare-set");
+    let a = write(&dir, "a.toml", TINY);
+    let b = write(&dir, "b.toml", &tiny_packet("ndp", ""));
+    let out = dir.join("out");
+    for (set, want) in [
+        ("=3", "--set \"=3\": the key before '=' is empty"),
+        (" =3", "the key before '=' is empty"),
+        (
+            "run..completed_flows=3",
+            "\"run..completed_flows\" has an empty part",
+        ),
+        (".x=3", "\".x\" has an empty part"),
+    ] {
+        let o = shoal(&[
+            "compare",
+            &a,
+            &b,
+            "--set",
+            set,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success(), "{set}");
+        assert!(stderr(&o).contains(want), "{set}: {}", stderr(&o));
+    }
+    assert!(!out.exists());
+}
