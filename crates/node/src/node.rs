@@ -14,6 +14,10 @@ pub(crate) const NONE: u32 = u32::MAX;
 
 /// A slot that never came.
 const NEVER: u64 = u64::MAX;
+/// How often, in slots, a node frees the reassembly rings left idle (`Node::sweep_rings`):
+/// rarely enough that the sweep costs nothing, often enough that a ring outlives its flow by
+/// well under a millisecond of simulated time (two sweeps of 23.25 ns slots: 190 µs).
+const SWEEP_SLOTS: u64 = 4096;
 
 /// An unreachable notice (§3.5, ii) rides in a cell that would carry nothing; one may take a
 /// data cell's place once per this many epochs per peer. The paper does not say how notices
@@ -156,6 +160,9 @@ pub struct Node<P: Payload = ()> {
     /// cell and kept (the expected sequence number outlives flows): O(pairs that talk), not
     /// O(N) per node.
     pub(crate) reasm: Vec<Reassembly<P>>,
+    /// Indices into `reasm` of rings larger than `reasm::KEEP_SLOTS`, swept every
+    /// `SWEEP_SLOTS` slots so that rings left large by flows that ended are freed.
+    pub(crate) large_rings: Vec<u32>,
 
     pub(crate) delivered: VecDeque<Delivery<P>>,
     pub(crate) events: VecDeque<Event>,
@@ -208,6 +215,7 @@ impl<P: Payload> Node<P> {
             },
             reasm_of: vec![NONE; classes * n],
             reasm: Vec::new(),
+            large_rings: Vec::new(),
             delivered: VecDeque::new(),
             events: VecDeque::new(),
             stats: NodeStats::default(),
@@ -506,6 +514,9 @@ impl<P: Payload> Node<P> {
         if slot != self.tx_slot_now {
             self.tx_slot_now = slot;
             self.sent_this_slot.clear();
+            if slot.is_multiple_of(SWEEP_SLOTS) && !self.large_rings.is_empty() {
+                self.sweep_rings();
+            }
         }
         self.sent_this_slot.push(j as u16);
         let lcd = self.peers[j].take(LCD_OUT);
@@ -914,7 +925,12 @@ impl<P: Payload> Node<P> {
             eop,
             payload,
         };
-        match self.reasm[ri].place(cell.seq, held) {
+        let was_large = self.reasm[ri].is_large();
+        let placed = self.reasm[ri].place(cell.seq, held);
+        if !was_large && self.reasm[ri].is_large() {
+            self.large_rings.push(ri as u32);
+        }
+        match placed {
             Placed::InOrder => {
                 self.push_delivery(cell.src, cell.class, held);
                 while let Some(h) = self.reasm[ri].pop_ready() {
@@ -927,6 +943,15 @@ impl<P: Payload> Node<P> {
             }
             Placed::Duplicate => self.stats.duplicates += 1,
         }
+    }
+
+    /// Frees the reassembly rings that stayed idle and empty since the previous sweep (see
+    /// `Reassembly::release_if_idle`); the others stay listed.
+    #[cold]
+    fn sweep_rings(&mut self) {
+        let reasm = &mut self.reasm;
+        self.large_rings
+            .retain(|&ri| reasm[ri as usize].release_if_idle());
     }
 
     fn push_delivery(&mut self, src: NodeId, class: u8, h: Held<P>) {
