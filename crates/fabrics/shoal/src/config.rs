@@ -136,7 +136,7 @@ impl RackConfig {
             self.channels as f64 * self.payload_bytes() as f64 * 8.0 / (self.slot.0 as f64 / 1e12);
         IdealFct {
             rate_bps: payload_bps,
-            base_latency: Dur((self.delay_slots as u64 - 1) * self.slot.0),
+            base_latency: Dur((self.delay_slots as u64).saturating_sub(1) * self.slot.0),
             header_overhead: 0.0,
         }
     }
