@@ -3,7 +3,8 @@
 //! A scenario names a fabric (the Shoal rack or a packet-switched baseline on a `[network]`),
 //! its parameters, a workload, when to stop and optionally one parameter to sweep. [`parse`]
 //! and [`load`] fill every default (the paper's §7.1 rack), check every value and refuse
-//! unknown keys, naming the file, the dotted key and the reason. The format is documented in `docs/scenarios.md`.
+//! unknown keys, naming the file, the dotted key and the reason. The format is documented in
+//! `docs/scenarios.md`.
 //!
 //! ```
 //! let s = shoal_scenario::parse(
