@@ -269,11 +269,7 @@ fn summarize(
             sc.workload.load_rate().unwrap_or(sc.node_rate()).0 as f64,
             sc.nodes(),
         ),
-        queue_unit: if sc.network.is_some() {
-            "packets"
-        } else {
-            "cells"
-        },
+        queue_unit: sc.fabric.queue_unit(),
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
         max_node_transit_cells: out.queues.max_node_transit,

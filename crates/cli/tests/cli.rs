@@ -156,7 +156,7 @@ fn run_writes_summary_scenario_and_flows() {
     // The resolved scenario reproduces the run.
     let resolved = shoal_scenario::load(&out.join("scenario.toml")).expect("resolved loads");
     let original = shoal_scenario::parse(TINY, "tiny.toml").unwrap();
-    assert_eq!(resolved.rack, original.rack);
+    assert_eq!(*resolved.fabric, *original.fabric);
     assert_eq!(resolved.flows(), original.flows());
 
     // A second run into the same, now non-empty, folder is refused unless forced.

@@ -1,7 +1,21 @@
 //! The one trait every fabric implements (DESIGN.md, principle 3), so that any set of fabrics can
 //! run the identical flow list and be reported the same way.
+//!
+//! - [`Fabric`]: flows in, records and statistics out ([`RunOutput`]).
+//! - [`book`]: the flow bookkeeping every fabric's run shares.
+//! - [`plugin`]: a fabric as a scenario names it: its own table, checks and resolved form.
+//! - [`config`]: what a fabric needs to read and write its table.
+//! - [`bench`]: wall clock and peak memory for the benchmarks.
+
+#![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod book;
+pub mod config;
+pub mod plugin;
+
+pub use book::FlowBook;
+pub use plugin::{FabricKind, ResolvedFabric, Resolving};
 
 use serde::Serialize;
 use shoal_base::{Dur, Time};

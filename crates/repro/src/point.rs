@@ -1,8 +1,8 @@
 //! Running one scenario point and reading what the figures plot from its output.
 
 use crate::ReproError;
-use shoal_fabric::{Fabric, NoProgress, RunOutput};
-use shoal_rack::RackConfig;
+use shoal_fabric::{NoProgress, RunOutput};
+use shoal_rack::{RackConfig, RackSpec};
 use shoal_scenario::Scenario;
 
 /// The scenario files of the experiments, embedded so that `shoal repro` runs anywhere.
@@ -111,9 +111,25 @@ pub(crate) fn at_load(
     Ok(s)
 }
 
+/// The rack of a Shoal experiment's scenario (the embedded files of those experiments are
+/// Shoal racks; the quick tests run every one).
+pub(crate) fn rack(s: &Scenario) -> &RackConfig {
+    &s.spec::<RackSpec>()
+        .expect("a Shoal experiment's embedded scenario is a Shoal rack")
+        .config
+}
+
+/// The rack of a Shoal experiment's scenario, to scale it down.
+pub(crate) fn rack_mut(s: &mut Scenario) -> &mut RackConfig {
+    &mut s
+        .spec_mut::<RackSpec>()
+        .expect("a Shoal experiment's embedded scenario is a Shoal rack")
+        .config
+}
+
 /// Builds and runs a scenario point.
 pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
-    let mut rack = s.build().map_err(|e| ReproError(e.to_string()))?;
+    let mut rack = s.build_fabric().map_err(|e| ReproError(e.to_string()))?;
     let (mut flows, _) = s.source().map_err(|e| ReproError(e.to_string()))?;
     rack.run(flows.as_mut(), s.limits, &mut NoProgress)
         .map_err(|e| ReproError(e.to_string()))
@@ -137,7 +153,11 @@ pub(crate) fn pct(x: f64) -> String {
 
 /// Slots in one epoch of the scenario's rack.
 pub(crate) fn epoch_slots(s: &Scenario) -> Result<u64, ReproError> {
-    Ok(s.build()
+    let spec = s
+        .spec::<RackSpec>()
+        .ok_or_else(|| ReproError(format!("{}: not a Shoal rack", s.origin)))?;
+    Ok(spec
+        .build_rack()
         .map_err(|e| ReproError(e.to_string()))?
         .epoch_slots())
 }

@@ -1,31 +1,11 @@
 //! Scenario errors: every one names the file, the key (a dotted path such as `rack.slot_ns` or
 //! `rack.failures[2].node`) and the reason, plus the line when the key appears in the file.
 
+use shoal_fabric::config::ErrorKind;
 use std::fmt;
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
-
-/// What kind of mistake a [`ScenarioError`] reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// The file could not be read.
-    Io,
-    /// The text is not valid TOML.
-    Syntax,
-    /// A key that the format does not have (or that this table or workload kind does not use).
-    UnknownKey,
-    /// A required key is absent.
-    Missing,
-    /// A value of the wrong type (a string where a number belongs, ...).
-    Type,
-    /// A value of the right type that is out of range or contradicts another one.
-    Value,
-    /// The rack could not be built from valid-looking values (schedule, Clos, verifier).
-    Build,
-    /// The fabric refused to run the flows.
-    Run,
-}
 
 /// Why a scenario was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,41 +1,40 @@
 //! Scenario files (DESIGN.md principle 4): a TOML file in, a resolved and validated run out.
 //!
-//! A scenario names a fabric (the Shoal rack or a packet-switched baseline on a `[network]`),
+//! A scenario names a fabric (the Shoal rack, a packet-switched baseline on a `[network]`, ...),
 //! its parameters, a workload, when to stop and optionally one parameter to sweep. [`parse`]
 //! and [`load`] fill every default (the paper's §7.1 rack), check every value and refuse
-//! unknown keys, naming the file, the dotted key and the reason. The format is documented in
-//! `docs/scenarios.md`.
+//! unknown keys, naming the file, the dotted key and the reason. The fabric's own table is
+//! read by the fabric ([`shoal_fabric::FabricKind`]), found by name in [`registry`]. The format
+//! is documented in `docs/scenarios.md`.
 //!
 //! ```
 //! let s = shoal_scenario::parse(
 //!     "[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n",
 //!     "tiny.toml",
 //! )?;
-//! assert_eq!((s.name.as_str(), s.rack.nodes, s.flows().len()), ("tiny", 8, 8));
+//! assert_eq!((s.name.as_str(), s.nodes(), s.flows().len()), ("tiny", 8, 8));
 //! assert!(shoal_scenario::parse("[rack]\nnodez = 8\n", "typo.toml").is_err());
 //! # Ok::<(), shoal_scenario::ScenarioError>(())
 //! ```
 
 mod error;
-pub mod network;
 mod raw;
+pub mod registry;
 mod resolve;
 mod resolved;
 mod workload;
 
-pub use error::{ErrorKind, ScenarioError};
-pub use network::{NetworkSpec, TopologySpec};
-pub use resolve::{MATRIX_KEYS, PACKET_FABRICS, WORKLOAD_KEYS, defaults, network_defaults};
+pub use error::ScenarioError;
+pub use resolve::{DEFAULT_SEED, MATRIX_KEYS, WORKLOAD_KEYS};
+pub use shoal_fabric::config::ErrorKind;
 pub use workload::{Background, WorkloadSpec};
 
 use error::{describe_serde, line_of, path_at};
 use raw::RawFile;
 use resolve::Ctx;
-use shoal_base::{NodeId, Rate, Time, rng};
-use shoal_fabric::{Fabric, Progress, RunLimits, RunOutput};
+use shoal_base::{Rate, rng};
+use shoal_fabric::{Fabric, Progress, ResolvedFabric, RunLimits, RunOutput};
 use shoal_metrics::IdealFct;
-use shoal_rack::{Failure, RackConfig, ShoalRack};
-use shoal_schedule::Component;
 use shoal_workload::{Flow, FlowSource};
 use std::fmt;
 use std::path::Path;
@@ -49,14 +48,6 @@ pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml
 
 /// The origin reported for errors in [`DEFAULT_SCENARIO`].
 pub const DEFAULT_ORIGIN: &str = "scenarios/default.toml (built in)";
-
-/// A fraction of the nodes failed at random (Fig. 17), drawn from the seed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RandomFailures {
-    /// Fraction of the nodes; `round(fraction * nodes)` fail.
-    pub fraction: f64,
-    pub at: Time,
-}
 
 /// One parameter varied over values (`[sweep]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -117,26 +108,37 @@ impl fmt::Display for SweepValue {
 }
 
 /// A resolved, validated scenario: everything a run needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Scenario {
     pub name: String,
     pub description: String,
     /// The run seed: every random choice (flows, random failures, corruption) derives from it.
     pub seed: u64,
-    /// The rack with every default filled in; `rack.failures` lists explicit and random
-    /// failures together. Only the shoal fabric uses it.
-    pub rack: RackConfig,
-    /// The packet-switched fabric (`[network]`), for every fabric but shoal.
-    pub network: Option<NetworkSpec>,
+    /// The fabric with every default filled in, as its crate resolved it; [`Scenario::spec`]
+    /// gives its own type (`shoal_rack::RackSpec`, `shoal_psn::NetworkSpec`, ...).
+    pub fabric: Box<dyn ResolvedFabric>,
     pub workload: WorkloadSpec,
     pub limits: RunLimits,
     pub sweep: Option<Sweep>,
     /// Where the scenario came from (a path, or a description for built-in and generated ones).
     pub origin: String,
-    explicit_failures: Vec<Failure>,
-    random_failures: Option<RandomFailures>,
     /// The parsed document, edited by [`Scenario::with_seed`] and by sweeps.
     document: toml::Table,
+}
+
+/// Written out because `derive` cannot compare the boxed fabric (rust-lang/rust#31740).
+impl PartialEq for Scenario {
+    fn eq(&self, o: &Self) -> bool {
+        self.name == o.name
+            && self.description == o.description
+            && self.seed == o.seed
+            && self.fabric.same(o.fabric.as_ref())
+            && self.workload == o.workload
+            && self.limits == o.limits
+            && self.sweep == o.sweep
+            && self.origin == o.origin
+            && self.document == o.document
+    }
 }
 
 /// Reads and resolves the scenario file at `path`.
@@ -207,14 +209,9 @@ fn parse_document(
         ));
     }
     let spanned = partial;
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let span = e.span();
-        let path = span
-            .as_ref()
-            .and_then(|s| path_at(spanned.get_ref(), s, ""));
-        let (kind, key, reason) = describe_serde(e.message(), path);
-        error(span.map(|s| line_of(text, s.start)), key, kind, reason)
-    })?;
+    let doc_ref = spanned.get_ref();
+    let raw: RawFile =
+        toml::from_str(text).map_err(|e| toml_error(origin, text, doc_ref, lines, &e))?;
     let document: toml::Table = toml::from_str(text).map_err(|e| {
         error(
             None,
@@ -223,24 +220,39 @@ fn parse_document(
             format!("TOML: {}", e.message()),
         )
     })?;
+    // Serde skips the tables `RawFile` does not name: refuse those no fabric reads either.
+    let known: Vec<&str> = resolve::SHARED_TABLES
+        .into_iter()
+        .chain(registry::fabric_tables())
+        .collect();
+    if let Some(table) = document.keys().find(|k| !known.contains(&k.as_str())) {
+        let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+        let line = error::span_of(doc_ref, table)
+            .filter(|_| lines)
+            .map(|s| line_of(text, s.start));
+        return Err(error(
+            line,
+            table.clone(),
+            ErrorKind::UnknownKey,
+            format!("unknown key (expected one of {})", expected.join(", ")),
+        ));
+    }
     let ctx = Ctx {
         origin,
         text,
-        doc: lines.then_some(spanned.get_ref()),
+        doc: doc_ref,
+        lines,
     };
     let r = resolve::resolve(&ctx, raw, default_name)?;
     let scenario = Scenario {
         name: r.name,
         description: r.description,
         seed: r.seed,
-        rack: r.rack,
-        network: r.network,
+        fabric: r.fabric,
         workload: r.workload,
         limits: r.limits,
         sweep: r.sweep,
         origin: origin.to_owned(),
-        explicit_failures: r.explicit_failures,
-        random_failures: r.random_failures,
         document,
     };
     // Every sweep point is resolved now, so a bad value is refused when the file is loaded.
@@ -277,31 +289,24 @@ fn key_by_header(text: &str, span: std::ops::Range<usize>) -> Option<String> {
     })
 }
 
-/// Explicit failures followed by the random node failures drawn from `seed`.
-pub(crate) fn all_failures(
-    explicit: &[Failure],
-    random: Option<RandomFailures>,
-    nodes: u16,
-    seed: u64,
-) -> Vec<Failure> {
-    let mut all = explicit.to_vec();
-    if let Some(r) = random {
-        let count = ((r.fraction * nodes as f64).round() as usize).min(nodes as usize);
-        let mut rng = rng::stream(seed, "scenario.failures", 0);
-        let mut ids: Vec<u16> = (0..nodes).collect();
-        // A partial Fisher-Yates shuffle: the first `count` entries are a uniform sample.
-        for i in 0..count {
-            let j = rand::RngExt::random_range(&mut rng, i..ids.len());
-            ids.swap(i, j);
-        }
-        let mut chosen = ids[..count].to_vec();
-        chosen.sort_unstable();
-        all.extend(chosen.into_iter().map(|n| Failure {
-            component: Component::Node(NodeId(n)),
-            at: r.at,
-        }));
+/// A TOML type error (`e`, positioned in `text`) as a scenario error naming the key and line.
+pub(crate) fn toml_error(
+    origin: &str,
+    text: &str,
+    doc: &DeTable<'_>,
+    lines: bool,
+    e: &toml::de::Error,
+) -> ScenarioError {
+    let span = e.span();
+    let path = span.as_ref().and_then(|s| path_at(doc, s, ""));
+    let (kind, key, reason) = describe_serde(e.message(), path);
+    ScenarioError {
+        origin: origin.to_owned(),
+        line: span.filter(|_| lines).map(|s| line_of(text, s.start)),
+        key,
+        kind,
+        reason,
     }
-    all
 }
 
 /// Sets the dotted `key` of `doc` to `value`, creating tables on the way.
@@ -358,7 +363,7 @@ impl Scenario {
         let seed = seed & i64::MAX as u64;
         let mut s = self.clone();
         s.seed = seed;
-        s.rack.failures = all_failures(&s.explicit_failures, s.random_failures, s.rack.nodes, seed);
+        s.fabric.reseed(seed);
         // The document seeds the sweep points, so it has to agree; scenario.seed is a valid
         // key path whatever the document holds.
         let _ = set_dotted(
@@ -451,67 +456,50 @@ impl Scenario {
         toml::to_string(&doc).unwrap_or_default()
     }
 
-    /// Builds the rack: the schedule, its Clos and (unless `verify_schedule = false`) the
-    /// verifier's proof.
-    pub fn build(&self) -> Result<ShoalRack, ScenarioError> {
-        ShoalRack::new(self.rack.clone(), self.seed).map_err(|e| {
-            let ctx = Ctx {
-                origin: &self.origin,
-                text: "",
-                doc: None,
-            };
-            let delay_key = "rack.delay_slots";
-            resolve::rack_error(&ctx, e, delay_key)
-        })
+    /// The fabric's configuration as its own type, if it is a `T` (`shoal_rack::RackSpec`,
+    /// `shoal_psn::NetworkSpec`, ...).
+    pub fn spec<T: 'static>(&self) -> Option<&T> {
+        self.fabric.as_any().downcast_ref()
+    }
+
+    /// The fabric's configuration to change in place (scaled-down experiments do this).
+    pub fn spec_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.fabric.as_any_mut().downcast_mut()
     }
 
     /// The fabric's name: "shoal", or a packet fabric's transport ("dctcp", "ndp", ...).
-    pub fn fabric_name(&self) -> &'static str {
-        self.network
-            .as_ref()
-            .map_or("shoal", |n| n.transport.name())
+    pub fn fabric_name(&self) -> &str {
+        self.fabric.name()
     }
 
     /// Nodes (hosts) the workload spreads over.
     pub fn nodes(&self) -> usize {
-        self.network
-            .as_ref()
-            .map_or(self.rack.nodes as usize, |n| n.topology.hosts())
+        self.fabric.nodes()
     }
 
     /// A node's rate (Shoal: all channels; a packet fabric: the host link), the R of a load.
     pub fn node_rate(&self) -> Rate {
-        self.network
-            .as_ref()
-            .map_or(self.rack.node_rate(), |n| n.link_rate)
+        self.fabric.node_rate()
     }
 
     /// What a lone flow takes on the idle fabric, for slowdowns.
     pub fn ideal_fct(&self) -> Result<IdealFct, ScenarioError> {
-        match &self.network {
-            None => Ok(self.rack.ideal_fct()),
-            Some(n) => n.ideal_fct().map_err(|e| self.run_error("network", e.0)),
-        }
+        self.fabric.ideal_fct().map_err(|e| self.run_error(e))
     }
 
-    fn run_error(&self, key: &str, reason: String) -> ScenarioError {
+    fn run_error(&self, e: shoal_fabric::config::ConfigError) -> ScenarioError {
         ScenarioError {
             origin: self.origin.clone(),
             line: None,
-            key: key.to_owned(),
-            kind: ErrorKind::Run,
-            reason,
+            key: e.key,
+            kind: e.kind,
+            reason: e.reason,
         }
     }
 
     /// Builds whichever fabric the scenario names.
     pub fn build_fabric(&self) -> Result<Box<dyn Fabric>, ScenarioError> {
-        match &self.network {
-            None => Ok(Box::new(self.build()?)),
-            Some(n) => n
-                .build()
-                .map_err(|e| self.run_error("network", e.to_string())),
-        }
+        self.fabric.build().map_err(|e| self.run_error(e))
     }
 
     /// Builds the fabric and runs the flows until the scenario's limits.
@@ -527,14 +515,5 @@ impl Scenario {
                 kind: ErrorKind::Run,
                 reason: e.to_string(),
             })
-    }
-
-    /// Explicit failures of the file (without the random ones).
-    pub fn explicit_failures(&self) -> &[Failure] {
-        &self.explicit_failures
-    }
-
-    pub fn random_failures(&self) -> Option<RandomFailures> {
-        self.random_failures
     }
 }

@@ -1,18 +1,16 @@
-//! The file format as serde sees it: every table rejects unknown keys, every key is optional
-//! here (defaults and cross-key rules are applied in `resolve.rs`, which knows the paper).
-//! Numbers are read wide (`i64`, `f64`) so that range checks can say what the range is.
+//! The shared tables as serde sees them: every table rejects unknown keys, every key is
+//! optional here (defaults and cross-key rules are applied in `resolve.rs`). Numbers are read
+//! wide (`i64`, `f64`) so that range checks can say what the range is. The fabrics read their
+//! own tables (`[rack]`, `[network]`, ...); which top-level tables may appear at all is
+//! checked against the registry (`lib.rs`), since serde cannot both skip them and refuse the
+//! unknown.
 
 use serde::Deserialize;
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a scenario: tables such as [scenario], [rack], [workload], [run]"
-)]
+#[serde(expecting = "a scenario: tables such as [scenario], [rack], [workload], [run]")]
 pub(crate) struct RawFile {
     pub scenario: Option<RawMeta>,
-    pub rack: Option<RawRack>,
-    pub network: Option<RawNetwork>,
     pub workload: Option<RawWorkload>,
     pub run: Option<RawRun>,
     pub sweep: Option<RawSweep>,
@@ -31,94 +29,6 @@ pub(crate) struct RawMeta {
     /// Written by `resolved_toml`; informational only.
     #[allow(dead_code)]
     pub tool_version: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table of rack keys")]
-pub(crate) struct RawRack {
-    pub nodes: Option<i64>,
-    pub channels: Option<i64>,
-    pub channel_gbps: Option<f64>,
-    pub slot_ns: Option<f64>,
-    pub guard_ns: Option<f64>,
-    /// An integer or the string "fill".
-    pub cell_bytes: Option<toml::Value>,
-    pub header_bytes: Option<i64>,
-    pub overhead_bytes: Option<i64>,
-    pub delay_slots: Option<i64>,
-    pub latency_ns: Option<f64>,
-    pub switch_ports: Option<i64>,
-    pub arrangement: Option<String>,
-    pub classes: Option<i64>,
-    pub low_class_queue_cells: Option<i64>,
-    pub ready_queue: Option<bool>,
-    pub age_rule: Option<bool>,
-    pub packet_bytes: Option<i64>,
-    pub interleave_flows: Option<bool>,
-    pub header_bit_error_rate: Option<f64>,
-    pub verify_schedule: Option<bool>,
-    pub failures: Option<Vec<RawFailure>>,
-    pub random_node_failures: Option<RawRandomFailures>,
-}
-
-/// `[network]`: a packet-switched fabric (every fabric but "shoal").
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table of network keys")]
-pub(crate) struct RawNetwork {
-    pub topology: Option<String>,
-    pub hosts: Option<i64>,
-    pub radix: Option<i64>,
-    pub k: Option<i64>,
-    pub oversubscription: Option<i64>,
-    pub x: Option<i64>,
-    pub y: Option<i64>,
-    pub z: Option<i64>,
-    pub link_gbps: Option<f64>,
-    pub link_delay_ns: Option<f64>,
-    pub packet_bytes: Option<i64>,
-    pub header_bytes: Option<i64>,
-    pub control_bytes: Option<i64>,
-    pub queue_packets: Option<i64>,
-    pub ecn: Option<String>,
-    pub ecn_k: Option<i64>,
-    pub ecn_marking: Option<String>,
-    pub red_kmin_bytes: Option<i64>,
-    pub red_kmax_bytes: Option<i64>,
-    pub red_pmax: Option<f64>,
-    pub path: Option<String>,
-    pub initial_window: Option<i64>,
-    pub max_window: Option<i64>,
-    pub rto_min_us: Option<f64>,
-    pub dctcp_g: Option<f64>,
-    pub pull_pacing: Option<f64>,
-    pub pfc: Option<bool>,
-    pub pfc_xoff_packets: Option<i64>,
-    pub pfc_xon_packets: Option<i64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a failure: a table such as { component = \"node\", node = 3, at_us = 10.0 }"
-)]
-pub(crate) struct RawFailure {
-    pub component: Option<String>,
-    pub node: Option<i64>,
-    pub plane: Option<i64>,
-    pub leaf: Option<i64>,
-    pub spine: Option<i64>,
-    pub link: Option<i64>,
-    pub at_us: Option<f64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a table such as { fraction = 0.2, at_us = 0.0 }"
-)]
-pub(crate) struct RawRandomFailures {
-    pub fraction: Option<f64>,
-    pub at_us: Option<f64>,
 }
 
 /// One flat table for every workload kind; `resolve.rs` refuses keys the kind does not use.

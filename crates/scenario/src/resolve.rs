@@ -1,70 +1,40 @@
-//! From the raw file to validated values: defaults (the paper's §7.1 rack), ranges, and the
-//! rules that tie keys together. Every refusal names its dotted key.
+//! From the raw file to validated values: the shared tables (`[scenario]`, `[workload]`,
+//! `[run]`, `[sweep]`) here, the fabric's own tables by the fabric the registry names. Every
+//! refusal names its dotted key.
 
-use crate::error::{ErrorKind, ScenarioError, line_of, span_of};
-use crate::raw::{RawBackground, RawFailure, RawFile, RawRack, RawRandomFailures, RawWorkload};
+use crate::error::{ScenarioError, line_of, span_of};
+use crate::raw::{RawBackground, RawFile, RawWorkload};
+use crate::registry;
 use crate::workload::{Background, WorkloadSpec};
-use crate::{RandomFailures, Sweep, SweepValue};
-use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
+use crate::{Sweep, SweepValue};
+use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::RunLimits;
-use shoal_rack::{Failure, RackConfig, RackError};
-use shoal_schedule::{
-    Arrangement, ClosShape, Component, FabricSchedule, FabricSpec, LeafId, ScheduleError, SpineId,
-};
+use shoal_fabric::config::{ConfigError, ErrorKind, Keys, TableError};
+use shoal_fabric::{ResolvedFabric, Resolving};
 use toml::de::DeTable;
 
-mod network;
 mod traffic;
 
-pub use network::{PACKET_FABRICS, defaults as network_defaults};
+/// The run seed when the file gives none.
+pub const DEFAULT_SEED: i64 = 1;
 
-/// The paper's rack (§7.1) and the defaults of every `[rack]` key; see docs/scenarios.md.
-pub mod defaults {
-    /// §7.1: a 512-node rack.
-    pub const NODES: i64 = 512;
-    /// §3.4, §7.1: 100 Gb/s links as 4 × 25 Gb/s channels.
-    pub const CHANNELS: i64 = 4;
-    /// §7.1: 25 Gb/s per channel.
-    pub const CHANNEL_GBPS: f64 = 25.0;
-    /// §7.1: 23.25 ns slots (20.5 ns usable).
-    pub const SLOT_NS: f64 = 23.25;
-    /// §7.1: 2.5 ns reconfiguration + 0.25 ns propagation and synchronisation variability.
-    pub const GUARD_NS: f64 = 2.75;
-    /// §3.4, §7.1: 20.5 ns at 25 Gb/s is a 64 B cell.
-    pub const CELL_BYTES: i64 = 64;
-    /// §3.5, Fig. 5: the 8-byte cell header.
-    pub const HEADER_BYTES: i64 = 8;
-    /// §7.1 models no framing outside the cell (the prototype's MAC adds 24 B, §6.1).
-    pub const OVERHEAD_BYTES: i64 = 0;
-    /// Not in the paper: §3.4 puts propagation across a rack at 10-15 ns; two 23.25 ns slots
-    /// cover it with serialization.
-    pub const DELAY_SLOTS: i64 = 2;
-    /// §5: 64-port circuit switches.
-    pub const SWITCH_PORTS: i64 = 64;
-    /// Appendix A: the schedule that absorbs the node-to-node delay.
-    pub const ARRANGEMENT: &str = "propagation-aware";
-    /// §3.3 (one class); App. C adds more.
-    pub const CLASSES: i64 = 1;
-    /// App. C leaves the tail-drop limit of low classes open: our choice.
-    pub const LOW_CLASS_QUEUE_CELLS: i64 = 64;
-    /// §7.3 baselines use 1500 B packets; hosts cut flows the same way.
-    pub const PACKET_BYTES: i64 = 1500;
-    /// The run seed when the file gives none.
-    pub const SEED: i64 = 1;
-}
+/// The tables every scenario may have, whatever its fabric.
+pub(crate) const SHARED_TABLES: [&str; 4] = ["scenario", "workload", "run", "sweep"];
 
-/// Where errors point: the origin, and the parsed document for line numbers (none for
-/// documents the tool generated, such as sweep points).
+/// Where errors point: the origin, and the parsed document (which keys it gives, and their
+/// lines unless `lines` is off: documents the tool generated, such as sweep points, have none
+/// a user could look up).
 pub(crate) struct Ctx<'a> {
     pub origin: &'a str,
     pub text: &'a str,
-    pub doc: Option<&'a DeTable<'a>>,
+    pub doc: &'a DeTable<'a>,
+    pub lines: bool,
 }
 
 impl Ctx<'_> {
     pub fn err(&self, key: &str, kind: ErrorKind, reason: impl Into<String>) -> ScenarioError {
         // The key's own line, or for a missing key the line of the table that lacks it.
-        let line = self.doc.and_then(|d| {
+        let line = self.lines.then_some(self.doc).and_then(|d| {
             let mut path = key;
             loop {
                 if let Some(span) = span_of(d, path) {
@@ -82,16 +52,27 @@ impl Ctx<'_> {
         }
     }
 
-    fn value(&self, key: &str, reason: impl Into<String>) -> ScenarioError {
-        self.err(key, ErrorKind::Value, reason)
+    /// A fabric's (or the shared checks') refusal, with the file and line added.
+    pub fn wrap(&self, e: ConfigError) -> ScenarioError {
+        self.err(&e.key, e.kind, e.reason)
     }
 
-    /// Of keys whose values conflict, listed most likely culprit first, the one to name in the
-    /// error: the first the file gives (a conflict with a default is the given key's), or the
-    /// first when it gives none.
-    fn blame<'k>(&self, keys: &[&'k str]) -> &'k str {
-        let given = |k: &&&str| self.doc.is_some_and(|d| span_of(d, k).is_some());
-        keys.iter().find(given).unwrap_or(&keys[0])
+    /// Whether the file gives the dotted `key`.
+    pub fn given(&self, key: &str) -> bool {
+        span_of(self.doc, key).is_some()
+    }
+
+    /// Runs `f` with the shared checks of [`Keys`], adding the file and line to its error.
+    fn keys<T>(
+        &self,
+        f: impl FnOnce(&Keys<'_>) -> Result<T, ConfigError>,
+    ) -> Result<T, ScenarioError> {
+        let given = |k: &str| self.given(k);
+        f(&Keys::new(&given)).map_err(|e| self.wrap(e))
+    }
+
+    fn value(&self, key: &str, reason: impl Into<String>) -> ScenarioError {
+        self.err(key, ErrorKind::Value, reason)
     }
 
     fn missing(&self, key: &str) -> ScenarioError {
@@ -107,60 +88,22 @@ impl Ctx<'_> {
         min: i64,
         max: i64,
     ) -> Result<i64, ScenarioError> {
-        self.int_req(key, Some(v.unwrap_or(default)), min, max)
+        self.keys(|k| k.int(key, v, default, min, max))
     }
 
     /// A required integer in `min..=max`.
     fn int_req(&self, key: &str, v: Option<i64>, min: i64, max: i64) -> Result<i64, ScenarioError> {
-        let v = v.ok_or_else(|| self.missing(key))?;
-        if v < min || v > max {
-            return Err(self.value(key, format!("{v} is out of range: must be {min} to {max}")));
-        }
-        Ok(v)
+        self.keys(|k| k.int_req(key, v, min, max))
     }
 
     /// A finite number, at least `min` (or above it when `exclusive`).
     fn num(&self, key: &str, v: f64, min: f64, exclusive: bool) -> Result<f64, ScenarioError> {
-        if !v.is_finite() {
-            return Err(self.value(key, format!("{v} is not a finite number")));
-        }
-        let ok = if exclusive { v > min } else { v >= min };
-        if !ok {
-            let bound = if exclusive { "above" } else { "at least" };
-            return Err(self.value(key, format!("{v} is out of range: must be {bound} {min}")));
-        }
-        Ok(v)
+        self.keys(|k| k.num(key, v, min, exclusive))
     }
 
     /// Microseconds to picoseconds; `positive` refuses zero.
     fn us(&self, key: &str, v: f64, positive: bool) -> Result<u64, ScenarioError> {
-        let v = self.num(key, v, 0.0, positive)?;
-        let ps = (v * 1e6).round();
-        if ps >= u64::MAX as f64 / 2.0 {
-            return Err(self.value(
-                key,
-                format!("{v} us is longer than the simulator can count"),
-            ));
-        }
-        if positive && ps < 1.0 {
-            return Err(self.value(key, format!("{v} us is below one picosecond")));
-        }
-        Ok(ps as u64)
-    }
-
-    /// Nanoseconds to picoseconds; `positive` refuses zero.
-    fn ns(&self, key: &str, v: f64, positive: bool) -> Result<Dur, ScenarioError> {
-        let v = self.num(key, v, 0.0, positive)?;
-        let d = Dur::from_ns_f64(v).ok_or_else(|| {
-            self.value(
-                key,
-                format!("{v} ns is longer than the simulator can count"),
-            )
-        })?;
-        if positive && d.0 == 0 {
-            return Err(self.value(key, format!("{v} ns is below one picosecond")));
-        }
-        Ok(d)
+        self.keys(|k| k.us(key, v, positive))
     }
 }
 
@@ -169,10 +112,7 @@ pub(crate) struct Resolved {
     pub name: String,
     pub description: String,
     pub seed: u64,
-    pub rack: RackConfig,
-    pub network: Option<crate::network::NetworkSpec>,
-    pub explicit_failures: Vec<Failure>,
-    pub random_failures: Option<RandomFailures>,
+    pub fabric: Box<dyn ResolvedFabric>,
     pub workload: WorkloadSpec,
     pub limits: RunLimits,
     pub sweep: Option<Sweep>,
@@ -188,40 +128,8 @@ pub(crate) fn resolve(
     if name.trim().is_empty() {
         return Err(ctx.value("scenario.name", "must not be empty"));
     }
-    let seed = ctx.int("scenario.seed", meta.seed, defaults::SEED, 0, i64::MAX)? as u64;
-    let fabric = meta.fabric.unwrap_or_else(|| "shoal".to_owned());
-    let network = if fabric == "shoal" {
-        if raw.network.is_some() {
-            return Err(ctx.value(
-                "network",
-                "[network] configures the packet-switched fabrics; the shoal fabric takes [rack]",
-            ));
-        }
-        None
-    } else if PACKET_FABRICS.contains(&fabric.as_str()) {
-        if raw.rack.is_some() {
-            return Err(ctx.value(
-                "rack",
-                format!("[rack] configures the shoal fabric; the {fabric} fabric takes [network]"),
-            ));
-        }
-        let raw_net = raw.network.unwrap_or_default();
-        Some(network::resolve(ctx, &fabric, raw_net, seed)?)
-    } else {
-        let known: Vec<String> = std::iter::once("shoal")
-            .chain(PACKET_FABRICS)
-            .map(|f| format!("{f:?}"))
-            .collect();
-        return Err(ctx.value(
-            "scenario.fabric",
-            format!(
-                "unknown fabric {fabric:?}; known fabrics: {}",
-                known.join(", ")
-            ),
-        ));
-    };
-    let (rack, explicit_failures, random_failures) =
-        resolve_rack(ctx, raw.rack.unwrap_or_default())?;
+    let seed = ctx.int("scenario.seed", meta.seed, DEFAULT_SEED, 0, i64::MAX)? as u64;
+    let fabric = resolve_fabric(ctx, meta.fabric.as_deref().unwrap_or("shoal"), seed)?;
     let workload = raw.workload.ok_or_else(|| {
         ctx.err(
             "workload",
@@ -229,11 +137,7 @@ pub(crate) fn resolve(
             "the [workload] table is required",
         )
     })?;
-    let (nodes, node_rate) = match &network {
-        Some(n) => (n.topology.hosts(), n.link_rate),
-        None => (rack.nodes as usize, rack.node_rate()),
-    };
-    let workload = resolve_workload(ctx, workload, nodes, node_rate)?;
+    let workload = resolve_workload(ctx, workload, fabric.nodes(), fabric.node_rate())?;
     let run = raw.run.unwrap_or_default();
     let limits = RunLimits {
         until: run
@@ -264,23 +168,16 @@ pub(crate) fn resolve(
             ),
         ));
     }
-    check_limits(
-        ctx,
-        &limits,
-        &workload,
-        network.is_none().then_some(rack.slot),
-    )?;
-    let sweep = raw.sweep.map(|s| resolve_sweep(ctx, s)).transpose()?;
-    let mut rack = rack;
-    rack.failures = crate::all_failures(&explicit_failures, random_failures, rack.nodes, seed);
+    check_limits(ctx, &limits, &workload, fabric.tick())?;
+    let sweep = raw
+        .sweep
+        .map(|s| resolve_sweep(ctx, s, fabric.as_ref()))
+        .transpose()?;
     Ok(Resolved {
         name,
         description: meta.description.unwrap_or_default(),
         seed,
-        rack,
-        network,
-        explicit_failures,
-        random_failures,
+        fabric,
         workload,
         limits,
         sweep,
@@ -324,353 +221,61 @@ fn check_limits(
     Ok(())
 }
 
-type RackParts = (RackConfig, Vec<Failure>, Option<RandomFailures>);
-
-fn resolve_rack(ctx: &Ctx<'_>, raw: RawRack) -> Result<RackParts, ScenarioError> {
-    use defaults as d;
-    let max_nodes = shoal_rack::MAX_NODES as i64;
-    let nodes = ctx.int("rack.nodes", raw.nodes, d::NODES, 2, max_nodes)? as u16;
-    let channels = ctx.int(
-        "rack.channels",
-        raw.channels,
-        d::CHANNELS,
-        1,
-        u8::MAX as i64,
-    )? as u8;
-    let gbps = ctx.num(
-        "rack.channel_gbps",
-        raw.channel_gbps.unwrap_or(d::CHANNEL_GBPS),
-        0.0,
-        true,
-    )?;
-    if gbps > 1e9 {
+/// The fabric `name` resolved from its own tables, found in the registry. A table that belongs
+/// to another fabric is refused.
+fn resolve_fabric(
+    ctx: &Ctx<'_>,
+    name: &str,
+    seed: u64,
+) -> Result<Box<dyn ResolvedFabric>, ScenarioError> {
+    let Some(kind) = registry::find(name) else {
+        let known: Vec<String> = registry::names().map(|f| format!("{f:?}")).collect();
         return Err(ctx.value(
-            "rack.channel_gbps",
-            format!("{gbps} Gb/s is not a channel rate"),
+            "scenario.fabric",
+            format!(
+                "unknown fabric {name:?}; known fabrics: {}",
+                known.join(", ")
+            ),
         ));
-    }
-    let channel_rate = Rate((gbps * 1e9).round() as u64);
-    let slot = ctx.ns("rack.slot_ns", raw.slot_ns.unwrap_or(d::SLOT_NS), true)?;
-    let guard = ctx.ns("rack.guard_ns", raw.guard_ns.unwrap_or(d::GUARD_NS), false)?;
-    if guard >= slot {
-        // Blame the key the user set (the guard band if both or neither).
-        let key = if raw.slot_ns.is_some() && raw.guard_ns.is_none() {
-            "rack.slot_ns"
-        } else {
-            "rack.guard_ns"
-        };
-        return Err(ctx.value(
-            key,
-            format!("the guard band ({guard}) must be shorter than the slot ({slot})"),
-        ));
-    }
-    let header_bytes = ctx.int(
-        "rack.header_bytes",
-        raw.header_bytes,
-        d::HEADER_BYTES,
-        1,
-        u16::MAX as i64,
-    )? as u16;
-    let overhead_bytes = ctx.int(
-        "rack.overhead_bytes",
-        raw.overhead_bytes,
-        d::OVERHEAD_BYTES,
-        0,
-        u16::MAX as i64,
-    )? as u16;
-    let usable = Dur(slot.0 - guard.0);
-    let cell_bytes = match &raw.cell_bytes {
-        None => d::CELL_BYTES as u16,
-        Some(toml::Value::Integer(v)) => {
-            ctx.int_req("rack.cell_bytes", Some(*v), 2, u16::MAX as i64)? as u16
-        }
-        Some(toml::Value::String(s)) if s == "fill" => {
-            let fits = channel_rate.bytes_in(usable);
-            let fill = fits.saturating_sub(overhead_bytes as u64);
-            if fill <= header_bytes as u64 {
+    };
+    for other in registry::FABRICS {
+        for table in other.tables() {
+            if !kind.tables().contains(table) && ctx.given(table) {
                 return Err(ctx.value(
-                    "rack.cell_bytes",
+                    table,
                     format!(
-                        "\"fill\": {usable} at {gbps} Gb/s carries {fits} B; less {overhead_bytes} B \
-                         of framing leaves {fill} B, no room for payload after the \
-                         {header_bytes} B header"
+                        "[{table}] configures the {} fabric{}; the {name} fabric takes {}",
+                        other.names().join(", "),
+                        if other.names().len() > 1 { "s" } else { "" },
+                        tables_list(kind.tables()),
                     ),
                 ));
             }
-            if fill > u16::MAX as u64 {
-                return Err(ctx.value(
-                    "rack.cell_bytes",
-                    format!("\"fill\" gives {fill} B, more than the 65535 B a cell can have"),
-                ));
-            }
-            fill as u16
         }
-        Some(other) => {
-            return Err(ctx.err(
-                "rack.cell_bytes",
-                ErrorKind::Type,
-                format!("expected an integer or \"fill\", got {other}"),
-            ));
-        }
-    };
-    if header_bytes >= cell_bytes {
-        return Err(ctx.value(
-            ctx.blame(&["rack.header_bytes", "rack.cell_bytes"]),
-            format!(
-                "a {cell_bytes} B cell (rack.cell_bytes) leaves no payload after a \
-                 {header_bytes} B header (rack.header_bytes): the header must be smaller"
-            ),
-        ));
     }
-    let on_wire = channel_rate.serialize(cell_bytes as u64 + overhead_bytes as u64);
-    if on_wire > usable {
-        // Blame the key the user set: the cell size first, then the framing, else the slot.
-        let key = if matches!(raw.cell_bytes, Some(toml::Value::Integer(_))) {
-            "rack.cell_bytes"
-        } else if raw.overhead_bytes.is_some_and(|o| o > 0) {
-            "rack.overhead_bytes"
-        } else {
-            "rack.slot_ns"
-        };
-        return Err(ctx.value(
-            key,
-            format!(
-                "a {cell_bytes} B cell plus {overhead_bytes} B of framing takes {on_wire} at \
-                 {gbps} Gb/s, more than the {usable} a slot leaves after its guard band"
-            ),
-        ));
-    }
-    let delay_key = if raw.latency_ns.is_some() {
-        "rack.latency_ns"
-    } else {
-        "rack.delay_slots"
+    let given = |k: &str| ctx.given(k);
+    let keys = Keys::new(&given);
+    let input = Resolving {
+        fabric: name,
+        text: ctx.text,
+        keys: &keys,
+        seed,
     };
-    let delay_slots = match (raw.delay_slots, raw.latency_ns) {
-        (Some(_), Some(_)) => {
-            return Err(ctx.value(
-                "rack.latency_ns",
-                "give either delay_slots or latency_ns, not both",
-            ));
-        }
-        (_, Some(latency)) => {
-            let latency = ctx.ns("rack.latency_ns", latency, true)?;
-            let slots = latency.0.div_ceil(slot.0);
-            u32::try_from(slots).map_err(|_| {
-                ctx.value(
-                    "rack.latency_ns",
-                    format!("{latency} is {slots} slots, more than the simulator allows"),
-                )
-            })?
-        }
-        (v, None) => ctx.int("rack.delay_slots", v, d::DELAY_SLOTS, 1, u32::MAX as i64)? as u32,
-    };
-    let switch_ports = ctx.int(
-        "rack.switch_ports",
-        raw.switch_ports,
-        d::SWITCH_PORTS,
-        4,
-        shoal_schedule::MAX_PORTS as i64,
-    )? as u16;
-    let arrangement: Arrangement = raw
-        .arrangement
-        .as_deref()
-        .unwrap_or(d::ARRANGEMENT)
-        .parse()
-        .map_err(|e: shoal_schedule::UnknownArrangement| {
-            ctx.value("rack.arrangement", e.to_string())
-        })?;
-    let classes = ctx.int("rack.classes", raw.classes, d::CLASSES, 1, 4)? as u8;
-    let low_class_queue_cells = ctx.int(
-        "rack.low_class_queue_cells",
-        raw.low_class_queue_cells,
-        d::LOW_CLASS_QUEUE_CELLS,
-        1,
-        shoal_rack::MAX_LOW_CLASS_QUEUE_CELLS as i64,
-    )? as u32;
-    let packet_bytes = ctx.int(
-        "rack.packet_bytes",
-        raw.packet_bytes,
-        d::PACKET_BYTES,
-        1,
-        u32::MAX as i64,
-    )? as u32;
-    let header_bit_error_rate = raw.header_bit_error_rate.unwrap_or(0.0);
-    if !header_bit_error_rate.is_finite() {
-        return Err(ctx.value("rack.header_bit_error_rate", "must be a finite probability"));
-    }
-
-    // The schedule and the Clos shape are cheap to size and refuse most impossible racks.
-    let schedule_spec = FabricSpec {
-        nodes: nodes as usize,
-        channels: channels as usize,
-        arrangement,
-        delay_slots: (arrangement == Arrangement::PropagationAware).then_some(delay_slots),
-    };
-    if let Err(e) = FabricSchedule::new(schedule_spec) {
-        let key = match e {
-            ScheduleError::TooFewNodes { .. } | ScheduleError::TooManyNodes { .. } => "rack.nodes",
-            // The epoch is too short for the delay: name the delay if the file sets it.
-            ScheduleError::DelayTooLarge { .. } => {
-                ctx.blame(&[delay_key, "rack.channels", "rack.nodes"])
-            }
-            _ => "rack.channels",
-        };
-        return Err(ctx.value(key, e.to_string()));
-    }
-    let shape = ClosShape::new(nodes as usize, channels as usize, switch_ports as usize)
-        .map_err(|e| ctx.value("rack.switch_ports", e.to_string()))?;
-
-    let failures = raw
-        .failures
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(i, f)| resolve_failure(ctx, i, f, nodes, channels, &shape))
-        .collect::<Result<Vec<_>, _>>()?;
-    let random = raw
-        .random_node_failures
-        .map(|r| resolve_random(ctx, r))
-        .transpose()?;
-
-    let rack = RackConfig {
-        nodes,
-        channels,
-        channel_rate,
-        slot,
-        guard,
-        cell_bytes,
-        header_bytes,
-        overhead_bytes,
-        delay_slots,
-        switch_ports,
-        arrangement,
-        classes,
-        low_class_queue_cells,
-        ready_queue: raw.ready_queue.unwrap_or(true),
-        age_rule: raw.age_rule.unwrap_or(true),
-        packet_bytes,
-        interleave_flows: raw.interleave_flows.unwrap_or(true),
-        failures: failures.clone(),
-        header_bit_error_rate,
-        verify_schedule: raw.verify_schedule.unwrap_or(true),
-    };
-    rack.validate().map_err(|e| rack_error(ctx, e, delay_key))?;
-    Ok((rack, failures, random))
+    kind.resolve(&input).map_err(|e| match e {
+        TableError::Config(e) => ctx.wrap(e),
+        TableError::Toml(e) => crate::toml_error(ctx.origin, ctx.text, ctx.doc, ctx.lines, &e),
+    })
 }
 
-/// Maps the rack's own refusal onto the scenario's keys.
-pub(crate) fn rack_error(ctx: &Ctx<'_>, e: RackError, delay_key: &str) -> ScenarioError {
-    let key = match e.key.as_str() {
-        "failures" => "rack.failures",
-        "rack.delay_slots" => delay_key,
-        k => k,
-    };
-    let kind = if e.key == "rack" {
-        ErrorKind::Build
-    } else {
-        ErrorKind::Value
-    };
-    ctx.err(key, kind, e.reason)
-}
-
-const FAILURE_KEYS: [(&str, &[&str]); 5] = [
-    ("node", &["node"]),
-    ("node-link", &["node", "plane"]),
-    ("leaf", &["plane", "leaf"]),
-    ("leaf-spine-link", &["plane", "leaf", "spine", "link"]),
-    ("spine", &["plane", "spine"]),
-];
-
-fn resolve_failure(
-    ctx: &Ctx<'_>,
-    i: usize,
-    f: RawFailure,
-    nodes: u16,
-    channels: u8,
-    shape: &ClosShape,
-) -> Result<Failure, ScenarioError> {
-    let at = |k: &str| format!("rack.failures[{i}].{k}");
-    let component = f
-        .component
-        .as_deref()
-        .ok_or_else(|| ctx.missing(&at("component")))?;
-    let Some((_, keys)) = FAILURE_KEYS.iter().find(|(c, _)| *c == component) else {
-        return Err(ctx.value(
-            &at("component"),
-            format!(
-                "unknown component {component:?}; known: node, node-link, leaf, \
-                 leaf-spine-link, spine"
-            ),
-        ));
-    };
-    let given = [
-        ("node", f.node),
-        ("plane", f.plane),
-        ("leaf", f.leaf),
-        ("spine", f.spine),
-        ("link", f.link),
-    ];
-    for (key, v) in given {
-        if v.is_some() && !keys.contains(&key) {
-            return Err(ctx.err(
-                &at(key),
-                ErrorKind::UnknownKey,
-                format!(
-                    "unknown key for a {component} failure (it takes {} and at_us)",
-                    keys.join(", ")
-                ),
-            ));
-        }
+fn tables_list(tables: &[&str]) -> String {
+    if tables.is_empty() {
+        return "no table of its own".to_owned();
     }
-    let node = || {
-        ctx.int_req(&at("node"), f.node, 0, nodes as i64 - 1)
-            .map(|v| NodeId(v as u16))
-    };
-    let plane = || {
-        ctx.int_req(&at("plane"), f.plane, 0, channels as i64 - 1)
-            .map(|v| ChannelId(v as u8))
-    };
-    let leaf = || {
-        ctx.int_req(&at("leaf"), f.leaf, 0, shape.leaves() as i64 - 1)
-            .map(|v| LeafId(v as u16))
-    };
-    let spine = || {
-        ctx.int_req(&at("spine"), f.spine, 0, shape.spines() as i64 - 1)
-            .map(|v| SpineId(v as u16))
-    };
-    let component = match component {
-        "node" => Component::Node(node()?),
-        "node-link" => Component::NodeLink(plane()?, node()?),
-        "leaf" => Component::Leaf(plane()?, leaf()?),
-        "leaf-spine-link" => Component::LeafSpineLink(
-            plane()?,
-            leaf()?,
-            spine()?,
-            ctx.int_req(
-                &at("link"),
-                f.link,
-                0,
-                shape.links_per_leaf_spine() as i64 - 1,
-            )? as u16,
-        ),
-        _ => Component::Spine(plane()?, spine()?),
-    };
-    let at = Time(ctx.us(&at("at_us"), f.at_us.unwrap_or(0.0), false)?);
-    Ok(Failure { component, at })
-}
-
-fn resolve_random(ctx: &Ctx<'_>, r: RawRandomFailures) -> Result<RandomFailures, ScenarioError> {
-    let key = "rack.random_node_failures.fraction";
-    let fraction = r.fraction.ok_or_else(|| ctx.missing(key))?;
-    if !(0.0..=1.0).contains(&fraction) {
-        return Err(ctx.value(key, format!("{fraction} is out of range: must be 0 to 1")));
-    }
-    let at = Time(ctx.us(
-        "rack.random_node_failures.at_us",
-        r.at_us.unwrap_or(0.0),
-        false,
-    )?);
-    Ok(RandomFailures { fraction, at })
+    tables
+        .iter()
+        .map(|t| format!("[{t}]"))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// The traffic-matrix keys the streaming kinds (`open-loop`, `closed-loop`) take besides their
@@ -945,10 +550,17 @@ fn resolve_background(
     })
 }
 
-/// The top-level tables a sweep may vary.
-const SWEEPABLE: [&str; 4] = ["scenario", "rack", "workload", "run"];
-
-fn resolve_sweep(ctx: &Ctx<'_>, s: crate::raw::RawSweep) -> Result<Sweep, ScenarioError> {
+/// A sweep varies a key of `[scenario]`, `[workload]`, `[run]` or one of the fabric's tables.
+fn resolve_sweep(
+    ctx: &Ctx<'_>,
+    s: crate::raw::RawSweep,
+    fabric: &dyn ResolvedFabric,
+) -> Result<Sweep, ScenarioError> {
+    let sweepable: Vec<&str> = ["scenario"]
+        .into_iter()
+        .chain(registry::tables_of(fabric.name()).iter().copied())
+        .chain(["workload", "run"])
+        .collect();
     let parameter = s.parameter.ok_or_else(|| ctx.missing("sweep.parameter"))?;
     let parts: Vec<&str> = parameter.split('.').collect();
     let valid_name = |p: &&str| {
@@ -956,13 +568,13 @@ fn resolve_sweep(ctx: &Ctx<'_>, s: crate::raw::RawSweep) -> Result<Sweep, Scenar
             && p.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
-    if parts.len() < 2 || !SWEEPABLE.contains(&parts[0]) || !parts.iter().all(valid_name) {
+    if parts.len() < 2 || !sweepable.contains(&parts[0]) || !parts.iter().all(valid_name) {
         return Err(ctx.value(
             "sweep.parameter",
             format!(
                 "{parameter:?} is not a dotted key of a scenario table (e.g. \"rack.slot_ns\"); \
                  sweepable tables: {}",
-                SWEEPABLE.join(", ")
+                sweepable.join(", ")
             ),
         ));
     }

@@ -1,33 +1,9 @@
 //! Writes a resolved scenario back as TOML that reproduces it.
 
-use crate::network::{NetworkSpec, TopologySpec};
 use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
-use shoal_base::{Dur, Time};
-use shoal_psn::{Discipline, PathChoice, TransportSpec};
-use shoal_schedule::Component;
+use shoal_fabric::config::{TomlOut as Table, dur_us, float as f, text as s, time_us as us};
 use shoal_workload::{Matrix, SizeDist};
-use std::fmt::Write;
-
-fn s(v: &str) -> String {
-    toml::Value::String(v.to_owned()).to_string()
-}
-
-fn f(v: f64) -> String {
-    toml::Value::Float(v).to_string()
-}
-
-fn us(t: Time) -> String {
-    f(t.as_us_f64())
-}
-
-fn dur_us(d: Dur) -> String {
-    f(d.as_us_f64())
-}
-
-fn ns(d: Dur) -> String {
-    f(d.as_ns_f64())
-}
 
 /// A size distribution as the inline table scenario files use.
 fn size(d: &SizeDist) -> String {
@@ -86,28 +62,14 @@ fn matrix(t: &mut Table, m: &Matrix) {
     }
 }
 
-/// Appends `key = value` lines.
-struct Table(String);
-
-impl Table {
-    fn kv(&mut self, key: &str, value: impl std::fmt::Display) {
-        let _ = writeln!(self.0, "{key} = {value}");
-    }
-
-    fn header(&mut self, name: &str) {
-        let _ = writeln!(self.0, "\n{name}");
-    }
-}
-
 pub(crate) fn write(sc: &Scenario) -> String {
-    let mut t = Table(String::new());
-    let _ = writeln!(
-        t.0,
+    let mut t = Table::new();
+    t.line(&format!(
         "# Resolved by shoal {TOOL_VERSION} from {}.\n# Every default is filled in, the \
          node-to-node latency is in whole slots and every\n# failure is listed: loading this \
          file reproduces the run.",
         sc.origin.replace('\n', " ")
-    );
+    ));
     t.header("[scenario]");
     t.kv("name", s(&sc.name));
     t.kv("description", s(&sc.description));
@@ -115,152 +77,9 @@ pub(crate) fn write(sc: &Scenario) -> String {
     t.kv("fabric", s(sc.fabric_name()));
     t.kv("tool_version", s(TOOL_VERSION));
 
-    if let Some(n) = &sc.network {
-        network(&mut t, n);
-    } else {
-        rack(&mut t, sc);
-    }
+    sc.fabric.write_toml(&mut t);
     workload_and_run(&mut t, sc);
-    t.0
-}
-
-/// `[network]` with every key the fabric uses.
-fn network(t: &mut Table, n: &NetworkSpec) {
-    t.header("[network]");
-    t.kv("topology", s(n.topology.name()));
-    match n.topology {
-        TopologySpec::LeafSpine { hosts, radix } => {
-            t.kv("hosts", hosts);
-            t.kv("radix", radix);
-        }
-        TopologySpec::FatTree {
-            k,
-            oversubscription,
-        } => {
-            t.kv("k", k);
-            t.kv("oversubscription", oversubscription);
-        }
-        TopologySpec::Torus { x, y, z } => {
-            t.kv("x", x);
-            t.kv("y", y);
-            t.kv("z", z);
-        }
-    }
-    t.kv("link_gbps", f(n.link_rate.0 as f64 / 1e9));
-    t.kv("link_delay_ns", ns(n.link_delay));
-    let net = &n.net;
-    t.kv("packet_bytes", n.transport.mss() + net.header_bytes);
-    t.kv("header_bytes", net.header_bytes);
-    t.kv("control_bytes", net.control_bytes);
-    t.kv("queue_packets", net.queue_packets);
-    t.kv(
-        "path",
-        s(match net.path {
-            PathChoice::Ecmp => "ecmp",
-            PathChoice::Spray => "spray",
-        }),
-    );
-    let marking = |at_dequeue: bool| s(if at_dequeue { "departure" } else { "arrival" });
-    match net.discipline {
-        Discipline::Ecn { k, at_dequeue } => {
-            t.kv("ecn", s("threshold"));
-            t.kv("ecn_k", k);
-            t.kv("ecn_marking", marking(at_dequeue));
-        }
-        Discipline::Red(red) => {
-            t.kv("ecn", s("red"));
-            t.kv("red_kmin_bytes", red.kmin_bytes);
-            t.kv("red_kmax_bytes", red.kmax_bytes);
-            t.kv("red_pmax", f(red.pmax_ppm as f64 / 1e6));
-            t.kv("ecn_marking", marking(red.at_dequeue));
-        }
-        Discipline::DropTail | Discipline::Trim => {}
-    }
-    match &n.transport {
-        TransportSpec::Tcp(c) => {
-            t.kv("initial_window", c.initial_window);
-            if let Some(m) = c.max_window {
-                t.kv("max_window", m);
-            }
-            t.kv("rto_min_us", dur_us(c.rto_min));
-            if let Some(g) = c.dctcp_g_shift {
-                t.kv("dctcp_g", f(1.0 / (1u64 << g) as f64));
-            }
-        }
-        TransportSpec::Ndp(c) => {
-            t.kv("initial_window", c.initial_window);
-            t.kv("rto_min_us", dur_us(c.rto));
-            t.kv("pull_pacing", f(net.pull_pacing as f64 / 100.0));
-        }
-        TransportSpec::Dcqcn(c) => {
-            if let Some(m) = c.max_window {
-                t.kv("max_window", m);
-            }
-            t.kv("pfc", net.pfc.is_some());
-            if let Some(p) = net.pfc {
-                let mtu = (c.mss + net.header_bytes) as u64;
-                t.kv("pfc_xoff_packets", p.xoff_bytes / mtu);
-                t.kv("pfc_xon_packets", p.xon_bytes / mtu);
-            }
-        }
-        TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
-    }
-}
-
-fn rack(t: &mut Table, sc: &Scenario) {
-    let r = &sc.rack;
-    t.header("[rack]");
-    t.kv("nodes", r.nodes);
-    t.kv("channels", r.channels);
-    t.kv("channel_gbps", f(r.channel_rate.0 as f64 / 1e9));
-    t.kv("slot_ns", ns(r.slot));
-    t.kv("guard_ns", ns(r.guard));
-    t.kv("cell_bytes", r.cell_bytes);
-    t.kv("header_bytes", r.header_bytes);
-    t.kv("overhead_bytes", r.overhead_bytes);
-    t.kv("delay_slots", r.delay_slots);
-    t.kv("switch_ports", r.switch_ports);
-    t.kv("arrangement", s(r.arrangement.name()));
-    t.kv("classes", r.classes);
-    t.kv("low_class_queue_cells", r.low_class_queue_cells);
-    t.kv("ready_queue", r.ready_queue);
-    t.kv("age_rule", r.age_rule);
-    t.kv("packet_bytes", r.packet_bytes);
-    t.kv("interleave_flows", r.interleave_flows);
-    t.kv("header_bit_error_rate", f(r.header_bit_error_rate));
-    t.kv("verify_schedule", r.verify_schedule);
-    for failure in &r.failures {
-        t.header("[[rack.failures]]");
-        match failure.component {
-            Component::Node(n) => {
-                t.kv("component", s("node"));
-                t.kv("node", n.0);
-            }
-            Component::NodeLink(c, n) => {
-                t.kv("component", s("node-link"));
-                t.kv("node", n.0);
-                t.kv("plane", c.0);
-            }
-            Component::Leaf(c, l) => {
-                t.kv("component", s("leaf"));
-                t.kv("plane", c.0);
-                t.kv("leaf", l.0);
-            }
-            Component::LeafSpineLink(c, l, sp, q) => {
-                t.kv("component", s("leaf-spine-link"));
-                t.kv("plane", c.0);
-                t.kv("leaf", l.0);
-                t.kv("spine", sp.0);
-                t.kv("link", q);
-            }
-            Component::Spine(c, sp) => {
-                t.kv("component", s("spine"));
-                t.kv("plane", c.0);
-                t.kv("spine", sp.0);
-            }
-        }
-        t.kv("at_us", us(failure.at));
-    }
+    t.into_string()
 }
 
 fn workload_and_run(t: &mut Table, sc: &Scenario) {

@@ -13,7 +13,10 @@ fn scenario(fabric: &str, extra: &str) -> String {
 
 fn discipline(fabric: &str, extra: &str) -> Discipline {
     let s = parse(&scenario(fabric, extra), "ecn.toml").expect("resolves");
-    s.network.expect("a packet network").net.discipline
+    s.spec::<shoal_psn::NetworkSpec>()
+        .expect("a packet network")
+        .net
+        .discipline
 }
 
 /// The error's text when `extra` is refused.
@@ -113,7 +116,10 @@ fn bad_red_settings_are_refused_with_their_key_and_reason() {
 fn ndp_pull_pacing_is_a_whole_percent() {
     let pacing = |extra: &str| {
         let s = parse(&scenario("ndp", extra), "ecn.toml").expect("resolves");
-        s.network.expect("a packet network").net.pull_pacing
+        s.spec::<shoal_psn::NetworkSpec>()
+            .expect("a packet network")
+            .net
+            .pull_pacing
     };
     assert_eq!(pacing(""), 99);
     assert_eq!(pacing("pull_pacing = 0.5"), 50);

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use shoal_base::{Dur, Time};
+use shoal_rack::RackSpec;
 use shoal_scenario::{ErrorKind, Scenario, ScenarioError, WorkloadSpec, parse};
 
 /// A scenario touching every table: failures, random failures, a probe with background
@@ -159,9 +160,9 @@ const KNOWN: [&str; 52] = [
 #[test]
 fn the_base_scenario_resolves() {
     let s = parse(BASE, "base.toml").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.rack.nodes, 16);
+    assert_eq!(rack(&s).nodes, 16);
     // One explicit failure and round(0.25 * 16) = 4 random ones.
-    assert_eq!(s.rack.failures.len(), 5);
+    assert_eq!(rack(&s).failures.len(), 5);
     assert_eq!(s.sweep_points().unwrap().len(), 2);
     assert_eq!(s.flows().len(), 14);
 }
@@ -410,9 +411,9 @@ fn latency_becomes_whole_slots_rounded_up() {
     table_at(&mut d, "rack").remove("delay_slots");
     // 60 ns over 23.25 ns slots is 2.58 slots: 3.
     let s = parse(&with(&d, "rack.latency_ns", float(60.0)), "lat.toml").unwrap();
-    assert_eq!(s.rack.delay_slots, 3);
+    assert_eq!(rack(&s).delay_slots, 3);
     let s = parse(&with(&d, "rack.latency_ns", float(46.5)), "lat.toml").unwrap();
-    assert_eq!(s.rack.delay_slots, 2);
+    assert_eq!(rack(&s).delay_slots, 2);
 }
 
 #[test]
@@ -423,16 +424,16 @@ fn fill_gives_64_byte_cells_in_the_prototype_slot() {
                 cell_bytes = \"fill\"\nlatency_ns = 1570.0\n\
                 [workload]\nkind = \"incast\"\nsenders = 7\nflow_bytes = 448\n";
     let s = parse(text, "prototype.toml").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.rack.cell_bytes, 64);
+    assert_eq!(rack(&s).cell_bytes, 64);
     // 1.57 us over 76.8 ns slots: 20.4, so 21 slots.
-    assert_eq!(s.rack.delay_slots, 21);
+    assert_eq!(rack(&s).delay_slots, 21);
     // §7.1: 20.5 ns usable at 25 Gb/s is 64 B as well.
     let s = parse(
         "[rack]\ncell_bytes = \"fill\"\n[workload]\nkind = \"permutation\"\nflow_bytes = 1\n",
         "paper.toml",
     )
     .unwrap();
-    assert_eq!(s.rack.cell_bytes, 64);
+    assert_eq!(rack(&s).cell_bytes, 64);
 }
 
 #[test]
@@ -467,7 +468,7 @@ fn errors_name_the_file_and_line() {
 }
 
 fn assert_same_run(a: &Scenario, b: &Scenario) {
-    assert_eq!(a.rack, b.rack);
+    assert_eq!(rack(a), rack(b));
     assert_eq!(a.workload, b.workload);
     assert_eq!(a.limits, b.limits);
     assert_eq!(a.seed, b.seed);
@@ -482,8 +483,18 @@ fn the_base_round_trips_through_its_resolved_form() {
     let again = parse(&resolved, "resolved.toml").unwrap_or_else(|e| panic!("{e}\n{resolved}"));
     assert_same_run(&s, &again);
     // Random failures are listed explicitly, so the resolved file pins them.
-    assert_eq!(again.random_failures(), None);
-    assert_eq!(again.explicit_failures().len(), 5);
+    assert_eq!(
+        again.spec::<RackSpec>().expect("a rack").random_failures(),
+        None
+    );
+    assert_eq!(
+        again
+            .spec::<RackSpec>()
+            .expect("a rack")
+            .explicit_failures()
+            .len(),
+        5
+    );
     // And resolving is idempotent.
     assert_eq!(
         again.resolved_toml().lines().skip(3).collect::<Vec<_>>(),
@@ -552,7 +563,7 @@ proptest! {
         let again = parse(&resolved, "resolved.toml");
         prop_assert!(again.is_ok(), "{:?}\n{}", again.err(), resolved);
         let again = again.unwrap();
-        prop_assert_eq!(&again.rack, &s.rack);
+        prop_assert_eq!(rack(&again), rack(&s));
         prop_assert_eq!(&again.workload, &s.workload);
         prop_assert_eq!(again.limits, s.limits);
         prop_assert_eq!(again.seed, s.seed);
@@ -625,12 +636,13 @@ fn workloads_follow_their_definitions() {
 fn random_failures_follow_the_seed() {
     let s = parse(BASE, "base.toml").unwrap();
     let other = s.with_seed(4);
-    assert_eq!(other.rack.failures.len(), s.rack.failures.len());
+    assert_eq!(rack(&other).failures.len(), rack(&s).failures.len());
     assert_eq!(
-        other.rack.failures[0], s.rack.failures[0],
+        rack(&other).failures[0],
+        rack(&s).failures[0],
         "the explicit failure stays"
     );
-    let nodes = |sc: &Scenario| format!("{:?}", &sc.rack.failures[1..]);
+    let nodes = |sc: &Scenario| format!("{:?}", &rack(sc).failures[1..]);
     assert_ne!(nodes(&s), nodes(&other));
     assert_eq!(nodes(&s), nodes(&other.with_seed(3)));
 }
@@ -686,7 +698,7 @@ fn sweep_points_differ_only_in_the_swept_key() {
     }
     let s = parse(BASE, "base.toml").unwrap();
     let points = s.sweep_points().unwrap();
-    assert_eq!(points[1].1.rack.slot, Dur(40_000));
+    assert_eq!(rack(&points[1].1).slot, Dur(40_000));
     assert_eq!(points[1].0.as_f64(), Some(40.0));
 }
 
@@ -719,4 +731,9 @@ fn an_epoch_too_short_for_the_delay_names_the_key_the_file_set() {
     // 8 nodes on 3 channels absorb 1 slot of delay; the default is 2.
     assert_eq!(rack("channels = 3"), "rack.channels");
     assert_eq!(rack("channels = 1\ndelay_slots = 5"), "rack.delay_slots");
+}
+
+/// The rack of a Shoal scenario.
+fn rack(s: &shoal_scenario::Scenario) -> &shoal_rack::RackConfig {
+    &s.spec::<RackSpec>().expect("a Shoal rack").config
 }

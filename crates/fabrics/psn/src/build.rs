@@ -2,7 +2,7 @@
 //! the idle network, for slowdowns.
 
 use crate::PacketFabric;
-use crate::config::NetConfig;
+use crate::config::{NetConfig, PathChoice};
 use shoal_base::{Dur, Rate};
 use shoal_fabric::{Fabric, FabricError};
 use shoal_metrics::IdealFct;
@@ -40,6 +40,149 @@ impl TransportSpec {
             TransportSpec::R2c2(c) => c.mss,
         }
     }
+}
+
+/// How a transport's switches treat a full or filling queue, by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marking {
+    /// Drop what does not fit.
+    DropTail,
+    /// Trim to the header (NDP).
+    Trim,
+    /// Mark ECN above a threshold (`ecn = "threshold"` by default).
+    Threshold,
+    /// Mark ECN on RED's ramp (`ecn = "red"` by default).
+    Red,
+}
+
+/// What a transport's constructor gets: the `[network]` values every transport may use.
+pub struct TransportParams {
+    pub mss: u32,
+    pub header_bytes: u32,
+    pub initial_window: u32,
+    pub max_window: u32,
+    pub rto_min: Dur,
+    pub link_rate: Rate,
+    /// DCTCP's gain as a shift (g = 2^-shift), for transports that take `dctcp_g`.
+    pub dctcp_g_shift: Option<u32>,
+}
+
+/// One transport of the packet baselines: its fabric name, the transport-specific
+/// `[network]` keys it takes, its defaults and its constructor.
+pub struct Transport {
+    pub name: &'static str,
+    pub keys: &'static [&'static str],
+    pub marking: Marking,
+    pub queue_packets: i64,
+    pub path: PathChoice,
+    /// The topology it runs on by default ("leaf-spine", or "torus", which is then required).
+    pub topology: &'static str,
+    pub make: fn(&TransportParams) -> TransportSpec,
+}
+
+/// Every transport: the one list a new transport is added to (with its `TransportSpec`
+/// variant, if it brings a new state machine).
+pub const TRANSPORTS: [Transport; 5] = [
+    Transport {
+        name: "dctcp",
+        keys: &[
+            "ecn",
+            "ecn_k",
+            "ecn_marking",
+            "red_kmin_bytes",
+            "red_kmax_bytes",
+            "red_pmax",
+            "initial_window",
+            "max_window",
+            "rto_min_us",
+            "dctcp_g",
+        ],
+        marking: Marking::Threshold,
+        queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
+        path: PathChoice::Ecmp,
+        topology: "leaf-spine",
+        make: tcp,
+    },
+    Transport {
+        name: "dcqcn",
+        keys: &[
+            "ecn",
+            "ecn_k",
+            "ecn_marking",
+            "red_kmin_bytes",
+            "red_kmax_bytes",
+            "red_pmax",
+            "max_window",
+            "pfc",
+            "pfc_xoff_packets",
+            "pfc_xon_packets",
+        ],
+        marking: Marking::Red,
+        queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
+        path: PathChoice::Ecmp,
+        topology: "leaf-spine",
+        make: |p| {
+            TransportSpec::Dcqcn(DcqcnConfig {
+                mss: p.mss,
+                header_bytes: p.header_bytes,
+                max_window: Some(p.max_window),
+                ..DcqcnConfig::paper(p.link_rate)
+            })
+        },
+    },
+    Transport {
+        name: "ndp",
+        keys: &["initial_window", "rto_min_us", "pull_pacing"],
+        marking: Marking::Trim,
+        queue_packets: crate::scenario::defaults::NDP_QUEUE_PACKETS,
+        path: PathChoice::Spray,
+        topology: "leaf-spine",
+        make: |p| {
+            TransportSpec::Ndp(NdpConfig {
+                mss: p.mss,
+                initial_window: p.initial_window,
+                rto: p.rto_min,
+            })
+        },
+    },
+    Transport {
+        name: "tcp",
+        keys: &["initial_window", "max_window", "rto_min_us"],
+        marking: Marking::DropTail,
+        queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
+        path: PathChoice::Ecmp,
+        topology: "leaf-spine",
+        make: tcp,
+    },
+    Transport {
+        name: "r2c2",
+        keys: &["rto_min_us"],
+        marking: Marking::DropTail,
+        queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
+        path: PathChoice::Ecmp,
+        topology: "torus",
+        make: |p| {
+            TransportSpec::R2c2(R2c2Config {
+                mss: p.mss,
+                header_bytes: p.header_bytes,
+                rto: p.rto_min,
+                ..R2c2Config::paper()
+            })
+        },
+    },
+];
+
+/// TCP NewReno, or DCTCP when `dctcp_g_shift` is set.
+fn tcp(p: &TransportParams) -> TransportSpec {
+    TransportSpec::Tcp(TcpConfig {
+        mss: p.mss,
+        initial_window: p.initial_window,
+        max_window: Some(p.max_window),
+        rto_min: p.rto_min,
+        rto_initial: p.rto_min,
+        dctcp_g_shift: p.dctcp_g_shift,
+        dctcp_alpha_init: 1.0,
+    })
 }
 
 /// The packet network of `topology` with `net`'s switches and `transport` on every host.

@@ -2,6 +2,7 @@
 
 use rand::RngExt;
 use shoal_base::rng::StreamRng;
+use shoal_fabric::config::{ConfigError, Keys, value};
 
 /// What a switch output queue does when packets arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,23 +75,6 @@ impl Red {
             (n, d) if n >= d => true,
             (n, d) => rng.random_range(0..d) < n,
         }
-    }
-
-    /// Checks Kmin < Kmax and 0 < Pmax <= 1.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.kmin_bytes >= self.kmax_bytes {
-            return Err(format!(
-                "RED needs kmin < kmax, got kmin = {} B and kmax = {} B",
-                self.kmin_bytes, self.kmax_bytes
-            ));
-        }
-        if self.pmax_ppm == 0 || self.pmax_ppm as u64 > PPM {
-            return Err(format!(
-                "RED needs 0 < pmax <= 1, got pmax = {}",
-                self.pmax_ppm as f64 / PPM as f64
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -168,46 +152,95 @@ impl NetConfig {
         mss + self.header_bytes
     }
 
-    /// Checks values that would make the network meaningless.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every rule the switches' values obey (the one place they are written), for a
+    /// transport carrying `mss` payload bytes per packet; errors name the `[network]` key to
+    /// blame (of two that conflict, the one the file gives: `keys`, or
+    /// [`shoal_fabric::config::NO_KEYS`] for a network built in code).
+    pub fn validate(&self, mss: u32, keys: &Keys<'_>) -> Result<(), ConfigError> {
         if self.queue_packets == 0 {
-            return Err("queue_packets must be at least 1".into());
-        }
-        if self.pull_pacing == 0 || self.pull_pacing > 100 {
-            return Err(format!(
-                "pull_pacing must be a percentage in 1..=100, got {}",
-                self.pull_pacing
-            ));
+            return Err(value("network.queue_packets", "must be at least 1 packet"));
         }
         if self.control_bytes == 0 {
-            return Err("control_bytes must be at least 1".into());
+            return Err(value("network.control_bytes", "must be at least 1 byte"));
         }
-        if let Some(pfc) = self.pfc
-            && (pfc.xon_bytes >= pfc.xoff_bytes || pfc.xoff_bytes == 0)
-        {
-            return Err(format!(
-                "PFC needs 0 <= xon < xoff, got xon = {} B and xoff = {} B",
-                pfc.xon_bytes, pfc.xoff_bytes
+        if self.pull_pacing == 0 || self.pull_pacing > 100 {
+            return Err(value(
+                "network.pull_pacing",
+                format!(
+                    "{} is not a whole percent in (0, 1]: pulls cannot outpace the link",
+                    self.pull_pacing as f64 / 100.0
+                ),
             ));
         }
-        if let Discipline::Red(red) = self.discipline {
-            red.validate()?;
+        if let Some(pfc) = self.pfc {
+            if pfc.xoff_bytes == 0 {
+                return Err(value(
+                    "network.pfc_xoff_packets",
+                    "must be at least 1 packet",
+                ));
+            }
+            if pfc.xon_bytes >= pfc.xoff_bytes {
+                return Err(value(
+                    "network.pfc_xon_packets",
+                    format!(
+                        "PFC needs xon < xoff: resuming at {} B is not below pausing at {} B",
+                        pfc.xon_bytes, pfc.xoff_bytes
+                    ),
+                ));
+            }
         }
-        if let Discipline::Ecn { k, .. } = self.discipline
-            && k > self.queue_packets
-        {
-            return Err(format!(
-                "ECN threshold k = {k} packets exceeds the queue of {} packets: nothing would be marked",
-                self.queue_packets
-            ));
+        match self.discipline {
+            Discipline::Ecn { k, .. } if k == 0 || k > self.queue_packets => Err(value(
+                keys.blame(&["network.ecn_k", "network.queue_packets"]),
+                format!(
+                    "ECN threshold k = {k} packets is out of range: must be 1 to the queue's {} \
+                     packets, or nothing would be marked",
+                    self.queue_packets
+                ),
+            )),
+            Discipline::Red(red) => {
+                if red.kmax_bytes <= red.kmin_bytes {
+                    return Err(value(
+                        keys.blame(&["network.red_kmax_bytes", "network.red_kmin_bytes"]),
+                        format!(
+                            "RED needs kmin < kmax, got kmin = {} B and kmax = {} B",
+                            red.kmin_bytes, red.kmax_bytes
+                        ),
+                    ));
+                }
+                if red.pmax_ppm == 0 || red.pmax_ppm as u64 > PPM {
+                    return Err(value(
+                        "network.red_pmax",
+                        format!(
+                            "{} is not a probability in [1e-6, 1] (RED needs 0 < pmax <= 1)",
+                            red.pmax_ppm as f64 / PPM as f64
+                        ),
+                    ));
+                }
+                // Without PFC a queue holds at most `queue_bytes`, so Kmin must lie below it or
+                // nothing is ever marked; Kmax may lie above it (the ramp is then cut off).
+                let queue_bytes = self.queue_packets as u64 * self.mtu(mss) as u64;
+                if self.pfc.is_none() && red.kmin_bytes >= queue_bytes {
+                    return Err(value(
+                        "network.red_kmin_bytes",
+                        format!(
+                            "{} B is not below the queue's {queue_bytes} B (queue_packets × \
+                             packet_bytes): nothing would be marked",
+                            red.kmin_bytes
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shoal_fabric::config::NO_KEYS;
 
     #[test]
     fn red_parameters_are_checked_and_the_error_names_them() {
@@ -215,21 +248,20 @@ mod tests {
             discipline: Discipline::Red(red),
             ..NetConfig::ecn(100, 20)
         };
+        let check = |n: NetConfig| n.validate(1460, &NO_KEYS);
         let paper = Red::dcqcn_paper(false);
-        assert_eq!(net(paper).validate(), Ok(()));
+        assert_eq!(check(net(paper)), Ok(()));
         let inverted = Red {
             kmin_bytes: paper.kmax_bytes,
             ..paper
         };
-        assert!(
-            net(inverted)
-                .validate()
-                .unwrap_err()
-                .contains("kmin < kmax")
-        );
+        let err = check(net(inverted)).unwrap_err();
+        assert_eq!(err.key, "network.red_kmax_bytes");
+        assert!(err.reason.contains("kmin < kmax"), "{err}");
         for pmax_ppm in [0, 1_000_001] {
-            let err = net(Red { pmax_ppm, ..paper }).validate().unwrap_err();
-            assert!(err.contains("0 < pmax <= 1"), "{err}");
+            let err = check(net(Red { pmax_ppm, ..paper })).unwrap_err();
+            assert_eq!(err.key, "network.red_pmax");
+            assert!(err.reason.contains("0 < pmax <= 1"), "{err}");
         }
     }
 }

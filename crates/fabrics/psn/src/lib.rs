@@ -6,7 +6,9 @@
 //! by hashing, hosts whose NIC queue feeds their one link, and a sans-IO transport pair per flow
 //! (`shoal-transport`). The topology (`shoal-topology`) supplies links and next hops.
 //!
-//! - [`build`]: a transport chosen at run time, and the ideal FCT for slowdowns.
+//! - [`build`]: the transports ([`TRANSPORTS`], one entry each), a transport chosen at run
+//!   time, and the ideal FCT for slowdowns.
+//! - [`scenario`]: the `[network]` table of a scenario file.
 //! - [`config`]: queue discipline and size, path choice, header sizes.
 //! - [`queue`]: one output queue with a data and a priority lane.
 //! - [`port`]: ports and links.
@@ -24,12 +26,15 @@ pub mod port;
 pub mod queue;
 pub mod r2c2;
 pub mod rewire;
+pub mod scenario;
 mod sim;
 
-pub use build::{TransportSpec, build, ideal_fct};
+pub use build::{TRANSPORTS, TransportSpec, build, ideal_fct};
 pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};
 pub use rewire::{Rewired, Rewiring};
+pub use scenario::{NetworkSpec, TopologySpec};
 
+use shoal_fabric::config::NO_KEYS;
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
 use shoal_topology::Topology;
 use shoal_transport::Transport;
@@ -47,7 +52,8 @@ pub struct PacketFabric<T: Transport> {
 impl<T: Transport> PacketFabric<T> {
     /// Checks the configuration once; runs then take it as valid.
     pub fn new(topology: Topology, net: NetConfig, transport: T) -> Result<Self, FabricError> {
-        net.validate().map_err(FabricError)?;
+        net.validate(transport.mss(), &NO_KEYS)
+            .map_err(|e| FabricError(e.to_string()))?;
         Ok(PacketFabric {
             name: transport.name().to_string(),
             topology,

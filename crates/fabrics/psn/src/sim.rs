@@ -14,8 +14,7 @@ use crate::rewire::{Rewiring, check_shape};
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
-use shoal_fabric::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_metrics::{FlowRecord, Sample, TimeSeries};
+use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
 use shoal_topology::Topology;
 use shoal_transport::segment::{CE, TRIMMED};
 use shoal_transport::{Kind, Receiver, Segment, Sender, Transport};
@@ -110,14 +109,10 @@ pub(crate) struct Sim<'a, T: Transport> {
     slot_of: Vec<u32>,
     live: Vec<Option<Live<T>>>,
     free: Vec<u32>,
-    records: Vec<FlowRecord>,
-    measured_flow_bytes: Vec<u64>,
-    delivered: Vec<u64>,
-    delivered_total: u64,
-    completed: u64,
+    /// Records, delivered bytes, completions and samples (the bookkeeping every fabric shares).
+    book: FlowBook,
     active: u64,
     flows_at: Option<Time>,
-    last_start: Time,
     /// Bytes queued at each switch, and the most at one switch over the run.
     node_bytes: Vec<u64>,
     max_node_bytes: u64,
@@ -130,7 +125,6 @@ pub(crate) struct Sim<'a, T: Transport> {
     sprayed: u64,
     pauses: u64,
     pacers: Vec<Pacer>,
-    series: TimeSeries,
     /// R2C2's rate control, only when the transport is R2C2 (`None` costs other runs nothing).
     r2c2: Option<Box<R2c2State>>,
     /// Forward by dimension order (R2C2 with `PathChoice::Ecmp` on a torus) instead of hashing.
@@ -183,14 +177,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             slot_of: Vec::new(),
             live: Vec::new(),
             free: Vec::new(),
-            records: Vec::new(),
-            measured_flow_bytes: Vec::new(),
-            delivered: vec![0; topo.hosts()],
-            delivered_total: 0,
-            completed: 0,
+            book: FlowBook::new(topo.hosts(), limits),
             active: 0,
             flows_at: None,
-            last_start: Time::ZERO,
             node_bytes: vec![0; topo.nodes()],
             max_node_bytes: 0,
             max_reorder: 0,
@@ -202,7 +191,6 @@ impl<'a, T: Transport> Sim<'a, T> {
             sprayed: 0,
             pauses: 0,
             pacers: (0..topo.hosts()).map(|_| Pacer::default()).collect(),
-            series: TimeSeries::new(),
             r2c2,
             dimension_order,
             sent: if rewiring.is_some() {
@@ -247,7 +235,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         while let Some((now, ev)) = self.q.pop() {
             events += 1;
             if events.is_multiple_of(PROGRESS_EVERY) {
-                progress.update(now, self.completed);
+                self.book.report(now, progress);
             }
             match ev {
                 Ev::Arrive { port, pkt } => self.arrive(now, port, pkt, source),
@@ -280,15 +268,11 @@ impl<'a, T: Transport> Sim<'a, T> {
                 Ev::Rewire => self.rewire(now, source)?,
                 Ev::Stop => break,
             }
-            if self
-                .limits
-                .completed_flows
-                .is_some_and(|m| self.completed >= m)
-            {
+            if self.book.enough_completed() {
                 break;
             }
         }
-        progress.update(self.q.now(), self.completed);
+        self.book.report(self.q.now(), progress);
         Ok(self.finish(events))
     }
 
@@ -305,43 +289,18 @@ impl<'a, T: Transport> Sim<'a, T> {
     }
 
     fn start_due(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
-        let hosts = self.topo.hosts();
         while let Some(flow) = source.next_due(now) {
-            if flow.start < self.last_start {
-                return Err(FabricError(format!(
-                    "flows must be sorted by start time: flow {} starts at {} after one at {}",
-                    flow.id, flow.start, self.last_start
-                )));
-            }
-            self.last_start = flow.start;
-            if flow.src.idx() >= hosts || flow.dst.idx() >= hosts || flow.src == flow.dst {
-                return Err(FabricError(format!(
-                    "flow {} goes from host {} to host {} in a network of {hosts} hosts",
-                    flow.id, flow.src.0, flow.dst.0
-                )));
-            }
-            self.start_flow(now, &flow, source);
+            let record = self.book.open(&flow, now)?;
+            self.start_flow(now, record, &flow, source);
         }
         self.arm_flows(source);
         Ok(())
     }
 
-    fn start_flow(&mut self, now: Time, flow: &Flow, source: &mut dyn FlowSource) {
-        let record = self.records.len() as u32;
-        self.records.push(FlowRecord {
-            id: flow.id,
-            src: flow.src,
-            dst: flow.dst,
-            bytes: flow.bytes,
-            start: now,
-            finish: None,
-        });
-        self.measured_flow_bytes.push(0);
+    fn start_flow(&mut self, now: Time, record: u32, flow: &Flow, source: &mut dyn FlowSource) {
         if flow.bytes == 0 {
             self.slot_of.push(GONE);
-            self.records[record as usize].finish = Some(now);
-            self.completed += 1;
-            source.on_complete(flow.id, flow.src, now);
+            self.book.complete(record, now, source);
             return;
         }
         let state = Live {
@@ -372,7 +331,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     /// R2C2: the source gives the new flow a rate at once, from the last computation, and
     /// broadcasts the start.
     fn r2c2_start(&mut self, now: Time, record: u32) {
-        let rec = self.records[record as usize];
+        let rec = *self.book.record(record);
         let r = self.r2c2.as_mut().expect("R2C2 run");
         let route = r.ctl.route(&self.topo, rec.src.0 as u32, rec.dst.0 as u32);
         let rate = r.ctl.start_rate(&route) as u64;
@@ -432,7 +391,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     /// Sends what the flow's sender allows now and re-arms its timer.
     fn pump(&mut self, now: Time, record: u32) {
         let slot = self.slot_of[record as usize];
-        let rec = self.records[record as usize];
+        let rec = *self.book.record(record);
         loop {
             let Some(live) = self.live[slot as usize].as_mut() else {
                 return;
@@ -725,15 +684,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             let reply = live.receiver.handle(now, &p.seg);
             let after = live.receiver.delivered();
             self.max_reorder = self.max_reorder.max(live.receiver.held_out_of_order());
-            let rec = self.records[p.flow as usize];
-            if after > before {
-                self.delivered_total += after - before;
-                if self.limits.measure_from.is_none_or(|m| now >= m) {
-                    self.delivered[node as usize] += after - before;
-                    self.measured_flow_bytes[p.flow as usize] += after - before;
-                }
-            }
-            let finished_now = !live.received_all && after >= rec.bytes;
+            // The book completes the flow (and tells the source) with its last bytes.
+            let finished_now =
+                after > before && self.book.deliver(p.flow, after - before, now, source);
             if finished_now {
                 live.received_all = true;
             }
@@ -743,14 +696,11 @@ impl<'a, T: Transport> Sim<'a, T> {
                 self.pacers[node as usize].flows.push_back(p.flow);
             }
             if finished_now {
-                self.records[p.flow as usize].finish = Some(now);
-                self.completed += 1;
                 self.active -= 1;
                 if let Some(r) = &self.r2c2 {
                     let at = now + r.delay;
                     self.q.schedule(at, Ev::R2c2Finish { flow: p.flow });
                 }
-                source.on_complete(rec.id, rec.src, now);
                 self.arm_flows(source);
             }
             if let Some(reply) = reply {
@@ -834,7 +784,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             } else {
                 live.pull_queued = false;
             }
-            let src = self.records[record as usize].src.0 as u32;
+            let src = self.book.record(record).src.0 as u32;
             self.send(now, record, host, src, seg);
             let port = &self.ports.ports[self.ports.global(host, 0) as usize];
             let gap = port.rate.serialize(self.mtu).0 * 100 / self.net.pull_pacing as u64;
@@ -874,14 +824,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             queued += b;
             longest = longest.max(b);
         }
-        self.series.push(Sample {
-            time: now,
-            queued_bytes: queued,
-            max_queue_bytes: longest,
-            delivered_bytes: self.delivered_total,
-            completed_flows: self.completed,
-            active_flows: self.active,
-        });
+        self.book.sample(now, queued, longest, self.active);
         let period = self.limits.sample_every.unwrap_or(Dur(1));
         // Keep sampling while anything can still happen.
         if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
@@ -921,19 +864,12 @@ impl<'a, T: Transport> Sim<'a, T> {
         .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        RunOutput {
-            records: self.records,
-            sim_time: self.q.now(),
-            queues: QueueStats {
-                max_queue,
-                max_node_queue: self.max_node_bytes.div_ceil(self.mtu),
-                max_node_transit: 0,
-                max_reorder_bytes: self.max_reorder,
-            },
-            counters,
-            delivered_bytes: self.delivered,
-            measured_flow_bytes: self.measured_flow_bytes,
-            series: self.series,
-        }
+        let queues = QueueStats {
+            max_queue,
+            max_node_queue: self.max_node_bytes.div_ceil(self.mtu),
+            max_node_transit: 0,
+            max_reorder_bytes: self.max_reorder,
+        };
+        self.book.finish(self.q.now(), queues, counters)
     }
 }

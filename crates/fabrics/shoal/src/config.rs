@@ -1,11 +1,16 @@
 //! A Shoal rack's parameters (§3.4, §4, §6.1, §7.1), checked for consistency once.
 
+use rules::{
+    CELL_BYTES, CHANNELS, CLASSES, DELAY_SLOTS, HEADER_BYTES, LOW_CLASS_QUEUE_CELLS, NODES,
+    PACKET_BYTES, SWITCH_PORTS,
+};
 use serde::Serialize;
-use shoal_base::{Dur, Rate, Time};
+use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
+use shoal_fabric::config::{ConfigError, Keys, value};
 use shoal_metrics::IdealFct;
-use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};
-use shoal_schedule::{Arrangement, Component};
-use std::fmt;
+use shoal_schedule::{
+    Arrangement, ClosShape, Component, FabricSchedule, FabricSpec, LeafId, ScheduleError, SpineId,
+};
 
 /// A component failing at a given time (§3.5, Fig. 17).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -58,28 +63,6 @@ pub struct RackConfig {
     pub verify_schedule: bool,
 }
 
-/// Why a rack cannot be built: the parameter (as the scenario names it) and the reason.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RackError {
-    pub key: String,
-    pub reason: String,
-}
-
-impl fmt::Display for RackError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.key, self.reason)
-    }
-}
-
-impl std::error::Error for RackError {}
-
-fn bad(key: &str, reason: String) -> RackError {
-    RackError {
-        key: key.to_string(),
-        reason,
-    }
-}
-
 impl RackConfig {
     /// The rack the paper simulates (§7.1, Fig. 12), with `nodes` nodes: 4 channels of 25 Gb/s,
     /// 23.25 ns slots with a 2.75 ns guard band, 64 B cells with an 8 B header, the
@@ -87,23 +70,24 @@ impl RackConfig {
     /// 1,500 B packets. The node-to-node delay is not in §7: we take 2 slots (scenario files
     /// explain it). Not verified when built: callers that want the proof set `verify_schedule`.
     pub fn paper(nodes: u16) -> RackConfig {
+        use crate::defaults as d;
         RackConfig {
             nodes,
-            channels: 4,
-            channel_rate: Rate::gbps(25),
-            slot: Dur::from_ps(23_250),
-            guard: Dur::from_ps(2_750),
-            cell_bytes: 64,
-            header_bytes: 8,
-            overhead_bytes: 0,
-            delay_slots: 2,
-            switch_ports: 64,
-            arrangement: Arrangement::PropagationAware,
-            classes: 1,
-            low_class_queue_cells: 64,
+            channels: d::CHANNELS as u8,
+            channel_rate: Rate((d::CHANNEL_GBPS * 1e9) as u64),
+            slot: Dur::from_ns_f64(d::SLOT_NS).expect("a slot the simulator counts"),
+            guard: Dur::from_ns_f64(d::GUARD_NS).expect("a guard band the simulator counts"),
+            cell_bytes: d::CELL_BYTES as u16,
+            header_bytes: d::HEADER_BYTES as u16,
+            overhead_bytes: d::OVERHEAD_BYTES as u16,
+            delay_slots: d::DELAY_SLOTS as u32,
+            switch_ports: d::SWITCH_PORTS as u16,
+            arrangement: d::ARRANGEMENT.parse().expect("a known arrangement"),
+            classes: d::CLASSES as u8,
+            low_class_queue_cells: d::LOW_CLASS_QUEUE_CELLS as u32,
             ready_queue: true,
             age_rule: true,
-            packet_bytes: 1500,
+            packet_bytes: d::PACKET_BYTES as u32,
             interleave_flows: true,
             failures: Vec::new(),
             header_bit_error_rate: 0.0,
@@ -141,87 +125,81 @@ impl RackConfig {
         }
     }
 
-    pub fn validate(&self) -> Result<(), RackError> {
-        if !(2..=MAX_NODES).contains(&self.nodes) {
-            return Err(bad(
-                "rack.nodes",
-                format!("2 to {MAX_NODES} nodes, got {}", self.nodes),
-            ));
-        }
-        if self.channels == 0 {
-            return Err(bad("rack.channels", "at least one channel".into()));
-        }
+    /// Checks every rule the rack's parameters obey (the one place they are written), naming
+    /// the scenario key to blame: of two keys that conflict, the one the file gives (`keys`;
+    /// [`shoal_fabric::config::NO_KEYS`] for a rack built in code). Returns the fabric schedule, built to prove that
+    /// the nodes, channels and delay fit an arrangement, and the Clos shape of its planes.
+    pub fn validate(&self, keys: &Keys<'_>) -> Result<(FabricSchedule, ClosShape), ConfigError> {
+        NODES.check(self.nodes as i64)?;
+        CHANNELS.check(self.channels as i64)?;
         if self.channel_rate.0 == 0 {
-            return Err(bad("rack.channel_gbps", "must be positive".into()));
-        }
-        if self.header_bytes == 0 || self.header_bytes >= self.cell_bytes {
-            return Err(bad(
-                "rack.header_bytes",
-                format!(
-                    "must be at least 1 and below cell_bytes ({}), got {}",
-                    self.cell_bytes, self.header_bytes
-                ),
+            return Err(value(
+                "rack.channel_gbps",
+                "below 1 b/s: a channel must carry something",
             ));
         }
         if self.guard >= self.slot {
-            return Err(bad(
-                "rack.guard_ns",
+            return Err(value(
+                keys.blame(&["rack.guard_ns", "rack.slot_ns"]),
                 format!(
                     "the guard band ({}) must be shorter than the slot ({})",
                     self.guard, self.slot
                 ),
             ));
         }
+        HEADER_BYTES.check(self.header_bytes as i64)?;
+        CELL_BYTES.check(self.cell_bytes as i64)?;
+        if self.header_bytes >= self.cell_bytes {
+            return Err(value(
+                keys.blame(&["rack.header_bytes", "rack.cell_bytes"]),
+                format!(
+                    "a {} B cell (rack.cell_bytes) leaves no payload after a {} B header \
+                     (rack.header_bytes): the header must be smaller",
+                    self.cell_bytes, self.header_bytes
+                ),
+            ));
+        }
         let on_wire = self
             .channel_rate
-            .serialize((self.cell_bytes + self.overhead_bytes) as u64);
+            .serialize((self.cell_bytes as u64) + self.overhead_bytes as u64);
         let usable = Dur(self.slot.0 - self.guard.0);
         if on_wire > usable {
-            return Err(bad(
-                "rack.slot_ns",
+            // Blame the key the user set: the cell size first, then the framing, else the slot.
+            let key = if keys.given("rack.cell_bytes") {
+                "rack.cell_bytes"
+            } else if self.overhead_bytes > 0 && keys.given("rack.overhead_bytes") {
+                "rack.overhead_bytes"
+            } else {
+                "rack.slot_ns"
+            };
+            return Err(value(
+                key,
                 format!(
-                    "a {} B cell plus {} B of framing takes {} at {} Gb/s, more than the {} a slot \
-                     leaves after its guard band",
+                    "a {} B cell plus {} B of framing takes {on_wire} at {} Gb/s, more than the \
+                     {usable} a slot leaves after its guard band",
                     self.cell_bytes,
                     self.overhead_bytes,
-                    on_wire,
                     self.channel_rate.as_gbps_f64(),
-                    usable
                 ),
             ));
         }
-        if self.delay_slots == 0 {
-            return Err(bad("rack.delay_slots", "at least 1 slot".into()));
-        }
-        if !(1..=4).contains(&self.classes) {
-            return Err(bad(
-                "rack.classes",
-                format!("1 to 4 classes, got {}", self.classes),
-            ));
-        }
-        if !(1..=MAX_LOW_CLASS_QUEUE_CELLS).contains(&self.low_class_queue_cells) {
-            return Err(bad(
-                "rack.low_class_queue_cells",
-                format!(
-                    "1 to {MAX_LOW_CLASS_QUEUE_CELLS} cells, got {}",
-                    self.low_class_queue_cells
-                ),
-            ));
-        }
-        if self.packet_bytes == 0 {
-            return Err(bad("rack.packet_bytes", "must be positive".into()));
-        }
-        if !(0.0..=0.5).contains(&self.header_bit_error_rate) {
-            return Err(bad(
+        let delay_key = keys.blame(&["rack.latency_ns", "rack.delay_slots"]);
+        DELAY_SLOTS
+            .check(self.delay_slots as i64)
+            .map_err(|e| value(delay_key, e.reason))?;
+        SWITCH_PORTS.check(self.switch_ports as i64)?;
+        CLASSES.check(self.classes as i64)?;
+        LOW_CLASS_QUEUE_CELLS.check(self.low_class_queue_cells as i64)?;
+        PACKET_BYTES.check(self.packet_bytes as i64)?;
+        let ber = self.header_bit_error_rate;
+        if !(0.0..=0.5).contains(&ber) {
+            return Err(value(
                 "rack.header_bit_error_rate",
-                format!(
-                    "a probability in [0, 0.5], got {}",
-                    self.header_bit_error_rate
-                ),
+                format!("{ber} is not a probability in [0, 0.5]"),
             ));
         }
-        if self.header_bit_error_rate > 0.0 && (self.nodes > 1024 || self.payload_bytes() > 63) {
-            return Err(bad(
+        if ber > 0.0 && (self.nodes > 1024 || self.payload_bytes() > 63) {
+            return Err(value(
                 "rack.header_bit_error_rate",
                 format!(
                     "corruption is modelled on the 8-byte wire header, which addresses 1,024 nodes \
@@ -231,6 +209,96 @@ impl RackConfig {
                 ),
             ));
         }
-        Ok(())
+        let schedule = FabricSchedule::new(FabricSpec {
+            nodes: self.nodes as usize,
+            channels: self.channels as usize,
+            arrangement: self.arrangement,
+            // App. A's rearrangement exists to absorb the delay, so demand it; the plain cyclic
+            // schedule runs with whatever delay it gets (the prototype, Fig. 9).
+            delay_slots: (self.arrangement == Arrangement::PropagationAware)
+                .then_some(self.delay_slots),
+        })
+        .map_err(|e| {
+            let key = match e {
+                ScheduleError::TooFewNodes { .. } | ScheduleError::TooManyNodes { .. } => {
+                    "rack.nodes"
+                }
+                // The epoch is too short for the delay: name the delay if the file sets it.
+                ScheduleError::DelayTooLarge { .. } => {
+                    keys.blame(&[delay_key, "rack.channels", "rack.nodes"])
+                }
+                _ => "rack.channels",
+            };
+            value(key, e.to_string())
+        })?;
+        let shape = ClosShape::new(
+            self.nodes as usize,
+            self.channels as usize,
+            self.switch_ports as usize,
+        )
+        .map_err(|e| value("rack.switch_ports", e.to_string()))?;
+        for (i, f) in self.failures.iter().enumerate() {
+            check_failure(i, f.component, self.nodes, self.channels, &shape)?;
+        }
+        Ok((schedule, shape))
+    }
+}
+
+/// The integer keys' ranges: applied when a scenario file is read (before a value is narrowed
+/// to its field) and by [`RackConfig::validate`].
+pub(crate) mod rules {
+    use shoal_fabric::config::IntRule;
+    use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};
+    use shoal_schedule::MAX_PORTS;
+
+    pub const NODES: IntRule = IntRule::new("rack.nodes", 2, MAX_NODES as i64);
+    pub const CHANNELS: IntRule = IntRule::new("rack.channels", 1, u8::MAX as i64);
+    pub const HEADER_BYTES: IntRule = IntRule::new("rack.header_bytes", 1, u16::MAX as i64);
+    pub const CELL_BYTES: IntRule = IntRule::new("rack.cell_bytes", 2, u16::MAX as i64);
+    pub const OVERHEAD_BYTES: IntRule = IntRule::new("rack.overhead_bytes", 0, u16::MAX as i64);
+    pub const DELAY_SLOTS: IntRule = IntRule::new("rack.delay_slots", 1, u32::MAX as i64);
+    pub const SWITCH_PORTS: IntRule = IntRule::new("rack.switch_ports", 4, MAX_PORTS as i64);
+    pub const CLASSES: IntRule = IntRule::new("rack.classes", 1, 4);
+    pub const LOW_CLASS_QUEUE_CELLS: IntRule = IntRule::new(
+        "rack.low_class_queue_cells",
+        1,
+        MAX_LOW_CLASS_QUEUE_CELLS as i64,
+    );
+    pub const PACKET_BYTES: IntRule = IntRule::new("rack.packet_bytes", 1, u32::MAX as i64);
+}
+
+/// A failed component must exist: its node, plane, leaf, spine and link ids in range.
+fn check_failure(
+    i: usize,
+    c: Component,
+    nodes: u16,
+    channels: u8,
+    shape: &ClosShape,
+) -> Result<(), ConfigError> {
+    let at = |k: &str| format!("rack.failures[{i}].{k}");
+    let within = |k: &str, v: usize, count: usize| {
+        if v >= count {
+            Err(value(
+                &at(k),
+                format!("{v} is out of range: must be 0 to {}", count as i64 - 1),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let node = |n: NodeId| within("node", n.idx(), nodes as usize);
+    let plane = |p: ChannelId| within("plane", p.0 as usize, channels as usize);
+    let leaf = |l: LeafId| within("leaf", l.0 as usize, shape.leaves());
+    let spine = |s: SpineId| within("spine", s.0 as usize, shape.spines());
+    match c {
+        Component::Node(n) => node(n),
+        Component::NodeLink(p, n) => plane(p).and(node(n)),
+        Component::Leaf(p, l) => plane(p).and(leaf(l)),
+        Component::LeafSpineLink(p, l, s, q) => plane(p).and(leaf(l)).and(spine(s)).and(within(
+            "link",
+            q as usize,
+            shape.links_per_leaf_spine(),
+        )),
+        Component::Spine(p, s) => plane(p).and(spine(s)),
     }
 }

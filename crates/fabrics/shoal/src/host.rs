@@ -2,13 +2,13 @@
 //! in-order byte stream at the destination to see when the flow's last byte arrives.
 //!
 //! Each workload flow is one message to its source node, tagged with the flow's position in
-//! `records`; every cell cut from it carries the tag (a [`FlowTag`] payload), so deliveries name
+//! the flow book; every cell cut from it carries the tag (a [`FlowTag`] payload), so deliveries name
 //! their flow whether the node interleaves the flows of a pair or serves them in turn.
 
 use shoal_base::{NodeId, Time};
-use shoal_metrics::FlowRecord;
+use shoal_fabric::{FabricError, FlowBook, RunLimits};
 use shoal_node::{Delivery, Node, Payload};
-use shoal_workload::Flow;
+use shoal_workload::{Flow, FlowSource};
 
 /// The payload handle of the simulated cells: which workload flow (position in
 /// `Hosts::records`) the cell's bytes belong to. The simulator carries no payload bytes.
@@ -23,54 +23,30 @@ impl Payload for FlowTag {
     }
 }
 
+/// The rack's hosts: the shared flow book, and the flows the rack refused.
 pub struct Hosts {
-    pub records: Vec<FlowRecord>,
-    remaining: Vec<u64>,
-    pub completed: u64,
+    pub book: FlowBook,
     /// Flows that can never complete (source failed, destination unreachable at submission).
     pub refused: u64,
-    measure_from: Time,
-    /// Payload bytes delivered in order at each node since `measure_from`.
-    pub delivered_bytes: Vec<u64>,
-    /// Payload bytes of each flow delivered since `measure_from`.
-    pub measured_flow_bytes: Vec<u64>,
-    /// Payload bytes delivered in order since the run began.
-    pub delivered_total: u64,
 }
 
 impl Hosts {
-    pub fn new(n: usize, measure_from: Time) -> Self {
+    pub fn new(n: usize, limits: RunLimits) -> Self {
         Hosts {
-            records: Vec::new(),
-            remaining: Vec::new(),
-            completed: 0,
+            book: FlowBook::new(n, limits),
             refused: 0,
-            measure_from,
-            delivered_bytes: vec![0; n],
-            measured_flow_bytes: Vec::new(),
-            delivered_total: 0,
         }
     }
 
-    /// Hands `flow` to its source node at `slot`.
+    /// Hands `flow` to its source node (`None`: the node has failed) at `slot`.
     pub fn inject(
         &mut self,
         flow: &Flow,
         slot: u64,
         node: Option<&mut Node<FlowTag>>,
         packet_bytes: u32,
-    ) {
-        let pos = self.records.len() as u32;
-        self.records.push(FlowRecord {
-            id: flow.id,
-            src: flow.src,
-            dst: flow.dst,
-            bytes: flow.bytes,
-            start: flow.start,
-            finish: None,
-        });
-        self.remaining.push(flow.bytes);
-        self.measured_flow_bytes.push(0);
+    ) -> Result<(), FabricError> {
+        let pos = self.book.open(flow, flow.start)?;
         let accepted = node.is_some_and(|node| {
             node.submit(
                 slot,
@@ -85,33 +61,29 @@ impl Hosts {
         if !accepted {
             self.refused += 1;
         }
+        Ok(())
     }
 
-    /// Accounts one in-order delivery at `dst`, received at `now`; returns the record of the
-    /// flow it completed, if any.
+    /// Accounts one in-order delivery at `dst`, received at `now` (a completion goes back to
+    /// `flows`).
     pub fn on_delivery(
         &mut self,
         dst: NodeId,
         d: Delivery<FlowTag>,
         now: Time,
-    ) -> Option<&FlowRecord> {
+        flows: &mut dyn FlowSource,
+    ) {
         let pos = d.payload.0;
         debug_assert_eq!(
-            self.records[pos as usize].dst, dst,
+            self.book.record(pos).dst,
+            dst,
             "a cell delivered off its flow"
         );
-        self.delivered_total += d.len as u64;
-        if now >= self.measure_from {
-            self.delivered_bytes[dst.idx()] += d.len as u64;
-            self.measured_flow_bytes[pos as usize] += d.len as u64;
-        }
-        let rem = &mut self.remaining[pos as usize];
-        *rem -= d.len as u64;
-        if *rem == 0 {
-            self.records[pos as usize].finish = Some(now);
-            self.completed += 1;
-            return Some(&self.records[pos as usize]);
-        }
-        None
+        self.book.deliver(pos, d.len as u64, now, flows);
+    }
+
+    /// Flows handed over and neither completed nor refused.
+    pub fn active(&self) -> u64 {
+        self.book.opened() - self.book.completed() - self.refused
     }
 }

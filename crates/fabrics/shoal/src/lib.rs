@@ -8,7 +8,9 @@ pub mod config;
 mod endpoint;
 mod host;
 mod rack;
+pub mod scenario;
 
-pub use config::{Failure, RackConfig, RackError};
+pub use config::{Failure, RackConfig};
 pub use rack::ShoalRack;
+pub use scenario::{RackSpec, RandomFailures, defaults};
 pub use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};

@@ -1,15 +1,15 @@
 //! The Shoal rack as a [`Fabric`]: builds the schedule and its Clos, the nodes and the engine,
 //! then runs flows slot by slot.
 
-use crate::config::{Failure, RackConfig, RackError};
+use crate::config::{Failure, RackConfig};
 use crate::endpoint::{Endpoint, Fabric as Medium, PeerTable};
 use crate::host::{FlowTag, Hosts};
 use shoal_base::{NodeId, Time, rng};
 use shoal_engine::SlottedEngine;
+use shoal_fabric::config::{ConfigError, ErrorKind, NO_KEYS, value};
 use shoal_fabric::{Fabric, FabricError, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_metrics::{Sample, Sampler, TimeSeries};
 use shoal_node::{Event, Node, NodeConfig, NodeStats};
-use shoal_schedule::{Arrangement, Clos, Component, FabricSchedule, FabricSpec, verify};
+use shoal_schedule::{Clos, Component, FabricSchedule, verify};
 use shoal_workload::FlowSource;
 use std::collections::BTreeMap;
 
@@ -32,41 +32,17 @@ pub struct ShoalRack {
 }
 
 impl ShoalRack {
-    /// Builds (and, if asked, verifies) the schedule and Clos for `cfg`.
-    pub fn new(cfg: RackConfig, seed: u64) -> Result<ShoalRack, RackError> {
-        cfg.validate()?;
-        let spec = FabricSpec {
-            nodes: cfg.nodes as usize,
-            channels: cfg.channels as usize,
-            arrangement: cfg.arrangement,
-            // App. A's rearrangement exists to absorb the delay, so demand it; the plain cyclic
-            // schedule runs with whatever delay it gets (the prototype, Fig. 9).
-            delay_slots: (cfg.arrangement == Arrangement::PropagationAware)
-                .then_some(cfg.delay_slots),
-        };
-        let schedule = FabricSchedule::new(spec).map_err(|e| RackError {
-            key: "rack".into(),
-            reason: e.to_string(),
-        })?;
-        let clos = Clos::new(&schedule, cfg.switch_ports as usize).map_err(|e| RackError {
-            key: "rack.switch_ports".into(),
-            reason: e.to_string(),
-        })?;
+    /// Validates `cfg`, builds its schedule and Clos and, if asked, verifies them.
+    pub fn new(cfg: RackConfig, seed: u64) -> Result<ShoalRack, ConfigError> {
+        let (schedule, _) = cfg.validate(&NO_KEYS)?;
+        let clos = Clos::new(&schedule, cfg.switch_ports as usize)
+            .map_err(|e| value("rack.switch_ports", e.to_string()))?;
         if cfg.verify_schedule {
-            verify(&schedule, &clos).map_err(|v| RackError {
+            verify(&schedule, &clos).map_err(|v| ConfigError {
                 key: "rack".into(),
+                kind: ErrorKind::Build,
                 reason: format!("the schedule failed verification: {v}"),
             })?;
-        }
-        for f in &cfg.failures {
-            if let Component::Node(n) = f.component
-                && n.idx() >= cfg.nodes as usize
-            {
-                return Err(RackError {
-                    key: "failures".into(),
-                    reason: format!("node {} is not in a rack of {}", n.0, cfg.nodes),
-                });
-            }
         }
         let table = PeerTable::new(&schedule);
         Ok(ShoalRack {
@@ -156,15 +132,11 @@ pub(crate) struct Sim<'r> {
     medium: Medium,
     engine: SlottedEngine<shoal_node::Rx<FlowTag>>,
     hosts: Hosts,
-    limits: RunLimits,
     /// Failures still to come, latest first.
     failures: Vec<Failure>,
     failed_parts: Vec<Component>,
-    last_start: Time,
     aborted: u64,
     quiet_since: Option<u64>,
-    sampler: Option<Sampler>,
-    series: TimeSeries,
 }
 
 impl ShoalRack {
@@ -185,7 +157,7 @@ impl ShoalRack {
         );
         let engine = SlottedEngine::new(n, self.cfg.channels as usize, self.cfg.delay_slots as u64)
             .with_hints(n >= HINTS_FROM_NODES);
-        let hosts = Hosts::new(n, limits.measure_from.unwrap_or(Time::ZERO));
+        let hosts = Hosts::new(n, limits);
         let mut failures = self.cfg.failures.clone();
         // Stable sort, then reversed: popping from the end takes them in time order, ties in
         // configuration order.
@@ -197,14 +169,10 @@ impl ShoalRack {
             medium,
             engine,
             hosts,
-            limits,
             failures,
             failed_parts: Vec::new(),
-            last_start: Time::ZERO,
             aborted: 0,
             quiet_since: None,
-            sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
-            series: TimeSeries::new(),
         })
     }
 }
@@ -224,15 +192,9 @@ impl Sim<'_> {
         progress: &mut dyn Progress,
     ) -> Result<Step, FabricError> {
         let cfg = &self.rack.cfg;
-        let n = cfg.nodes as usize;
         let slot = self.engine.slot();
         let now = Time(slot * cfg.slot.0);
-        if self.limits.until.is_some_and(|u| now >= u)
-            || self
-                .limits
-                .completed_flows
-                .is_some_and(|m| self.hosts.completed >= m)
-        {
+        if self.hosts.book.stops_at(now) {
             return Ok(Step::Done);
         }
         while self.failures.last().is_some_and(|f| f.at <= now) {
@@ -247,22 +209,10 @@ impl Sim<'_> {
         }
         // A flow starting within (slot − 1, slot] is handed over at this slot boundary.
         while let Some(flow) = flows.next_due(now) {
-            if flow.start < self.last_start {
-                return Err(FabricError(format!(
-                    "flows must be sorted by start time: flow {} starts at {} after one at {}",
-                    flow.id, flow.start, self.last_start
-                )));
-            }
-            self.last_start = flow.start;
-            if flow.src.idx() >= n || flow.dst.idx() >= n || flow.src == flow.dst {
-                return Err(FabricError(format!(
-                    "flow {} goes from node {} to node {} in a rack of {n}",
-                    flow.id, flow.src.0, flow.dst.0
-                )));
-            }
-            let ep = &mut self.endpoints[flow.src.idx()];
-            let node = (!ep.dead).then_some(&mut ep.node);
-            self.hosts.inject(&flow, slot, node, cfg.packet_bytes);
+            // The book checks the ends before the node is looked up.
+            let ep = self.endpoints.get_mut(flow.src.idx());
+            let node = ep.filter(|e| !e.dead).map(|e| &mut e.node);
+            self.hosts.inject(&flow, slot, node, cfg.packet_bytes)?;
         }
         self.engine
             .step(&self.rack.table, &mut self.endpoints, &mut self.medium);
@@ -273,9 +223,7 @@ impl Sim<'_> {
         {
             let dst = ep.node.id();
             while let Some(d) = ep.node.poll_delivered() {
-                if let Some(done) = self.hosts.on_delivery(dst, d, now) {
-                    flows.on_complete(done.id, done.src, now);
-                }
+                self.hosts.on_delivery(dst, d, now, flows);
             }
         }
         for ep in self.endpoints.iter_mut() {
@@ -285,11 +233,11 @@ impl Sim<'_> {
                 }
             }
         }
-        if self.sampler.as_mut().is_some_and(|s| s.due(now)) {
+        if self.hosts.book.sample_due(now) {
             self.take_sample(now);
         }
         if (slot + 1).is_multiple_of(CHECK_EVERY) {
-            progress.update(now, self.hosts.completed);
+            self.hosts.book.report(now, progress);
         }
         // Nothing queued and nothing left to submit: once the cells on the wire have
         // landed, no flow can make progress any more.
@@ -325,15 +273,10 @@ impl Sim<'_> {
                 }
             }
         }
-        let h = &self.hosts;
-        self.series.push(Sample {
-            time: now,
-            queued_bytes: queued * cell,
-            max_queue_bytes: longest * cell,
-            delivered_bytes: h.delivered_total,
-            completed_flows: h.completed,
-            active_flows: h.records.len() as u64 - h.completed - h.refused,
-        });
+        let active = self.hosts.active();
+        self.hosts
+            .book
+            .sample(now, queued * cell, longest * cell, active);
     }
 
     /// Every node's counters added up.
@@ -377,20 +320,15 @@ impl Sim<'_> {
         ] {
             counters.insert(k.to_string(), v);
         }
-        RunOutput {
-            records: self.hosts.records,
-            sim_time: Time(slots * cfg.slot.0),
-            queues: QueueStats {
-                max_queue: total.max_queue as u64,
-                max_node_queue: total.max_queued_total,
-                max_node_transit: total.max_transit_total,
-                max_reorder_bytes: total.max_reorder_bytes,
-            },
-            counters,
-            delivered_bytes: self.hosts.delivered_bytes,
-            measured_flow_bytes: self.hosts.measured_flow_bytes,
-            series: self.series,
-        }
+        let queues = QueueStats {
+            max_queue: total.max_queue as u64,
+            max_node_queue: total.max_queued_total,
+            max_node_transit: total.max_transit_total,
+            max_reorder_bytes: total.max_reorder_bytes,
+        };
+        self.hosts
+            .book
+            .finish(Time(slots * cfg.slot.0), queues, counters)
     }
 }
 

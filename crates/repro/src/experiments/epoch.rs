@@ -43,7 +43,7 @@ pub(crate) fn run(
         (128, 10_000)
     } else {
         (
-            paper_rack.rack.nodes,
+            point::rack(&paper_rack).nodes,
             paper_rack.limits.completed_flows.unwrap_or(1_000_000),
         )
     };

@@ -24,7 +24,7 @@ pub(crate) fn run(
             .iter()
             .map(|&flows| {
                 let mut p = pts[0].clone();
-                p.rack.nodes = 128;
+                point::rack_mut(&mut p).nodes = 128;
                 if let WorkloadSpec::RandomPairs {
                     flows: ref mut x, ..
                 } = p.workload
@@ -39,9 +39,9 @@ pub(crate) fn run(
     for p in &pts {
         let out = point::run(p)?;
         let w = window_s(p, &out);
-        let n = p.rack.nodes as usize;
-        let epoch_s = point::epoch_slots(p)? as f64 * p.rack.slot.0 as f64 / 1e12;
-        let link_bps = p.rack.payload_bytes() as f64 * 8.0 / epoch_s;
+        let n = point::rack(p).nodes as usize;
+        let epoch_s = point::epoch_slots(p)? as f64 * point::rack(p).slot.0 as f64 / 1e12;
+        let link_bps = point::rack(p).payload_bytes() as f64 * 8.0 / epoch_s;
         let pairs: Vec<_> = out.records.iter().map(|r| (r.src, r.dst)).collect();
         let ideal = shoal_maxmin(n, link_bps * (n - 1) as f64, &pairs)
             .map_err(|e| ReproError(format!("fairness reference: {e}")))?;

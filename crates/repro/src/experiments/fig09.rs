@@ -17,8 +17,8 @@ const FIG: &str = "Shoal Fig. 9";
 fn throughput(s: &Scenario) -> Result<f64, ReproError> {
     let out = point::run(s)?;
     let bytes: u64 = out.delivered_bytes.iter().sum();
-    let per_node = bytes as f64 * 8.0 / s.rack.nodes as f64 / window_s(s, &out);
-    Ok(per_node / payload_rate_bps(&s.rack))
+    let per_node = bytes as f64 * 8.0 / point::rack(s).nodes as f64 / window_s(s, &out);
+    Ok(per_node / payload_rate_bps(point::rack(s)))
 }
 
 pub(crate) fn run(
@@ -40,18 +40,18 @@ pub(crate) fn run(
         let t = throughput(p)?;
         progress(&format!(
             "fig9: slot {:.1} ns, {} B cells, latency {} slots: {}",
-            p.rack.slot.as_ns_f64(),
-            p.rack.cell_bytes,
-            p.rack.delay_slots,
+            point::rack(p).slot.as_ns_f64(),
+            point::rack(p).cell_bytes,
+            point::rack(p).delay_slots,
             pct(t)
         ));
-        series.push((p.rack.slot.as_ns_f64(), t));
+        series.push((point::rack(p).slot.as_ns_f64(), t));
     }
     // The same small slot with the latency brought inside the epoch and App. A's schedule: if
     // the latency is the cause, throughput recovers.
     let mut absorbed = pts[0].clone();
-    absorbed.rack.delay_slots = 1;
-    absorbed.rack.arrangement = Arrangement::PropagationAware;
+    point::rack_mut(&mut absorbed).delay_slots = 1;
+    point::rack_mut(&mut absorbed).arrangement = Arrangement::PropagationAware;
     let recovered = throughput(&absorbed)?;
     progress(&format!(
         "fig9: 76.8 ns slot, latency 1 slot, App. A schedule: {}",

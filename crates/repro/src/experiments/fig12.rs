@@ -23,7 +23,7 @@ pub(crate) fn run(
             .iter()
             .map(|&pairs| {
                 let mut p = pts[0].clone();
-                p.rack.nodes = 128;
+                point::rack_mut(&mut p).nodes = 128;
                 if let WorkloadSpec::Permutation {
                     pairs: ref mut x, ..
                 } = p.workload
@@ -47,13 +47,13 @@ pub(crate) fn run(
         let avg = active.iter().sum::<f64>() / active.len().max(1) as f64;
         progress(&format!(
             "fig12: {} nodes, {} pairs: {:.2} Gb/s per destination",
-            p.rack.nodes,
+            point::rack(p).nodes,
             active.len(),
             avg / 1e9
         ));
         series.push((active.len(), avg));
     }
-    let capacity = payload_rate_bps(&pts[0].rack);
+    let capacity = payload_rate_bps(point::rack(&pts[0]));
     let (_, peak) = series[0];
     let (all, full) = *series.last().expect("points");
     let worst_rise = series

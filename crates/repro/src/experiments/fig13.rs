@@ -23,7 +23,7 @@ pub(crate) fn run(
             .iter()
             .map(|&n| {
                 let mut p = pts[0].clone();
-                p.rack.nodes = 64;
+                point::rack_mut(&mut p).nodes = 64;
                 if let WorkloadSpec::Incast {
                     ref mut senders, ..
                 } = p.workload
@@ -47,9 +47,10 @@ pub(crate) fn run(
         let slowest = fcts.iter().copied().fold(f64::MIN, f64::max);
         let mean = fcts.iter().sum::<f64>() / fcts.len() as f64;
         // The destination receives one cell per peer per epoch: (N−1) cells per epoch.
-        let epoch_s = point::epoch_slots(p)? as f64 * p.rack.slot.0 as f64 / 1e12;
+        let epoch_s = point::epoch_slots(p)? as f64 * point::rack(p).slot.0 as f64 / 1e12;
         let into_dst_bps =
-            (p.rack.nodes - 1) as f64 * p.rack.payload_bytes() as f64 * 8.0 / epoch_s;
+            (point::rack(p).nodes - 1) as f64 * point::rack(p).payload_bytes() as f64 * 8.0
+                / epoch_s;
         let bytes: u64 = out.records.iter().map(|r| r.bytes).sum();
         let optimum = bytes as f64 * 8.0 / into_dst_bps * 1e6;
         progress(&format!(

@@ -37,7 +37,7 @@ pub(crate) fn run(
 ) -> Result<Vec<Claim>, ReproError> {
     let mut opt = point::scenario("fig14-detour-optimisations")?;
     if opts.quick {
-        opt.rack.nodes = 128;
+        point::rack_mut(&mut opt).nodes = 128;
         if let WorkloadSpec::Probe {
             ref mut src,
             ref mut probes,
@@ -58,8 +58,8 @@ pub(crate) fn run(
         opt.limits.until = Some(Time(350_000_000));
     }
     let mut plain = opt.clone();
-    plain.rack.ready_queue = false;
-    plain.rack.age_rule = false;
+    point::rack_mut(&mut plain).ready_queue = false;
+    point::rack_mut(&mut plain).age_rule = false;
     let with = probe_fcts(&opt)?;
     progress(&format!("fig14: with §3.3.3: {with:?}"));
     let without = probe_fcts(&plain)?;

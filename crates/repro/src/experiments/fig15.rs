@@ -40,7 +40,7 @@ pub(crate) fn run(
         (128, vec![0.1, 0.5, 0.9], 2_000)
     } else {
         (
-            base.rack.nodes,
+            point::rack(&base).nodes,
             point::swept_numbers(&base, 0.5),
             base.limits.completed_flows.unwrap_or(1_000_000),
         )

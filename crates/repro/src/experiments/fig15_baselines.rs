@@ -188,7 +188,7 @@ pub(crate) fn run(
 /// scales as the other datacenter experiments do; the Clos keeps full bisection on the smallest
 /// switches that hold the hosts; the torus takes the most cube-like shape.
 fn scaled(base: &Scenario, nodes: u32, load: f64, flows: u64) -> Result<Scenario, ReproError> {
-    let Some(net) = &base.network else {
+    let Some(net) = base.spec::<shoal_psn::NetworkSpec>() else {
         let nodes = u16::try_from(nodes)
             .map_err(|_| ReproError(format!("fig15-baselines: {nodes} nodes is too many")))?;
         return point::at_load(base, nodes, load, flows);

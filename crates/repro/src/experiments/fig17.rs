@@ -53,8 +53,7 @@ fn at(base: &Scenario, scale: &Scale, fraction: f64) -> Result<Scenario, ReproEr
             ),
         ],
     )?;
-    let dead: Vec<u16> = s
-        .rack
+    let dead: Vec<u16> = point::rack(&s)
         .failures
         .iter()
         .filter_map(|f| match f.component {
@@ -192,7 +191,7 @@ fn check_scale(text: &str) -> Result<(), ReproError> {
 /// The scenario file's scale, with `settings` (`--scale`) applied.
 fn full_scale(base: &Scenario, settings: Option<&str>) -> Result<Scale, ReproError> {
     let mut scale = Scale {
-        nodes: base.rack.nodes,
+        nodes: point::rack(base).nodes,
         fractions: point::swept_numbers(base, 0.0),
         flows: base.limits.completed_flows.unwrap_or(1_000_000),
         load: base_load(base)?,

@@ -1,0 +1,184 @@
+//! The flow bookkeeping every fabric's run shares: flows handed over in start order and checked,
+//! one record per flow, bytes delivered in order (per node and per flow, from `measure_from`
+//! on), completions handed back to the flow source (closed loops start new flows on them),
+//! periodic samples and the stop rules of [`RunLimits`]. A fabric moves bytes; the book
+//! counts them.
+
+use crate::{FabricError, Progress, QueueStats, RunLimits, RunOutput};
+use shoal_base::Time;
+use shoal_metrics::{FlowRecord, Sample, Sampler, TimeSeries};
+use shoal_workload::{Flow, FlowSource};
+use std::collections::BTreeMap;
+
+/// The records of one run in progress.
+pub struct FlowBook {
+    nodes: usize,
+    limits: RunLimits,
+    measure_from: Time,
+    records: Vec<FlowRecord>,
+    /// Bytes of each flow still to be delivered.
+    remaining: Vec<u64>,
+    measured_flow_bytes: Vec<u64>,
+    delivered: Vec<u64>,
+    delivered_total: u64,
+    completed: u64,
+    last_start: Time,
+    sampler: Option<Sampler>,
+    series: TimeSeries,
+}
+
+impl FlowBook {
+    /// An empty book for a fabric of `nodes` nodes running under `limits`.
+    pub fn new(nodes: usize, limits: RunLimits) -> FlowBook {
+        FlowBook {
+            nodes,
+            limits,
+            measure_from: limits.measure_from.unwrap_or(Time::ZERO),
+            records: Vec::new(),
+            remaining: Vec::new(),
+            measured_flow_bytes: Vec::new(),
+            delivered: vec![0; nodes],
+            delivered_total: 0,
+            completed: 0,
+            last_start: Time::ZERO,
+            sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
+            series: TimeSeries::new(),
+        }
+    }
+
+    /// Opens the record of `flow`, handed to the fabric with start time `start`; returns its
+    /// index (the position in [`RunOutput::records`]). Refuses flows out of start order and
+    /// flows whose ends are not two distinct nodes of the fabric.
+    pub fn open(&mut self, flow: &Flow, start: Time) -> Result<u32, FabricError> {
+        if flow.start < self.last_start {
+            return Err(FabricError(format!(
+                "flows must be sorted by start time: flow {} starts at {} after one at {}",
+                flow.id, flow.start, self.last_start
+            )));
+        }
+        self.last_start = flow.start;
+        let n = self.nodes;
+        if flow.src.idx() >= n || flow.dst.idx() >= n || flow.src == flow.dst {
+            return Err(FabricError(format!(
+                "flow {} goes from node {} to node {} in a fabric of {n} nodes",
+                flow.id, flow.src.0, flow.dst.0
+            )));
+        }
+        let record = self.records.len() as u32;
+        self.records.push(FlowRecord {
+            id: flow.id,
+            src: flow.src,
+            dst: flow.dst,
+            bytes: flow.bytes,
+            start,
+            finish: None,
+        });
+        self.remaining.push(flow.bytes);
+        self.measured_flow_bytes.push(0);
+        Ok(record)
+    }
+
+    /// Counts `bytes` of flow `record` delivered in order at its destination at `now`. When
+    /// they are its last, the flow completes at `now`, `source` is told, and this returns true.
+    pub fn deliver(
+        &mut self,
+        record: u32,
+        bytes: u64,
+        now: Time,
+        source: &mut dyn FlowSource,
+    ) -> bool {
+        let r = record as usize;
+        self.delivered_total += bytes;
+        if now >= self.measure_from {
+            self.delivered[self.records[r].dst.idx()] += bytes;
+            self.measured_flow_bytes[r] += bytes;
+        }
+        let left = &mut self.remaining[r];
+        debug_assert!(
+            *left >= bytes,
+            "flow {record}: more bytes delivered than sent"
+        );
+        *left -= bytes;
+        if *left == 0 {
+            self.complete(record, now, source);
+            return true;
+        }
+        false
+    }
+
+    /// Completes flow `record` at `now` (a flow of no bytes completes when it starts).
+    pub fn complete(&mut self, record: u32, now: Time, source: &mut dyn FlowSource) {
+        let rec = &mut self.records[record as usize];
+        debug_assert!(rec.finish.is_none(), "flow {record} completes twice");
+        rec.finish = Some(now);
+        self.completed += 1;
+        source.on_complete(rec.id, rec.src, now);
+    }
+
+    pub fn record(&self, record: u32) -> &FlowRecord {
+        &self.records[record as usize]
+    }
+
+    /// Flows handed over so far.
+    pub fn opened(&self) -> u64 {
+        self.records.len() as u64
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Whether `completed_flows` (of the limits) have completed.
+    pub fn enough_completed(&self) -> bool {
+        self.limits
+            .completed_flows
+            .is_some_and(|m| self.completed >= m)
+    }
+
+    /// Whether the run stops at `now`: its `until` has come or enough flows completed.
+    pub fn stops_at(&self, now: Time) -> bool {
+        self.limits.until.is_some_and(|u| now >= u) || self.enough_completed()
+    }
+
+    /// Tells `progress` how far the run is.
+    pub fn report(&self, now: Time, progress: &mut dyn Progress) {
+        progress.update(now, self.completed);
+    }
+
+    /// For a fabric that polls: whether a sample is due at `now` (samples fall on multiples of
+    /// `sample_every`).
+    pub fn sample_due(&mut self, now: Time) -> bool {
+        self.sampler.as_mut().is_some_and(|s| s.due(now))
+    }
+
+    /// Records a sample at `now`: the fabric's queues (bytes queued in all, in the longest
+    /// queue) and flows in progress, with the book's delivered bytes and completions.
+    pub fn sample(&mut self, now: Time, queued_bytes: u64, max_queue_bytes: u64, active: u64) {
+        self.series.push(Sample {
+            time: now,
+            queued_bytes,
+            max_queue_bytes,
+            delivered_bytes: self.delivered_total,
+            completed_flows: self.completed,
+            active_flows: active,
+        });
+    }
+
+    /// The run's output, with what the fabric measured itself.
+    pub fn finish(
+        self,
+        sim_time: Time,
+        queues: QueueStats,
+        counters: BTreeMap<String, u64>,
+    ) -> RunOutput {
+        RunOutput {
+            records: self.records,
+            sim_time,
+            queues,
+            counters,
+            delivered_bytes: self.delivered,
+            measured_flow_bytes: self.measured_flow_bytes,
+            series: self.series,
+        }
+    }
+}
