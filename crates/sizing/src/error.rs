@@ -41,7 +41,7 @@ pub(crate) fn check_range(
     } else {
         Err(SizingError::new(
             key,
-            format!("must be a number from {lo} to {hi}, got {value}"),
+            format!("must be a number from {lo} to {hi}, got {value:?}"),
         ))
     }
 }

@@ -90,6 +90,9 @@ pub enum Latency {
     Slots(u32),
 }
 
+/// §3.4's few metres of cable across a rack (see [`Latency::PAPER`]).
+pub const PAPER_CABLE_MM: u64 = 3_000;
+
 impl Latency {
     /// §3.4: "a typical rack is only a few meters high ... the maximum propagation latency
     /// across a rack is about 10-15 ns": 3 m of cable, 15 ns. The switches add nothing: a layer-0
@@ -97,7 +100,7 @@ impl Latency {
     /// layer 1 does (320 ns in the 10 Gb/s prototype, mostly PHY, §4.1) and is set with
     /// `per_switch`.
     pub const PAPER: Latency = Latency::Physical {
-        cable_mm: 3_000,
+        cable_mm: PAPER_CABLE_MM,
         per_switch: Dur(0),
     };
 }
@@ -346,6 +349,15 @@ fn check(spec: &ShoalSpec) -> Result<(), SizingError> {
             ),
         ));
     }
+    if spec.cell_bytes < 2 || spec.cell_bytes > 1 << 20 {
+        return Err(SizingError::new(
+            "cell_bytes",
+            format!(
+                "2 B (a header and a payload byte) to 1 MiB, got {}",
+                spec.cell_bytes
+            ),
+        ));
+    }
     if spec.header_bytes == 0 || spec.header_bytes >= spec.cell_bytes {
         return Err(SizingError::new(
             "header_bytes",
@@ -355,10 +367,10 @@ fn check(spec: &ShoalSpec) -> Result<(), SizingError> {
             ),
         ));
     }
-    if spec.cell_bytes > 1 << 20 || spec.overhead_bytes > 1 << 20 {
+    if spec.overhead_bytes > 1 << 20 {
         return Err(SizingError::new(
-            "cell_bytes",
-            "a cell and its framing must each be at most 1 MiB",
+            "overhead_bytes",
+            "at most 1 MiB of framing per cell",
         ));
     }
     if spec.guard.total() > MAX_DUR {
