@@ -184,7 +184,8 @@ pub struct Timing {
     /// `delay_slots`): its last bit leaves by the end of slot s and arrives `one_way` later.
     pub delay_slots: u32,
     /// Fewest slots between i -> j and j -> i in the schedule: Appendix A needs it at least
-    /// `delay_slots`, so that feedback answers the right cell.
+    /// `delay_slots`, so that feedback answers the right cell (the propagation-aware
+    /// arrangement is refused otherwise; the cyclic one is sized anyway, as the rack runs it).
     pub turnaround_slots: u32,
     /// The longest a cell can take from being ready at its source to its destination on an
     /// unloaded rack: up to a slot to the next slot boundary, a hop to whichever node comes
@@ -282,11 +283,13 @@ pub fn size_rack(spec: &ShoalSpec) -> Result<RackSizing, SizingError> {
                 ),
             )
         })?;
+    // As the rack does: Appendix A's arrangement must absorb the delay; Fig. 3's cyclic one is
+    // built whatever the delay, and feedback may then answer an older cell (Fig. 9).
     let schedule = FabricSchedule::new(FabricSpec {
         nodes: spec.nodes,
         channels: spec.channels,
         arrangement: spec.arrangement,
-        delay_slots: Some(delay_slots),
+        delay_slots: (spec.arrangement == Arrangement::PropagationAware).then_some(delay_slots),
     })
     .map_err(|e| schedule_error(e, delay_key))?;
     let epoch = schedule.epoch_slots();
