@@ -7,6 +7,11 @@
 //! documents: the paper gives none, and the 16-bit arrival time per rate-limit entry is what
 //! brings the model to the synthesised design's use (without it, 5.3%); the claim says so.
 //!
+//! The unloaded worst-case latency the sizing model gives (an epoch and two hops) is checked
+//! against the simulator: on a small rack, one single-cell flow per ordered pair, each alone in
+//! the rack and started at its own phase of the slot, must all complete within it, and the
+//! slowest must come within two slots of it (the bound is tight, not merely safe).
+//!
 //! The figure draws the NIC's on-chip state against the rack size, with the Stratix V's block
 //! RAM: the largest rack one holds is where they cross.
 //!
@@ -14,11 +19,14 @@
 
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
-use shoal_base::Rate;
+use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_rack::{RackConfig, ShoalRack};
 use shoal_schedule::Arrangement;
 use shoal_sizing::memory::{STRATIX_V_BRAM_BITS, StateWidths, max_nodes_for, nic_memory};
-use shoal_sizing::rack::{GuardBudget, ShoalSpec, size_rack};
+use shoal_sizing::rack::{Guard, GuardBudget, Latency, ShoalSpec, size_rack};
+use shoal_workload::{Flow, IterSource};
 
 const FIG: &str = "Shoal §3, App. B";
 
@@ -60,7 +68,7 @@ pub(crate) fn run(
         )
     };
     let mb = |bytes: u64| bytes as f64 / 1e6;
-    let claims = vec![
+    let mut claims = vec![
         exact(
             "§3.2: a two-tier Clos of 64-port switches connects 2,048 nodes",
             2048,
@@ -123,6 +131,22 @@ pub(crate) fn run(
         ),
     ];
 
+    let (simulated, bound, slot) = lone_cells()?;
+    progress(&format!(
+        "sizing: lone cells on 16 nodes: slowest {:.2} ns, model's worst case {:.2} ns",
+        simulated.as_ns_f64(),
+        bound.as_ns_f64()
+    ));
+    claims.push(Claim::new(
+        FIG,
+        "the sizing's unloaded worst case (epoch + 2 hops) bounds a lone cell in the simulator, \
+         tightly (16 nodes, 2 channels)",
+        format!("{:.2} ns (our model)", bound.as_ns_f64()),
+        format!("{:.2} ns", simulated.as_ns_f64()),
+        "at most the bound, within 2 slots of it",
+        simulated <= bound && simulated.0 + 2 * slot.0 >= bound.0,
+    ));
+
     let most = max_nodes_for(STRATIX_V_BRAM_BITS, spec.cell_bytes, widths)
         .map_err(|e| err(&e))?
         .unwrap_or(2);
@@ -150,4 +174,66 @@ pub(crate) fn run(
     };
     emit(opts, fig, "sizing-nic-memory", progress)?;
     Ok(claims)
+}
+
+/// The slowest of one single-cell flow per ordered pair on a 16-node rack (2 channels of
+/// 25 Gb/s, 8-port switches, §7.1's slot, 2 slots of delay), each flow alone in the rack and
+/// started at its own phase of the slot; and the sizing model's unloaded worst case for the
+/// same rack; and the slot.
+fn lone_cells() -> Result<(Dur, Dur, Dur), ReproError> {
+    let err = |e: &dyn std::fmt::Display| ReproError(format!("sizing, lone cells: {e}"));
+    let (nodes, channels, slot, delay) = (16u16, 2u8, Dur(23_250), 2u32);
+    let spec = ShoalSpec {
+        nodes: usize::from(nodes),
+        channels: usize::from(channels),
+        channel_rate: Rate::gbps(25),
+        switch_ports: 8,
+        guard: Guard::Given(Dur(2_750)),
+        slot: Some(slot),
+        latency: Latency::Slots(delay),
+        ..ShoalSpec::default()
+    };
+    let t = size_rack(&spec).map_err(|e| err(&e))?.timing;
+    let cfg = RackConfig {
+        nodes,
+        channels,
+        switch_ports: 8,
+        delay_slots: delay,
+        ..RackConfig::paper(nodes)
+    };
+    // Far enough apart that no two flows meet; the phases walk through the slot in 97 steps.
+    let gap = 4 * t.worst_case_unloaded_ps;
+    let mut flows = Vec::new();
+    for src in 0..nodes {
+        for dst in (0..nodes).filter(|&d| d != src) {
+            let id = flows.len() as u64;
+            flows.push(Flow {
+                id,
+                src: NodeId(src),
+                dst: NodeId(dst),
+                bytes: u64::from(cfg.payload_bytes()),
+                start: Time(id * gap + (id * slot.0 / 97) % slot.0),
+                class: 0,
+            });
+        }
+    }
+    let mut rack = ShoalRack::new(cfg, 1).map_err(|e| err(&e))?;
+    let out = rack
+        .run(
+            &mut IterSource::new(flows),
+            RunLimits::default(),
+            &mut NoProgress,
+        )
+        .map_err(|e| err(&e))?;
+    let mut slowest = Dur(0);
+    for r in &out.records {
+        let fct = r.fct().ok_or_else(|| {
+            ReproError(format!(
+                "sizing, lone cells: flow {} did not complete",
+                r.id
+            ))
+        })?;
+        slowest = slowest.max(fct);
+    }
+    Ok((slowest, Dur(t.worst_case_unloaded_ps), slot))
 }
