@@ -128,6 +128,9 @@ pub fn size(spec: &SizeSpec) -> Result<Report, SizingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use shoal_base::{Dur, Rate};
+    use shoal_schedule::Arrangement;
 
     #[test]
     fn the_default_is_section_5s_rack_and_every_model_answers() {
@@ -155,5 +158,95 @@ mod tests {
         assert_eq!(r.fabrics.len(), 2);
         assert_eq!(r.not_sized[0].model, "xfabric");
         assert!(r.not_sized[0].reason.contains("4096"), "{:?}", r.not_sized);
+    }
+
+    fn any_f64() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(-1.0),
+            Just(0.0),
+            0.0..10.0f64,
+            0.0..1e12f64,
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever the inputs, a sizing is a report or an error naming one, never a panic.
+        #[test]
+        fn no_input_panics(
+            nodes in prop_oneof![2usize..3_000, 0usize..70_000, Just(usize::MAX)],
+            channels in prop_oneof![1usize..8, 0usize..300],
+            gbps in prop_oneof![1u64..400, 0u64..200_000],
+            bps in prop_oneof![Just(0u64), Just(1), Just(u64::MAX)],
+            use_bps in any::<bool>(),
+            switch_ports in prop_oneof![4usize..130, 0usize..70_000],
+            cell_bytes in prop_oneof![16u32..256, 0u32..3_000_000],
+            header_bytes in 0u32..100,
+            slot in prop::option::of(prop_oneof![0u64..100_000, 0u64..u64::MAX]),
+            guard in prop_oneof![0u64..10_000, 0u64..u64::MAX],
+            given in any::<bool>(),
+            tolerance in prop_oneof![0u64..100, 0u64..u64::MAX],
+            cable in prop_oneof![0u64..10_000, 0u64..u64::MAX],
+            delay in prop::option::of(prop_oneof![0u32..10, any::<u32>()]),
+            cyclic in any::<bool>(),
+            header_bits in 0u32..40,
+            timestamp_bits in 0u32..40,
+            on_chip_bits in any::<u64>(),
+            watts in any_f64(),
+            ratio in any_f64(),
+            packet_ports in prop::option::of(0usize..70_000),
+        ) {
+            let rate = if use_bps { Rate(bps) } else { Rate::gbps(gbps) };
+            let rack = rack::ShoalSpec {
+                nodes,
+                channels,
+                channel_rate: rate,
+                switch_ports,
+                cell_bytes,
+                header_bytes,
+                overhead_bytes: 0,
+                guard: if given {
+                    rack::Guard::Given(Dur(guard))
+                } else {
+                    rack::Guard::Budget(rack::GuardBudget {
+                        reconfiguration: Dur(guard),
+                        cable_tolerance_mm: tolerance,
+                        sync_precision: Dur(guard / 3),
+                    })
+                },
+                slot: slot.map(Dur),
+                latency: match delay {
+                    Some(d) => rack::Latency::Slots(d),
+                    None => rack::Latency::Physical { cable_mm: cable, per_switch: Dur(guard) },
+                },
+                arrangement: if cyclic { Arrangement::Cyclic } else { Arrangement::PropagationAware },
+            };
+            let spec = SizeSpec {
+                rack,
+                widths: memory::StateWidths { header_bits, timestamp_bits },
+                on_chip_bits,
+                power: power::PowerSpec {
+                    circuit_switch_watts: Some(watts),
+                    packet_port_gbps: Some(ratio),
+                    packet_switch_ports: packet_ports,
+                    ..power::PowerSpec::default()
+                },
+                cost: cost::CostSpec {
+                    circuit_to_packet: Some(ratio),
+                    ..cost::CostSpec::default()
+                },
+                xfabric: fabric::XFabricSpec {
+                    uplinks: packet_ports,
+                    ..fabric::XFabricSpec::default()
+                },
+            };
+            match size(&spec) {
+                Ok(r) => prop_assert_eq!(r.rack.clos.switches % r.rack.clos.planes, 0),
+                Err(e) => prop_assert!(!e.key.is_empty() && !e.reason.is_empty()),
+            }
+        }
     }
 }

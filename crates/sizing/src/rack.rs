@@ -22,8 +22,13 @@ pub const PS_PER_MM: u64 = 5;
 /// of lengths and rates overflows.
 const MAX_CABLE_MM: u64 = 1_000_000;
 
-/// The longest slot, guard band or switch latency a sizing takes (1 ms).
+/// The longest slot, guard band (or part of it) or switch latency a sizing takes (1 ms).
+/// With [`MAX_DELAY_SLOTS`] and 65,535 nodes this keeps every duration in a u64 of
+/// picoseconds.
 const MAX_DUR: Dur = Dur(1_000_000_000);
+
+/// The longest node-to-node delay a sizing takes, in slots.
+const MAX_DELAY_SLOTS: u32 = 1_000_000;
 
 /// What a guard band must cover, as §3.4 lists it: "the sum of the reconfiguration delay,
 /// variability in propagation and the precision of synchronization".
@@ -241,6 +246,16 @@ pub fn size_rack(spec: &ShoalSpec) -> Result<RackSizing, SizingError> {
         .serialize(u64::from(spec.cell_bytes) + u64::from(spec.overhead_bytes));
     let guard = spec.guard.total();
     let slot = spec.slot.unwrap_or(Dur(cell.0 + guard.0));
+    if slot > MAX_DUR {
+        return Err(SizingError::new(
+            "channel_gbps",
+            format!(
+                "a {} B cell takes {cell} at {} Gb/s: slots of more than 1 ms are not sized",
+                spec.cell_bytes,
+                spec.channel_rate.as_gbps_f64()
+            ),
+        ));
+    }
     if guard.0 >= slot.0 {
         return Err(SizingError::new(
             "guard_ns",
@@ -376,16 +391,33 @@ fn check(spec: &ShoalSpec) -> Result<(), SizingError> {
             "at most 1 MiB of framing per cell",
         ));
     }
-    if spec.guard.total() > MAX_DUR {
-        return Err(SizingError::new("guard_ns", "at most 1 ms"));
+    match spec.guard {
+        Guard::Budget(b) => {
+            if b.cable_tolerance_mm > MAX_CABLE_MM {
+                return Err(SizingError::new("cable_tolerance_mm", "at most 1 km"));
+            }
+            if b.reconfiguration > MAX_DUR {
+                return Err(SizingError::new("reconfiguration_ns", "at most 1 ms"));
+            }
+            if b.sync_precision > MAX_DUR {
+                return Err(SizingError::new("sync_ns", "at most 1 ms"));
+            }
+        }
+        Guard::Given(d) if d > MAX_DUR => {
+            return Err(SizingError::new("guard_ns", "at most 1 ms"));
+        }
+        Guard::Given(_) => {}
     }
     if spec.slot.is_some_and(|s| s > MAX_DUR) {
         return Err(SizingError::new("slot_ns", "at most 1 ms"));
     }
-    if let Guard::Budget(b) = spec.guard
-        && b.cable_tolerance_mm > MAX_CABLE_MM
+    if let Latency::Slots(d) = spec.latency
+        && d > MAX_DELAY_SLOTS
     {
-        return Err(SizingError::new("cable_tolerance_mm", "at most 1 km"));
+        return Err(SizingError::new(
+            "delay_slots",
+            format!("at most {MAX_DELAY_SLOTS} slots, got {d}"),
+        ));
     }
     if let Latency::Physical {
         cable_mm,
@@ -580,6 +612,41 @@ mod tests {
                     ..ShoalSpec::default()
                 },
                 "delay_slots",
+            ),
+            (
+                ShoalSpec {
+                    arrangement: Arrangement::Cyclic,
+                    latency: Latency::Slots(u32::MAX),
+                    ..ShoalSpec::default()
+                },
+                "delay_slots",
+            ),
+            (
+                ShoalSpec {
+                    guard: Guard::Budget(GuardBudget {
+                        cable_tolerance_mm: u64::MAX,
+                        ..GuardBudget::PAPER
+                    }),
+                    ..ShoalSpec::default()
+                },
+                "cable_tolerance_mm",
+            ),
+            (
+                ShoalSpec {
+                    guard: Guard::Budget(GuardBudget {
+                        sync_precision: Dur(u64::MAX),
+                        ..GuardBudget::PAPER
+                    }),
+                    ..ShoalSpec::default()
+                },
+                "sync_ns",
+            ),
+            (
+                ShoalSpec {
+                    channel_rate: Rate(1),
+                    ..ShoalSpec::default()
+                },
+                "channel_gbps",
             ),
         ];
         for (spec, key) in cases {
