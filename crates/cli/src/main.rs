@@ -10,6 +10,7 @@ mod plot;
 mod repro;
 mod run;
 mod schedule;
+mod size;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +44,7 @@ enum Command {
     Repro(repro::ReproArgs),
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
+    Size(Box<size::SizeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Repro(args) => repro::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
+        Command::Size(args) => size::main(*args),
     };
     match result {
         Ok(code) => code,

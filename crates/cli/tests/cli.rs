@@ -479,6 +479,86 @@ fn schedule_reports_json_and_a_summary() {
     assert!(stderr(&o).contains("32 ports"), "{}", stderr(&o));
 }
 
+/// `shoal size` with no input is §5's rack: its switch counts and power in the summary, and the
+/// same report as JSON with every section docs/outputs.md names.
+#[test]
+fn size_reports_section_5_as_a_table_and_as_json() {
+    let text = stdout(&run_ok(&["size"]));
+    assert!(text.contains("48 circuit switches"), "{text}");
+    assert!(text.contains("Shoal 2.55 kW"), "{text}");
+    assert!(text.contains("network's 8.72 kW"), "{text}");
+    for fabric in ["shoal ", "packet ", "xfabric ", "xfabric-clos "] {
+        assert!(
+            text.lines().any(|l| l.starts_with(fabric)),
+            "no {fabric}row: {text}"
+        );
+    }
+    let v: Value = serde_json::from_str(&stdout(&run_ok(&["size", "--json"]))).expect("JSON");
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "cost",
+            "fabrics",
+            "memory",
+            "not_sized",
+            "power",
+            "rack",
+            "spec"
+        ]
+    );
+    assert_eq!(v["rack"]["clos"]["switches"], 48);
+    assert_eq!(v["power"]["packet"]["switches"], 24);
+    assert_eq!(v["fabrics"][0]["fabric"], "shoal");
+    assert_eq!(v["spec"]["rack"]["nodes"], 512);
+}
+
+/// A scenario's [rack] is sized as it is, flags override it, and an impossible input names the
+/// flag to change.
+#[test]
+fn size_reads_a_scenario_rack_and_names_the_flag_at_fault() {
+    let dir = scratch("size");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let v: Value =
+        serde_json::from_str(&stdout(&run_ok(&["size", &tiny, "--json"]))).expect("JSON");
+    // 8 nodes on 4-port switches, one channel: Fig. 2's 4 leaves and 2 spines.
+    assert_eq!(v["rack"]["clos"]["switches"], 6);
+    assert_eq!(v["rack"]["timing"]["delay_slots"], 1);
+    // Appendix A's schedule (the default) takes N columns for an even N.
+    assert_eq!(v["rack"]["timing"]["epoch_slots"], 8);
+    let v: Value = serde_json::from_str(&stdout(&run_ok(&[
+        "size",
+        &tiny,
+        "--switch-ports",
+        "8",
+        "--json",
+    ])))
+    .expect("JSON");
+    assert_eq!(v["rack"]["clos"]["ports"], 8);
+    let o = shoal(&["size", &tiny, "--nodes", "9"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--switch-ports: ") && stderr(&o).contains("at least 6 ports"),
+        "{}",
+        stderr(&o)
+    );
+    for (args, flag) in [
+        (&["--nodes", "1"][..], "--nodes: "),
+        (&["--channel-gbps", "0"], "--channel-gbps: "),
+        (&["--slot-ns", "5"], "--slot-ns: "),
+        (
+            &["--circuit-switch-watts", "NaN"],
+            "--circuit-switch-watts: ",
+        ),
+        (&["--on-chip-mbit", "0"], "--on-chip-mbit: "),
+    ] {
+        let o = shoal(&[&["size"][..], args].concat());
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn repro_lists_and_refuses_unknown_names() {
     let o = run_ok(&["repro", "--list"]);
@@ -511,6 +591,7 @@ fn every_subcommand_has_help() {
         &["repro"],
         &["bench"],
         &["compare"],
+        &["size"],
     ] {
         let o = run_ok(&[sub, &["--help"][..]].concat());
         let text = stdout(&o);

@@ -74,6 +74,21 @@ fn table1_failure_costs() {
     common::check("table1", true);
 }
 
+#[test]
+fn sizing_models() {
+    common::check("sizing", true);
+}
+
+#[test]
+fn section_5_power() {
+    common::check("power", true);
+}
+
+#[test]
+fn fig11_relative_cost() {
+    common::check("fig11", true);
+}
+
 /// Shoal against its Fig. 15 baselines on 64 nodes, loads 0.2 and 0.7, 10,000 completed flows
 /// on every fabric: milliseconds of simulated time, far from the steady state of the paper's
 /// million flows, so only part of the claims hold (see docs/results/baselines.md). At this scale

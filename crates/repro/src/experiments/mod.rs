@@ -6,6 +6,7 @@ mod epoch;
 mod fairness;
 mod fig09;
 mod fig10;
+mod fig11;
 mod fig12;
 mod fig13;
 mod fig14;
@@ -13,6 +14,8 @@ mod fig15;
 mod fig15_baselines;
 mod fig17;
 mod fig18;
+mod power;
+mod sizing;
 mod table1;
 mod xfabric_common;
 mod xfabric_fig2;
@@ -116,6 +119,30 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal Table 1",
         summary: "slots lost to a failed node, link or switch of the Clos",
         run: table1::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "sizing",
+        figure: "Shoal §3, App. B",
+        summary: "models: Clos capacity, slot, guard band, epoch, NIC memory vs App. B's FPGA",
+        run: sizing::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "power",
+        figure: "Shoal §5",
+        summary: "models: power of a 512-node Shoal rack against a packet-switched Clos",
+        run: power::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "fig11",
+        figure: "Shoal Fig. 11",
+        summary: "models: Shoal's cost vs the packet network's against the switch cost ratio",
+        run: fig11::run,
         timed: false,
         scale: None,
     },
