@@ -73,6 +73,8 @@
 //! # Ok::<(), shoal_cell::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod header;
 mod repr;
 

@@ -1,6 +1,8 @@
 //! `shoal`: run scenarios, check fabric schedules, decode and encode cell headers, reproduce the
 //! paper's figures.
 
+#![forbid(unsafe_code)]
+
 mod batch;
 mod bench;
 mod cell;

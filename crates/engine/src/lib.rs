@@ -7,6 +7,8 @@
 //! - [`slotted`]: time in whole slots, for fabrics on a static schedule (Shoal). Every slot each
 //!   node receives what was sent `delay` slots ago, then transmits one cell per channel.
 
+#![forbid(unsafe_code)]
+
 pub mod des;
 pub mod slotted;
 

@@ -7,6 +7,8 @@
 //! same way. Time stays integer picoseconds ([`shoal_base::Dur`]); floats appear only in the
 //! reported statistics.
 
+#![forbid(unsafe_code)]
+
 pub mod histogram;
 pub mod load;
 pub mod maxmin;

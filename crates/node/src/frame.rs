@@ -60,8 +60,9 @@ pub enum Rx<P> {
     Missing,
 }
 
-/// The largest feedback value the 10-bit header field carries.
-pub const MAX_FEEDBACK: u16 = 1023;
+/// The largest feedback value the header's feedback field carries (its width is in
+/// `shoal_cell`'s layout table).
+pub const MAX_FEEDBACK: u16 = shoal_cell::MAX_FEEDBACK;
 
-/// Sequence numbers are 15 bits on the wire.
-pub const SEQ_MODULUS: u32 = 1 << 15;
+/// Sequence numbers wrap at the width of the header's sequence field.
+pub const SEQ_MODULUS: u32 = shoal_cell::SEQ_MODULUS as u32;

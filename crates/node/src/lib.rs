@@ -20,6 +20,8 @@
 //! classes with per-class feedback and tail drop (App. C); retransmission of the last cell after
 //! corruption (App. D).
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 mod failure;
 pub mod flow;

@@ -27,6 +27,8 @@
 //! value on a log axis, a bad range) is a [`PlotError`] naming the series and point, checked
 //! before any file is written.
 
+#![forbid(unsafe_code)]
+
 mod clip;
 mod draw;
 mod error;

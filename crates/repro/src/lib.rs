@@ -4,6 +4,8 @@
 //! version of each, small enough for CI; each experiment says how it scales and what it still
 //! checks.
 
+#![forbid(unsafe_code)]
+
 mod claim;
 mod experiments;
 mod plot;

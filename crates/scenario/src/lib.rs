@@ -17,6 +17,8 @@
 //! # Ok::<(), shoal_scenario::ScenarioError>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod raw;
 pub mod registry;

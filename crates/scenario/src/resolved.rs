@@ -3,7 +3,7 @@
 use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
 use shoal_fabric::config::{TomlOut as Table, dur_us, float as f, text as s, time_us as us};
-use shoal_workload::{Matrix, SizeDist};
+use shoal_workload::{Arrivals, Matrix, SizeDist};
 
 /// A size distribution as the inline table scenario files use.
 fn size(d: &SizeDist) -> String {
@@ -149,16 +149,24 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
             spec,
             start,
             load_rate,
+            load,
         } => {
             if let Some(n) = spec.max_flows {
                 t.kv("flows", n);
             }
             t.kv("load_node_gbps", f(load_rate.0 as f64 / 1e9));
-            if let Some(gap) = spec.arrivals.mean_gap_ps() {
-                // The gap the load came to: it reproduces the arrivals exactly.
-                t.kv("mean_gap_ns", f(gap / 1e3));
+            match (load, spec.arrivals.mean_gap_ps()) {
+                // The load as the file gave it: resolved again, it gives the same gap.
+                (Some(load), _) => t.kv("load", f(*load)),
+                (None, Some(gap)) => t.kv("mean_gap_ns", f(gap / 1e3)),
+                (None, None) => {}
             }
-            t.kv("start_us", us(*start));
+            // Flows all at once carry their start in the arrivals (the shift is zero).
+            let start = match spec.arrivals {
+                Arrivals::AllAtOnce { at } => at,
+                Arrivals::Poisson { .. } => *start,
+            };
+            t.kv("start_us", us(start));
             t.kv("size", size(&spec.sizes));
             matrix(t, &spec.matrix);
         }

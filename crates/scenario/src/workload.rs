@@ -53,6 +53,9 @@ pub enum WorkloadSpec {
         /// R of the load formula L = F/(R·N·τ): the rack's per-node bandwidth unless the
         /// scenario names another (`load_node_gbps`).
         load_rate: Rate,
+        /// The load as the file gave it (`workload.load`), which the arrivals were drawn for;
+        /// `None` when the file gave a mean gap or no arrival rate.
+        load: Option<f64>,
     },
     /// `per_source` flows outstanding per sender; each completion starts the next.
     ClosedLoop(ClosedLoopSpec),
@@ -157,9 +160,17 @@ impl WorkloadSpec {
                 spec,
                 load_rate,
                 start,
-            } => OpenLoop::new(spec.clone(), seed).map(|g| match *start {
-                Time::ZERO => g.summary(*load_rate).to_string(),
-                _ => format!("{}; every start shifted by {start}", g.summary(*load_rate)),
+                load,
+            } => OpenLoop::new(spec.clone(), seed).map(|g| {
+                let mut summary = g.summary(*load_rate);
+                // The load the file asked for, not the one computed back from the gap.
+                if load.is_some() {
+                    summary.offered_load = *load;
+                }
+                match *start {
+                    Time::ZERO => summary.to_string(),
+                    _ => format!("{summary}; every start shifted by {start}"),
+                }
             }),
             WorkloadSpec::ClosedLoop(spec) => {
                 ClosedLoop::new(spec.clone(), seed).map(|g| g.summary().to_string())

@@ -346,3 +346,35 @@ fn a_disaggregated_profile_too_large_for_the_rack_names_the_app() {
     assert!(e.to_string().contains("small.toml:7:"), "{e}");
     assert!(e.to_string().contains("8 nodes"), "{e}");
 }
+
+/// The flows a scenario's source hands out, up to `n`.
+fn first_flows(s: &shoal_scenario::Scenario, n: usize) -> Vec<shoal_workload::Flow> {
+    let (mut source, _) = s.source().expect("a source");
+    std::iter::from_fn(|| source.next_due(Time(u64::MAX)))
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn the_resolved_file_keeps_the_load_as_written_and_the_same_flows() {
+    let s = scenario(OPEN, LIMIT).expect("resolves");
+    let text = s.resolved_toml();
+    assert!(text.contains("\nload = 0.5\n"), "{text}");
+    assert!(!text.contains("mean_gap_ns"), "{text}");
+    let again = parse(&text, "resolved.toml").expect("the resolved form resolves");
+    assert_eq!(again.workload, s.workload);
+    assert_eq!(first_flows(&again, 50), first_flows(&s, 50));
+}
+
+#[test]
+fn flows_all_at_once_keep_their_start_through_the_resolved_file() {
+    let s = scenario(&format!("{UNLOADED}\nflows = 20\nstart_us = 5.0"), "").expect("resolves");
+    let flows = first_flows(&s, 20);
+    assert!(
+        flows.iter().all(|f| f.start == Time(5_000_000)),
+        "{flows:?}"
+    );
+    let again = parse(&s.resolved_toml(), "resolved.toml").expect("resolves");
+    assert_eq!(again.workload, s.workload);
+    assert_eq!(first_flows(&again, 20), flows);
+}

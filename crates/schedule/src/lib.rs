@@ -20,6 +20,8 @@
 //! Everything is built once, validated, and then queried through typed ids; nothing here reads a
 //! clock or draws a random number, so the same inputs give the same schedule, bit for bit.
 
+#![forbid(unsafe_code)]
+
 mod arrangement;
 mod clos;
 mod colour;

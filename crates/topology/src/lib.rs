@@ -32,6 +32,8 @@
 //! Bad builder parameters come back as a [`TopologyError`] naming the parameter and the reason;
 //! queries with out-of-range indices are caller bugs and panic.
 
+#![forbid(unsafe_code)]
+
 pub mod direct;
 pub mod fat_tree;
 pub mod graph;

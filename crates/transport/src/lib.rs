@@ -9,6 +9,8 @@
 //! - [`dcqcn`]: DCQCN (rate-based RoCEv2 congestion control with go-back-N).
 //! - [`ndp`]: NDP (trimming, per-packet acks and nacks, receiver-paced pulls).
 
+#![forbid(unsafe_code)]
+
 pub mod dcqcn;
 pub mod endpoint;
 pub mod ndp;

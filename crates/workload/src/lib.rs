@@ -12,6 +12,8 @@
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
 
+#![forbid(unsafe_code)]
+
 pub mod arrivals;
 pub mod disagg;
 pub mod flow;

@@ -18,6 +18,8 @@
 //! - `sim`: the event loop.
 //! - [`bench`]: htsim's permutation examples, timed.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod build;
 pub mod config;

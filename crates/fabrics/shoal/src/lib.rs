@@ -2,6 +2,8 @@
 //! and its Clos of circuit switches from `shoal-schedule`, driven slot by slot by the slotted
 //! engine. Failures of nodes, links and switches, and header corruption, are injected here.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod bench_datacenter;
 pub mod config;

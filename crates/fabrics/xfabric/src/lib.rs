@@ -42,6 +42,8 @@
 //! # Ok::<(), shoal_xfabric::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod baselines;
 pub mod cost;
 pub mod demand;

@@ -291,6 +291,7 @@ pub(super) fn resolve(
                 }
                 None => node_rate,
             };
+            let mut load = None;
             let arrivals = match (w.load, w.mean_gap_ns) {
                 (Some(_), Some(_)) => {
                     return Err(ctx.value(
@@ -298,9 +299,10 @@ pub(super) fn resolve(
                         "give either workload.load or workload.mean_gap_ns, not both",
                     ));
                 }
-                (Some(load), None) => {
-                    let load = ctx.num("workload.load", load, 0.0, true)?;
-                    Arrivals::poisson_for_load(load, sizes.expected_mean(), load_rate, nodes)
+                (Some(given), None) => {
+                    let given = ctx.num("workload.load", given, 0.0, true)?;
+                    load = Some(given);
+                    Arrivals::poisson_for_load(given, sizes.expected_mean(), load_rate, nodes)
                         .map_err(|e| ctx.value("workload.load", e.to_string()))?
                 }
                 (None, Some(gap)) => Arrivals::Poisson {
@@ -335,6 +337,7 @@ pub(super) fn resolve(
                     Arrivals::Poisson { .. } => start,
                 },
                 load_rate,
+                load,
             })
         }
         "closed-loop" => {
