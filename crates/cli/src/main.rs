@@ -6,6 +6,7 @@ mod bench;
 mod cell;
 mod compare;
 mod huge_pages;
+mod live;
 mod plot;
 mod repro;
 mod run;
@@ -43,6 +44,7 @@ enum Command {
     Repro(repro::ReproArgs),
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
+    Live(live::LiveArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Repro(args) => repro::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
+        Command::Live(args) => live::main(args),
     };
     match result {
         Ok(code) => code,

@@ -17,10 +17,13 @@
 pub mod arena;
 pub mod clock;
 pub mod datagram;
+pub mod demo;
 pub mod driver;
 pub mod events;
 pub mod fabric;
 pub mod flows;
 pub mod loopback;
+pub mod netns;
 pub mod pcap;
 pub mod switch;
+pub mod tun;
