@@ -278,6 +278,16 @@ pub fn run_demo(spec: NetRackSpec, kill: usize, iperf_secs: u32) -> io::Result<D
         }
     }
     r.say(table);
+    // The rack runs in lock-step, as fast as the host lets it: how long a slot really took.
+    let slots = rack.slot().max(1);
+    let effective_ns = (now_ns() - rack.config.t0_ns) as f64 / slots as f64;
+    r.say(format!(
+        "{slots} slots in {:.1} s: {:.0} µs per slot against {slot_us} µs nominal, so a node's \
+         link carried {:.2} Mb/s of cell payload",
+        (now_ns() - rack.config.t0_ns) as f64 / 1e9,
+        effective_ns / 1e3,
+        56.0 * 8.0 / (effective_ns / 1e9) / 1e6 * (epoch - 1) as f64 / epoch as f64,
+    ));
     rack.down()?;
     if let Ok(text) = std::fs::read_to_string(dir.join("switch/counters.json"))
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)

@@ -243,6 +243,7 @@ impl NetRack {
                 Command::new("ip")
                     .args(["netns", "exec", &ns, &exe, "live", "node", "--config", &cfg])
                     .args(["--id", &id])
+                    .stdin(Stdio::null())
                     .stdout(log(&format!("node{i}.log"))?)
                     .stderr(log(&format!("node{i}.log"))?)
                     .spawn()?,
@@ -254,7 +255,8 @@ impl NetRack {
     /// A command run inside node `i`'s namespace.
     pub fn command(&self, i: usize, program: &str) -> Command {
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.node_ns(i), program]);
+        c.args(["netns", "exec", &self.node_ns(i), program])
+            .stdin(Stdio::null());
         c
     }
 
