@@ -25,6 +25,8 @@ enum LiveCommand {
     Rack(RackArgs),
     /// Print the counters of a running (or finished) rack
     Stats(StatsArgs),
+    /// Run one scenario in the simulator and on a loopback live rack; print the table
+    Compare(CompareArgs),
     /// One node process (started by `live rack` inside its namespace)
     #[command(hide = true)]
     Node {
@@ -118,6 +120,18 @@ struct RackArgs {
 }
 
 #[derive(Args)]
+struct CompareArgs {
+    /// Slot length in microseconds for both (the live rack runs on threads over loopback)
+    #[arg(long, default_value_t = 100.0)]
+    slot_us: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the table (Markdown) here
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
 struct StatsArgs {
     /// The rack's run folder
     #[arg(default_value = "out/live")]
@@ -128,6 +142,7 @@ pub fn main(args: LiveArgs) -> Result<ExitCode> {
     match args.command {
         LiveCommand::Rack(a) => rack(a),
         LiveCommand::Stats(a) => stats(a),
+        LiveCommand::Compare(a) => compare(a),
         LiveCommand::Node { config, id } => {
             netns::run_node_process(&config, NodeId(id)).with_context(|| format!("node {id}"))?;
             Ok(ExitCode::SUCCESS)
@@ -184,6 +199,25 @@ fn rack(a: RackArgs) -> Result<ExitCode> {
     }
     rack.down()?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn compare(a: CompareArgs) -> Result<ExitCode> {
+    if a.slot_us.is_nan() || a.slot_us < 1.0 {
+        bail!("--slot-us must be at least 1 µs, got {}", a.slot_us);
+    }
+    let scenario = shoal_live::compare::default_scenario((a.slot_us * 1e3).round() as u64);
+    let c = shoal_live::compare::compare(&scenario, a.seed)?;
+    let table = c.markdown();
+    print!("{table}");
+    if let Some(out) = a.out {
+        std::fs::write(&out, &table).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(if c.slots_agree() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("shoal: the live rack and the simulator disagree in slots");
+        ExitCode::FAILURE
+    })
 }
 
 fn stats(a: StatsArgs) -> Result<ExitCode> {

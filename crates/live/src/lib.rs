@@ -16,6 +16,7 @@
 
 pub mod arena;
 pub mod clock;
+pub mod compare;
 pub mod datagram;
 pub mod demo;
 pub mod driver;

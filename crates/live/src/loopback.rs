@@ -163,7 +163,8 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
         }
     };
     let mut reports = Vec::new();
-    let mut records = Vec::new();
+    let mut records: Vec<LiveRecord> = Vec::new();
+    let mut sourced: Vec<LiveRecord> = Vec::new();
     let mut slots = 0;
     for h in nodes {
         let driver = h
@@ -172,12 +173,7 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
         slots = slots.max(driver.counters.slot);
         let host = &driver.host;
         records.extend(host.sunk().copied());
-        // Refusals are known only at the source.
-        for r in host.sourced().filter(|r| r.refused) {
-            if let Some(rec) = records.iter_mut().find(|x| x.flow.id == r.flow.id) {
-                rec.refused = true;
-            }
-        }
+        sourced.extend(host.sourced().copied());
         reports.push(NodeReport {
             id: driver.node().id(),
             counters: driver.counters.clone(),
@@ -191,6 +187,13 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
     let (switch, switch_log) = switch
         .join()
         .map_err(|_| io::Error::other("the switch thread panicked"))??;
+    // Submission (and refusal) is known only at the source, delivery only at the destination.
+    for src in &sourced {
+        if let Some(rec) = records.iter_mut().find(|x| x.flow.id == src.flow.id) {
+            rec.submit_ns = src.submit_ns;
+            rec.refused = src.refused;
+        }
+    }
     records.sort_by_key(|r| r.flow.id);
     Ok(LoopbackResult {
         nodes: reports,
