@@ -134,7 +134,10 @@ pub struct DriverCounters {
     pub late_slots: u64,
     pub max_late_ns: u64,
     pub cells_sent: u64,
+    /// Cells handed to the node (received in their slot).
     pub cells_received: u64,
+    /// Datagrams read from the switch: cells (in time, late or not for us) and beacons.
+    pub datagrams_read: u64,
     /// Cells whose header failed the CRC (or its format) on receipt.
     pub crc_failures: u64,
     /// Expected cells that did not come within the grace period.
@@ -458,6 +461,7 @@ impl<H: Host> Driver<H> {
             return Ok(true);
         };
         let cell = *cell;
+        self.counters.datagrams_read += 1;
         if let Some(p) = &mut self.pcap {
             p.record(self.spec.clock.since_t0(now_ns()), &buf[..len])?;
         }

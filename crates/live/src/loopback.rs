@@ -99,6 +99,10 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
     };
     let stop_slot = Arc::new(AtomicU64::new(run.slots.unwrap_or(u64::MAX)));
     let stop = Stop::Shared(stop_slot.clone());
+    // The switch stops only once every node has: until then it may have to carry their beacons
+    // through a long wait.
+    let switch_flag = Arc::new(AtomicU64::new(u64::MAX));
+    let switch_stop = Stop::Shared(switch_flag.clone());
     let completed = Arc::new(AtomicU64::new(0));
     let faults = run.corrupt_prob > 0.0 || run.crash.is_some();
     let sub = |name: String| run.dir.as_ref().map(|d| d.join(name));
@@ -110,7 +114,7 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
             seed: run.seed,
             dir: sub("switch".into()),
         };
-        let (fabric, stop) = (fabric.clone(), stop.clone());
+        let (fabric, stop) = (fabric.clone(), switch_stop.clone());
         std::thread::Builder::new()
             .name("switch".into())
             .spawn(move || run_switch(switch_socket, fabric, spec, &stop))?
@@ -184,6 +188,7 @@ pub fn run_loopback(run: &LoopbackRun) -> io::Result<LoopbackResult> {
         });
     }
     let wall_ns = now_ns().saturating_sub(clock.t0_ns);
+    switch_flag.store(0, Ordering::Relaxed);
     let (switch, switch_log) = switch
         .join()
         .map_err(|_| io::Error::other("the switch thread panicked"))??;

@@ -50,7 +50,8 @@ pub struct ProcConfig {
     /// Per node: its address, and the switch's address on its link.
     pub node_addrs: Vec<SocketAddr>,
     pub switch_addrs: Vec<SocketAddr>,
-    /// The run folder: `rack.json`, `stop_slot`, `node<i>/`, `switch/`.
+    /// The run folder: `rack.json`, `stop_slot` (the slot at which the nodes stop),
+    /// `stop_switch` (written once they have), `node<i>/`, `switch/`.
     pub dir: PathBuf,
 }
 
@@ -159,6 +160,7 @@ impl NetRack {
         remove_namespaces(&spec.prefix);
         std::fs::create_dir_all(&spec.dir)?;
         let _ = std::fs::remove_file(spec.dir.join("stop_slot"));
+        let _ = std::fs::remove_file(spec.dir.join("stop_switch"));
         let sw = Self::switch_ns(&spec.prefix);
         let mut rack = NetRack {
             config: ProcConfig {
@@ -313,6 +315,7 @@ impl NetRack {
         for c in self.nodes.iter_mut().flatten() {
             c.wait()?;
         }
+        std::fs::write(self.spec.dir.join("stop_switch"), "0")?;
         if let Some(c) = &mut self.switch {
             c.wait()?;
         }
@@ -398,6 +401,11 @@ pub fn run_switch_process(config: &Path) -> io::Result<()> {
         seed: cfg.seed,
         dir: Some(cfg.dir.join("switch")),
     };
-    run_switch(socket, fabric, spec, &cfg.stop())?;
+    run_switch(
+        socket,
+        fabric,
+        spec,
+        &Stop::File(cfg.dir.join("stop_switch")),
+    )?;
     Ok(())
 }

@@ -29,10 +29,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long the switch waits in one read, and how long it must be idle after a stop request
-/// before it leaves (the nodes stop at an agreed slot; their last cells must still pass).
-const IDLE_EXIT: Duration = Duration::from_millis(300);
-
 /// What the switch needs to know.
 #[derive(Clone, Debug)]
 pub struct SwitchSpec {
@@ -66,7 +62,8 @@ pub struct SwitchCounters {
     pub beacons: u64,
 }
 
-/// Forwards cells until `stop` is set and the rack has gone quiet.
+/// Forwards cells until `stop` is set, which the coordinator does once every node has stopped
+/// (an idle spell means nothing: the whole rack may be waiting out a grace period).
 pub fn run_switch(
     socket: UdpSocket,
     fabric: Arc<LiveFabric>,
@@ -90,7 +87,6 @@ pub fn run_switch(
     };
     let mut rng = rng::stream(spec.seed, "shoal.live.corruption", 0);
     socket.set_read_timeout(Some(Duration::from_millis(20)))?;
-    let mut last_cell = now_ns();
     let mut next_report = now_ns();
     let mut buf = [0u8; DATAGRAM_LEN + 1];
     loop {
@@ -102,7 +98,7 @@ pub fn run_switch(
             }
             log.flush()?;
         }
-        if stop.read() != u64::MAX && now - last_cell > IDLE_EXIT.as_nanos() as u64 {
+        if stop.read() != u64::MAX {
             break;
         }
         let (len, from) = match socket.recv_from(&mut buf) {
@@ -117,7 +113,6 @@ pub fn run_switch(
             }
             Err(e) => return Err(e),
         };
-        last_cell = now_ns();
         let (Some(&port), Ok((shim, _))) = (ports.get(&from), datagram::decode(&buf[..len])) else {
             counters.stray += 1;
             continue;
