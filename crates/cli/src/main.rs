@@ -8,6 +8,7 @@ mod bench;
 mod cell;
 mod compare;
 mod huge_pages;
+mod live;
 mod plot;
 mod repro;
 mod run;
@@ -47,6 +48,7 @@ enum Command {
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
     Size(Box<size::SizeArgs>),
+    Live(live::LiveArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
         Command::Size(args) => size::main(*args),
+        Command::Live(args) => live::main(args),
     };
     match result {
         Ok(code) => code,

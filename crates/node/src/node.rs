@@ -566,6 +566,27 @@ impl<P: Payload> Node<P> {
         });
     }
 
+    /// Gives up on the cells from `src` in `class` missing ahead of cells already here, and
+    /// queues for delivery what they held back; returns how many sequence numbers were given up.
+    ///
+    /// §3.5 leaves cells lost with a failed node to the transport above, which can recover only
+    /// if the cells behind the loss are delivered. The model never calls this (a simulated flow
+    /// that lost cells simply does not complete); the live driver does, some epochs after a
+    /// peer failed, so that unmodified applications keep talking. Nothing else changes.
+    pub fn skip_lost_cells(&mut self, src: NodeId, class: u8) -> u32 {
+        let Some(&ri) = self.reasm_of.get(class as usize * self.n + src.idx()) else {
+            return 0;
+        };
+        if ri == NONE {
+            return 0;
+        }
+        let skipped = self.reasm[ri as usize].skip_to_held();
+        while let Some(h) = self.reasm[ri as usize].pop_ready() {
+            self.push_delivery(src, class, h);
+        }
+        skipped
+    }
+
     /// The next in-order delivery, if any.
     pub fn poll_delivered(&mut self) -> Option<Delivery<P>> {
         self.delivered.pop_front()

@@ -112,6 +112,21 @@ impl<P: Copy> Reassembly<P> {
         }
     }
 
+    /// Gives up on the cells missing before the first held one: the expected number jumps to it,
+    /// so that `pop_ready` delivers from there. Returns how many sequence numbers were skipped
+    /// (0 when nothing is held).
+    pub fn skip_to_held(&mut self) -> u32 {
+        if self.held == 0 {
+            return 0;
+        }
+        let mut skipped = 0;
+        while self.ring[self.head].is_none() {
+            self.advance();
+            skipped += 1;
+        }
+        skipped
+    }
+
     /// The next buffered cell that is now in order, if any.
     pub fn pop_ready(&mut self) -> Option<Held<P>> {
         if self.held == 0 {
@@ -226,6 +241,21 @@ mod tests {
         assert_eq!(r.pop_ready().map(|c| c.payload), Some(103));
         assert!(r.pop_ready().is_none());
         assert!(!r.is_large());
+    }
+
+    #[test]
+    fn skipping_a_hole_delivers_what_it_held_back_and_refuses_the_lost_cell_later() {
+        let mut r: Reassembly<u32> = Reassembly::default();
+        assert_eq!(r.skip_to_held(), 0, "nothing held, nothing to give up");
+        assert_eq!(r.place(0, held(1)), Placed::InOrder);
+        assert_eq!(r.place(3, held(3)), Placed::Buffered);
+        assert_eq!(r.place(4, held(4)), Placed::Buffered);
+        assert_eq!(r.skip_to_held(), 2, "cells 1 and 2 given up");
+        assert_eq!(r.pop_ready().map(|c| c.payload), Some(3));
+        assert_eq!(r.pop_ready().map(|c| c.payload), Some(4));
+        assert!(r.pop_ready().is_none());
+        assert_eq!(r.place(2, held(2)), Placed::Duplicate);
+        assert_eq!(r.place(5, held(5)), Placed::InOrder);
     }
 
     #[test]
