@@ -23,6 +23,8 @@ pub struct FlowBook {
     delivered_total: u64,
     completed: u64,
     last_start: Time,
+    /// For event-driven fabrics: when the pending "flows are due" event fires, if one is.
+    arrival_at: Option<Time>,
     sampler: Option<Sampler>,
     series: TimeSeries,
 }
@@ -41,6 +43,7 @@ impl FlowBook {
             delivered_total: 0,
             completed: 0,
             last_start: Time::ZERO,
+            arrival_at: None,
             sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
             series: TimeSeries::new(),
         }
@@ -113,6 +116,23 @@ impl FlowBook {
         rec.finish = Some(now);
         self.completed += 1;
         source.on_complete(rec.id, rec.src, now);
+    }
+
+    /// For an event-driven fabric at `now`: the time at which to schedule its "flows are due"
+    /// event, when `source` knows of a flow earlier than the event already pending (none when
+    /// it does not). The fabric calls [`FlowBook::arrival_fired`] when that event fires.
+    pub fn arm_arrival(&mut self, source: &mut dyn FlowSource, now: Time) -> Option<Time> {
+        let t = source.next_start()?.max(now);
+        if self.arrival_at.is_some_and(|a| a <= t) {
+            return None;
+        }
+        self.arrival_at = Some(t);
+        Some(t)
+    }
+
+    /// The pending "flows are due" event has fired.
+    pub fn arrival_fired(&mut self) {
+        self.arrival_at = None;
     }
 
     pub fn record(&self, record: u32) -> &FlowRecord {

@@ -69,7 +69,6 @@ pub(crate) struct Sim<'a> {
     unsent: Vec<u64>,
     hosts: Vec<Host>,
     ports: Vec<Port>,
-    flows_at: Option<Time>,
     active: u64,
     /// Wire bytes queued at the output ports, and the most ever queued at one.
     queued_bytes: u64,
@@ -89,7 +88,6 @@ impl<'a> Sim<'a> {
             unsent: Vec::new(),
             hosts: (0..n).map(|_| Host::default()).collect(),
             ports: (0..n).map(|_| Port::default()).collect(),
-            flows_at: None,
             active: 0,
             queued_bytes: 0,
             max_port_bytes: 0,
@@ -133,7 +131,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 Ev::Flows => {
-                    self.flows_at = None;
+                    self.book.arrival_fired();
                     // Every flow due now joins its host's round before any host sends, so
                     // flows that start together share their link from the first packet.
                     let mut kick = Vec::new();
@@ -168,12 +166,8 @@ impl<'a> Sim<'a> {
     /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
     /// already scheduled.
     fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = source.next_start() {
-            let t = t.max(self.q.now());
-            if self.flows_at.is_none_or(|a| t < a) {
-                self.q.schedule(t, Ev::Flows);
-                self.flows_at = Some(t);
-            }
+        if let Some(t) = self.book.arm_arrival(source, self.q.now()) {
+            self.q.schedule(t, Ev::Flows);
         }
     }
 

@@ -112,7 +112,6 @@ pub(crate) struct Sim<'a, T: Transport> {
     /// Records, delivered bytes, completions and samples (the bookkeeping every fabric shares).
     book: FlowBook,
     active: u64,
-    flows_at: Option<Time>,
     /// Bytes queued at each switch, and the most at one switch over the run.
     node_bytes: Vec<u64>,
     max_node_bytes: u64,
@@ -179,7 +178,6 @@ impl<'a, T: Transport> Sim<'a, T> {
             free: Vec::new(),
             book: FlowBook::new(topo.hosts(), limits),
             active: 0,
-            flows_at: None,
             node_bytes: vec![0; topo.nodes()],
             max_node_bytes: 0,
             max_reorder: 0,
@@ -258,7 +256,7 @@ impl<'a, T: Transport> Sim<'a, T> {
                     self.pull(now, host);
                 }
                 Ev::Flows => {
-                    self.flows_at = None;
+                    self.book.arrival_fired();
                     self.start_due(now, source)?;
                 }
                 Ev::Sample => self.sample(now, source),
@@ -279,12 +277,8 @@ impl<'a, T: Transport> Sim<'a, T> {
     /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
     /// already scheduled.
     fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = source.next_start() {
-            let t = t.max(self.q.now());
-            if self.flows_at.is_none_or(|a| t < a) {
-                self.q.schedule(t, Ev::Flows);
-                self.flows_at = Some(t);
-            }
+        if let Some(t) = self.book.arm_arrival(source, self.q.now()) {
+            self.q.schedule(t, Ev::Flows);
         }
     }
 
