@@ -98,7 +98,10 @@ fn check_same_flows(all: &[Scenario]) -> Result<()> {
             return Err(differ("node count"));
         }
         if sc.workload != first.workload {
-            return Err(differ("[workload]"));
+            return Err(differ(&format!(
+                "[workload] ({})",
+                workload_difference(first, sc)
+            )));
         }
         let sweep = |s: &Scenario| {
             s.sweep
@@ -110,6 +113,42 @@ fn check_same_flows(all: &[Scenario]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The resolved `[workload]` keys whose values differ between `a` and `b`: where the files'
+/// tables read the same, the difference is a default underneath (such as the node rate a load
+/// is relative to, which differs between fabrics).
+fn workload_difference(a: &Scenario, b: &Scenario) -> String {
+    let table = |s: &Scenario| -> toml::Table {
+        toml::from_str::<toml::Table>(&s.resolved_toml())
+            .ok()
+            .and_then(|t| t.get("workload").and_then(|w| w.as_table()).cloned())
+            .unwrap_or_default()
+    };
+    let (ta, tb) = (table(a), table(b));
+    let mut keys: Vec<&String> = ta.keys().chain(tb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let shown = |v: Option<&toml::Value>| v.map_or_else(|| "absent".to_owned(), |v| v.to_string());
+    let differ: Vec<String> = keys
+        .into_iter()
+        .filter(|k| ta.get(*k) != tb.get(*k))
+        .map(|k| {
+            format!(
+                "workload.{k} = {} against {}",
+                shown(ta.get(k)),
+                shown(tb.get(k))
+            )
+        })
+        .collect();
+    if differ.is_empty() {
+        "the generated flows differ".to_owned()
+    } else {
+        format!(
+            "as resolved, with defaults filled in: {}; set the key in both files or with --set",
+            differ.join(", ")
+        )
+    }
 }
 
 /// One compared run.

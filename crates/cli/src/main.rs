@@ -1,7 +1,7 @@
 //! `shoal`: run scenarios, check fabric schedules, decode and encode cell headers, reproduce the
 //! paper's figures.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod batch;
 mod bench;
@@ -51,7 +51,24 @@ enum Command {
     Live(live::LiveArgs),
 }
 
+/// A closed standard output (`shoal repro --list | head`) ends the program quietly with the
+/// status a shell expects (128 + SIGPIPE), as other Unix tools do. Rust's runtime ignores
+/// SIGPIPE, which turns every later print into a panic; this puts the default action back.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn default_sigpipe() {
+    // SAFETY: `signal` with `SIG_DFL` installs no handler of ours (nothing to be async-signal
+    // safe), and runs first in `main`, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     huge_pages::reexec_with_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {

@@ -126,6 +126,21 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("--out {out}: cannot create the folder {folder}"))?;
     }
+    // The figure's CSV is OUT.csv: never the file it is drawn from.
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    let csv_out = dir.join(format!("{file_stem}.csv"));
+    if same(&csv_out, &args.file) {
+        bail!(
+            "--out {}: the figure's data would be written to {}, the file it is drawn from; \
+             choose another --out",
+            stem.display(),
+            csv_out.display()
+        );
+    }
     let ylabel = args.ylabel.clone().unwrap_or_else(|| args.y.join(", "));
     let y = if args.log_y {
         Axis::log(ylabel)

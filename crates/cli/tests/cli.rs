@@ -1228,3 +1228,100 @@ fn compare_refuses_an_empty_set_key() {
     }
     assert!(!out.exists());
 }
+
+/// A reader that stops reading (`shoal repro --list | head -c 100`) ends `shoal` quietly with
+/// the shell's status for SIGPIPE, never with a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for args in [
+        &["repro", "--list"][..],
+        &[
+            "schedule",
+            "--nodes",
+            "64",
+            "--ports",
+            "16",
+            "--channels",
+            "1",
+        ],
+    ] {
+        let mut child = Command::new(SHOAL)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the shoal binary runs");
+        // Close the reading end before the program has printed anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("it ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?}: {err}",
+            out.status
+        );
+    }
+}
+
+/// `shoal plot data.csv --out data` would write its figure's CSV over its own input.
+#[test]
+fn plot_refuses_to_overwrite_its_input() {
+    let dir = scratch("plot-self");
+    let csv = dir.join("simple.csv");
+    std::fs::write(&csv, "x,y\n1,2\n2,3\n").expect("write");
+    let out = shoal_in(
+        &dir,
+        &[
+            "plot",
+            "simple.csv",
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--out",
+            "simple",
+        ],
+    );
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the file it is drawn from"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv).expect("read"),
+        "x,y\n1,2\n2,3\n"
+    );
+}
+
+/// Two files whose [workload] tables read the same may still draw other flows, through a
+/// default underneath (each fabric's node rate): compare names the resolved key.
+#[test]
+fn compare_names_the_default_that_makes_workloads_differ() {
+    let dir = scratch("compare-default");
+    let workload = "[workload]\nkind = \"open-loop\"\nload = 0.5\nmatrix = \"uniform\"\n\
+                    size = { dist = \"fixed\", bytes = 1000 }\n[run]\ncompleted_flows = 20\n";
+    let a = write(
+        &dir,
+        "a.toml",
+        &format!("[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\n{workload}"),
+    );
+    let b = write(
+        &dir,
+        "b.toml",
+        &format!(
+            "[scenario]\nfabric = \"ideal-switch\"\n[switch]\nhosts = 16\nlink_gbps = 100.0\n{workload}"
+        ),
+    );
+    let out = shoal_in(&dir, &["compare", &a, &b, "--out", "cmp"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("workload.load_node_gbps = 50.0 against 100.0"),
+        "{err}"
+    );
+}

@@ -6,7 +6,7 @@
 //! scenario crate adds the file and the line when it reports the error.
 
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-use shoal_base::{Dur, Time};
+use shoal_base::{Dur, Rate, Time};
 use std::fmt::{self, Write};
 
 /// What kind of mistake a configuration error reports.
@@ -193,6 +193,23 @@ impl<'a> Keys<'a> {
             return Err(self.value(key, format!("{v} is out of range: must be {bound} {min}")));
         }
         Ok(v)
+    }
+
+    /// A rate given in Gb/s: finite, at least 1 b/s (a smaller one would serialize nothing) and
+    /// at most 10⁹ Gb/s (a larger one is a typo, and would not fit the rate's integer).
+    pub fn gbps(&self, key: &str, gbps: f64) -> Result<Rate, ConfigError> {
+        let gbps = self.num(key, gbps, 0.0, true)?;
+        if gbps > 1e9 {
+            return Err(self.value(
+                key,
+                format!("{gbps} Gb/s is out of range: must be at most 1e9 Gb/s"),
+            ));
+        }
+        let bps = (gbps * 1e9).round();
+        if bps < 1.0 {
+            return Err(self.value(key, format!("{gbps} Gb/s is below 1 b/s")));
+        }
+        Ok(Rate(bps as u64))
     }
 
     /// Microseconds to picoseconds; `positive` refuses zero.

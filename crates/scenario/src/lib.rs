@@ -153,7 +153,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         kind: ErrorKind::Io,
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|e| io(None, format!("cannot read the file: {e}")))?;
+    let bytes = read_capped(path).map_err(|e| io(None, e))?;
     // TOML is UTF-8: say on which line the first byte that is not lies.
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
@@ -164,6 +164,27 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         )
     })?;
     parse(&text, &origin)
+}
+
+/// The largest scenario file read: far above any real one (the committed ones are a few KiB),
+/// and it keeps `shoal run /dev/zero` from reading until memory runs out.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// The file's bytes, refused past [`MAX_SCENARIO_BYTES`].
+fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not a scenario file",
+            MAX_SCENARIO_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Resolves scenario `text`; `origin` (usually the file name) names it in errors and gives the

@@ -15,6 +15,11 @@ use toml::de::DeTable;
 
 mod traffic;
 
+/// The most flows a list workload (drawn whole before the run: `random-pairs`, `probe` and its
+/// background) may hold: 50 million flow records are 1.6 GB, held while the run's own records
+/// grow beside them. Larger workloads stream: `open-loop` with `flows = N`.
+pub const MAX_LIST_FLOWS: i64 = 50_000_000;
+
 /// The run seed when the file gives none.
 pub const DEFAULT_SEED: i64 = 1;
 
@@ -63,7 +68,7 @@ impl Ctx<'_> {
     }
 
     /// Runs `f` with the shared checks of [`Keys`], adding the file and line to its error.
-    fn keys<T>(
+    pub(crate) fn keys<T>(
         &self,
         f: impl FnOnce(&Keys<'_>) -> Result<T, ConfigError>,
     ) -> Result<T, ScenarioError> {
@@ -405,10 +410,20 @@ fn resolve_workload(
         }
         "random-pairs" => {
             let distinct_pairs = w.distinct_pairs.unwrap_or(false);
+            if w.flows.is_some_and(|f| f > MAX_LIST_FLOWS) {
+                return Err(ctx.value(
+                    "workload.flows",
+                    format!(
+                        "{} flows is more than the {MAX_LIST_FLOWS} a random-pairs list is drawn \
+                         with before the run; kind = \"open-loop\" with flows = N streams them",
+                        w.flows.unwrap_or_default()
+                    ),
+                ));
+            }
             let max = if distinct_pairs {
-                n * (n - 1)
+                (n * (n - 1)).min(MAX_LIST_FLOWS)
             } else {
-                i64::from(u32::MAX)
+                MAX_LIST_FLOWS
             };
             WorkloadSpec::RandomPairs {
                 flows: ctx.int_req("workload.flows", w.flows, 1, max)? as usize,
@@ -438,7 +453,7 @@ fn resolve_workload(
                 .background
                 .map(|b| resolve_background(ctx, b, nodes))
                 .transpose()?;
-            let probes = ctx.int_req("workload.probes", w.probes, 1, i64::from(u32::MAX))? as usize;
+            let probes = ctx.int_req("workload.probes", w.probes, 1, MAX_LIST_FLOWS)? as usize;
             let first = time("workload.first_us", w.first_us)?;
             let last = (period.0 as u128) * (probes as u128 - 1) + first.0 as u128;
             if last >= u64::MAX as u128 / 2 {
@@ -528,7 +543,7 @@ fn resolve_background(
             format!("unknown background kind {kind:?}; the only one is \"random-pairs\""),
         ));
     }
-    let flows = ctx.int_req("workload.background.flows", b.flows, 0, i64::from(u32::MAX))? as usize;
+    let flows = ctx.int_req("workload.background.flows", b.flows, 0, MAX_LIST_FLOWS)? as usize;
     if flows > 0 && nodes < 4 {
         return Err(ctx.value(
             "workload.background.flows",

@@ -7,6 +7,12 @@ use shoal_base::{Rate, Time};
 use std::fmt;
 use thiserror::Error;
 
+/// The longest mean gap between flows across the rack that a run may ask for: one second.
+/// The slotted simulator steps through idle slots one by one (tens of millions a second), so
+/// a gap of seconds is hours of wall time before the first flow; such a gap only comes from
+/// a mistyped load, gap or rate.
+pub const MAX_MEAN_GAP_PS: f64 = 1e12;
+
 /// The arrival process of an open-loop workload, rack-wide.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -13,7 +13,7 @@
 use crate::flow::Flow;
 use crate::source::FlowSource;
 use serde::Serialize;
-use shoal_base::{NodeId, Time};
+use shoal_base::{Dur, NodeId, Time};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -301,6 +301,8 @@ pub struct TraceStats {
     pub flows: u64,
     pub bytes: u64,
     pub last_start: Time,
+    /// The longest wait for a flow: from time 0 to the first start, or between two starts.
+    pub max_gap: Dur,
 }
 
 /// Reads the whole trace at `path` and checks every line for a rack of `nodes` nodes.
@@ -310,10 +312,12 @@ pub fn validate(path: impl AsRef<Path>, nodes: usize) -> Result<TraceStats, Trac
         flows: 0,
         bytes: 0,
         last_start: Time::ZERO,
+        max_gap: Dur(0),
     };
     for f in trace.by_ref() {
         stats.flows += 1;
         stats.bytes = stats.bytes.saturating_add(f.bytes);
+        stats.max_gap = stats.max_gap.max(Dur(f.start.0 - stats.last_start.0));
         stats.last_start = f.start;
     }
     match trace.take_error() {
@@ -441,7 +445,9 @@ mod tests {
             TraceStats {
                 flows: 2,
                 bytes: 150,
-                last_start: Time(9_000)
+                last_start: Time(9_000),
+                // 5 ns from time 0 to the first start, 4 ns to the second.
+                max_gap: Dur(5_000),
             }
         );
         let bad = dir.join("bad.csv");

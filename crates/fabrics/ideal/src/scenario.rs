@@ -96,22 +96,10 @@ impl FabricKind for Kind {
         use defaults as d;
         let keys = input.keys;
         let raw: RawSwitch = read_table(input.text, "switch")?.unwrap_or_default();
-        let gbps = keys.num(
-            "switch.link_gbps",
-            raw.link_gbps.unwrap_or(d::LINK_GBPS),
-            0.0,
-            true,
-        )?;
-        if gbps > 1e9 {
-            return Err(value(
-                "switch.link_gbps",
-                format!("{gbps} Gb/s is not a link rate"),
-            )
-            .into());
-        }
+        let link_rate = keys.gbps("switch.link_gbps", raw.link_gbps.unwrap_or(d::LINK_GBPS))?;
         let spec = SwitchSpec {
             hosts: HOSTS.read(raw.hosts, d::HOSTS)?,
-            link_rate: Rate((gbps * 1e9).round() as u64),
+            link_rate,
             link_delay: keys.ns(
                 "switch.link_delay_ns",
                 raw.link_delay_ns.unwrap_or(d::LINK_DELAY_NS),

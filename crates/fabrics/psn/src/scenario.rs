@@ -448,13 +448,7 @@ fn resolve(
     } else {
         d::LINK_GBPS
     };
-    let gbps = keys.num(
-        "network.link_gbps",
-        raw.link_gbps.unwrap_or(default_gbps),
-        0.0,
-        true,
-    )?;
-    let link_rate = Rate((gbps * 1e9).round() as u64);
+    let link_rate = keys.gbps("network.link_gbps", raw.link_gbps.unwrap_or(default_gbps))?;
     let link_delay = keys.ns(
         "network.link_delay_ns",
         raw.link_delay_ns.unwrap_or(d::LINK_DELAY_NS),

@@ -95,6 +95,32 @@ pub struct BenchReport {
 const HUGE_BYTES: u64 = 1 << 50;
 const SEED: u64 = 1;
 
+/// The paper's rack (`RackConfig::paper`) on `nodes` nodes, with as many of its 4 channels as
+/// a small rack's schedule can use: below about 16 nodes, 4 channels leave too few columns or
+/// too short an epoch to absorb the 2-slot delay, so the benchmarks step down a channel at a
+/// time, and at last to a 1-slot delay (the report says which rack ran).
+pub(crate) fn paper_rack_for(nodes: u16) -> Result<RackConfig, FabricError> {
+    let paper = RackConfig::paper(nodes);
+    let mut last = None;
+    for delay_slots in [paper.delay_slots, 1] {
+        for channels in (1..=paper.channels).rev() {
+            let cfg = RackConfig {
+                channels,
+                delay_slots,
+                ..paper.clone()
+            };
+            match cfg.validate(&shoal_fabric::config::NO_KEYS) {
+                Ok(_) => return Ok(cfg),
+                Err(e) => last = Some(e),
+            }
+        }
+    }
+    Err(FabricError(format!(
+        "bench: no rack of {nodes} nodes: {}",
+        last.map_or_else(String::new, |e| e.to_string())
+    )))
+}
+
 /// Runs the simulator and the reference loop once each, in this process. Fails for options or
 /// a rack that cannot run (no pairs, more pairs than nodes, no timed slot, a node count the
 /// schedule or the Clos cannot serve).
@@ -108,7 +134,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
     if opts.slots == 0 {
         return Err(FabricError("bench: slots must be at least 1".into()));
     }
-    let cfg = RackConfig::paper(opts.nodes);
+    let cfg = paper_rack_for(opts.nodes)?;
     let (channels, slot) = (cfg.channels, cfg.slot);
     // What a destination could receive if every slot brought it a full cell on every channel.
     let ideal_gbps =
@@ -321,6 +347,26 @@ impl<'t> Reference<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_node_count_gets_a_rack_with_as_many_channels_as_fit() {
+        let mut channels_seen = Vec::new();
+        for nodes in 2..=80u16 {
+            let cfg = paper_rack_for(nodes).unwrap_or_else(|e| panic!("{nodes} nodes: {e}"));
+            assert!(cfg.validate(&shoal_fabric::config::NO_KEYS).is_ok());
+            // Never fewer channels than a smaller rack managed, and the paper's 4 soon.
+            if let Some(&last) = channels_seen.last() {
+                assert!(
+                    cfg.channels >= last,
+                    "{nodes} nodes: {} channels",
+                    cfg.channels
+                );
+            }
+            channels_seen.push(cfg.channels);
+        }
+        assert_eq!(paper_rack_for(16).expect("a rack").channels, 4);
+        assert_eq!(paper_rack_for(512).expect("a rack"), RackConfig::paper(512));
+    }
 
     #[test]
     fn a_small_bench_runs_and_delivers_about_half_of_a_node() {

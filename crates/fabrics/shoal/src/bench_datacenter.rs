@@ -8,7 +8,6 @@
 //! until `flows` flows have completed. Everything from the first slot is timed: at this load
 //! the rack is never idle for long, and the run's whole cost is what a user waits for.
 
-use crate::config::RackConfig;
 use crate::rack::ShoalRack;
 use serde::Serialize;
 use shoal_base::Rate;
@@ -65,7 +64,7 @@ const SEED: u64 = 1;
 /// Runs the workload once. Fails for a load or rack that cannot run.
 pub fn run(opts: &DatacenterOptions) -> Result<DatacenterReport, FabricError> {
     let bad = |e: &dyn fmt::Display| FabricError(format!("bench --datacenter: {e}"));
-    let cfg = RackConfig::paper(opts.nodes);
+    let cfg = crate::bench::paper_rack_for(opts.nodes)?;
     let mut rack = ShoalRack::new(cfg, SEED).map_err(|e| bad(&e))?;
     let sizes = SizeDist::pareto(1.05, 100e3, Some(1_000_000_000)).map_err(|e| bad(&e))?;
     let arrivals = Arrivals::poisson_for_load(
@@ -75,6 +74,16 @@ pub fn run(opts: &DatacenterOptions) -> Result<DatacenterReport, FabricError> {
         opts.nodes as usize,
     )
     .map_err(|e| bad(&e))?;
+    if let Some(gap) = arrivals.mean_gap_ps()
+        && gap > shoal_workload::arrivals::MAX_MEAN_GAP_PS
+    {
+        return Err(bad(&format!(
+            "load {} makes flows arrive {:.3e} s apart across the rack, above the 1 s allowed: \
+             the simulator would step through hours of idle slots",
+            opts.load,
+            gap * 1e-12
+        )));
+    }
     let mut source = OpenLoop::new(
         OpenLoopSpec {
             nodes: opts.nodes as usize,

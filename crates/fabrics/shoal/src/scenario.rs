@@ -240,8 +240,7 @@ fn resolve(keys: &Keys<'_>, raw: RawRack, seed: u64) -> Result<RackSpec, ConfigE
     use defaults as d;
     let nodes = NODES.read(raw.nodes, d::NODES)?;
     let channels = CHANNELS.read(raw.channels, d::CHANNELS)?;
-    let channel_rate = gbps(
-        keys,
+    let channel_rate = keys.gbps(
         "rack.channel_gbps",
         raw.channel_gbps.unwrap_or(d::CHANNEL_GBPS),
     )?;
@@ -336,15 +335,6 @@ fn resolve(keys: &Keys<'_>, raw: RawRack, seed: u64) -> Result<RackSpec, ConfigE
         explicit_failures,
         random_failures,
     })
-}
-
-/// A rate in Gb/s as a scenario gives it: finite, above zero, below 10⁹ Gb/s.
-fn gbps(keys: &Keys<'_>, key: &str, gbps: f64) -> Result<Rate, ConfigError> {
-    let gbps = keys.num(key, gbps, 0.0, true)?;
-    if gbps > 1e9 {
-        return Err(keys.value(key, format!("{gbps} Gb/s is not a channel rate")));
-    }
-    Ok(Rate((gbps * 1e9).round() as u64))
 }
 
 /// `cell_bytes = "fill"`: the largest cell the usable part of a slot carries.

@@ -41,20 +41,32 @@ fn beside(ctx: &Ctx<'_>, name: &str) -> PathBuf {
     std::path::absolute(&joined).unwrap_or(joined)
 }
 
-/// The longest mean gap between flows across the rack that a run may ask for: one second.
-/// The slotted simulator steps through idle slots one by one (tens of millions a second), so
-/// a gap of seconds is hours of wall time before the first flow; such a gap only comes from
-/// a mistyped load, gap or rate.
-const MAX_MEAN_GAP_PS: f64 = 1e12;
+use shoal_workload::arrivals::MAX_MEAN_GAP_PS;
 
+/// A mean gap between flow arrivals (across the rack) that a run can follow: at least a
+/// picosecond (the clock's unit) and at most [`MAX_MEAN_GAP_PS`].
 fn check_gap(ctx: &Ctx<'_>, key: &str, gap_ps: f64) -> Result<(), ScenarioError> {
+    if gap_ps < 1.0 {
+        return Err(ctx.value(
+            key,
+            format!(
+                "flows would arrive {gap_ps:.3e} ps apart across the rack, below the simulator's \
+                 one picosecond (a mistyped load, gap or rate?)"
+            ),
+        ));
+    }
+    check_not_idle(ctx, key, gap_ps)
+}
+
+/// The upper bound of [`check_gap`], alone: a trace may start flows at the same instant.
+fn check_not_idle(ctx: &Ctx<'_>, key: &str, gap_ps: f64) -> Result<(), ScenarioError> {
     if gap_ps > MAX_MEAN_GAP_PS {
         return Err(ctx.value(
             key,
             format!(
-                "flows would arrive {:.3e} s apart across the rack, above the 1 s allowed (a \
-                 mistyped load, gap or rate?): the Shoal simulator steps through every idle \
-                 slot, hours of wall time per flow",
+                "a wait of {:.3e} s for the next flow across the rack, above the 1 s allowed \
+                 (a mistyped load, gap, rate or trace?): the Shoal simulator steps through \
+                 every idle slot, hours of wall time per flow",
                 gap_ps * 1e-12
             ),
         ));
@@ -280,14 +292,14 @@ pub(super) fn resolve(
             let sizes = sizes(ctx, w.size)?;
             let load_rate = match w.load_node_gbps {
                 Some(g) => {
-                    let g = ctx.num("workload.load_node_gbps", g, 0.0, true)?;
-                    if g < 1e-3 {
+                    let rate = ctx.keys(|k| k.gbps("workload.load_node_gbps", g))?;
+                    if rate.0 < 1_000_000 {
                         return Err(ctx.value(
                             "workload.load_node_gbps",
                             format!("{g} Gb/s is below 1 Mb/s: no rack node is that slow"),
                         ));
                     }
-                    Rate((g * 1e9).round() as u64)
+                    rate
                 }
                 None => node_rate,
             };
@@ -399,6 +411,8 @@ pub(super) fn resolve(
                     format!("{} holds no flows: nothing to run", path.display()),
                 ));
             }
+            // The same guard as for a mean gap: idle seconds are hours of simulated slots.
+            check_not_idle(ctx, "workload.file", stats.max_gap.0 as f64)?;
             Ok(WorkloadSpec::Trace {
                 path,
                 flows: stats.flows,

@@ -1,0 +1,108 @@
+//! Values a hostile or careless file gives that once panicked, were clamped silently or ran
+//! away with memory: each is refused, naming its key.
+
+use shoal_scenario::{ErrorKind, parse};
+
+const RACK: &str = "[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\n";
+const OPEN: &str = "[workload]\nkind = \"open-loop\"\nmatrix = \"uniform\"\nsize = { dist = \"fixed\", bytes = 1000 }\n[run]\ncompleted_flows = 10\n";
+
+fn refused_key(text: &str) -> String {
+    match parse(text, "hostile.toml") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.kind, ErrorKind::Value, "{e}");
+            e.key
+        }
+    }
+}
+
+#[test]
+fn rates_below_a_bit_per_second_or_beyond_any_link_are_refused() {
+    for gbps in ["1e-12", "1e-10", "1e308", "2e9"] {
+        let rack = RACK.replace(
+            "channels = 2",
+            &format!("channels = 2\nchannel_gbps = {gbps}"),
+        );
+        let text = format!("{rack}\n[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n");
+        assert_eq!(refused_key(&text), "rack.channel_gbps", "{gbps}");
+        let net = format!(
+            "[scenario]\nfabric = \"dctcp\"\n[network]\nhosts = 8\nradix = 4\nlink_gbps = {gbps}\n\
+             [workload]\nkind = \"permutation\"\nflow_bytes = 1000\n"
+        );
+        assert_eq!(refused_key(&net), "network.link_gbps", "{gbps}");
+        let load = format!("{RACK}{OPEN}").replace(
+            "matrix = \"uniform\"",
+            &format!("matrix = \"uniform\"\nload = 0.5\nload_node_gbps = {gbps}"),
+        );
+        assert_eq!(refused_key(&load), "workload.load_node_gbps", "{gbps}");
+    }
+}
+
+#[test]
+fn gaps_below_a_picosecond_are_refused() {
+    for gap in ["1e-300", "1e-4"] {
+        let text = format!("{RACK}{OPEN}").replace(
+            "matrix = \"uniform\"",
+            &format!("matrix = \"uniform\"\nmean_gap_ns = {gap}"),
+        );
+        assert_eq!(refused_key(&text), "workload.mean_gap_ns", "{gap}");
+    }
+    let huge_load = format!("{RACK}{OPEN}")
+        .replace("matrix = \"uniform\"", "matrix = \"uniform\"\nload = 1e15");
+    assert_eq!(refused_key(&huge_load), "workload.load");
+}
+
+#[test]
+fn list_workloads_too_large_to_draw_are_refused_before_any_allocation() {
+    let text = format!(
+        "{RACK}[workload]\nkind = \"random-pairs\"\nflows = 4294967295\nflow_bytes = 1000\n"
+    );
+    let e = parse(&text, "hostile.toml").expect_err("refused");
+    assert_eq!(e.key, "workload.flows");
+    assert!(e.reason.contains("open-loop"), "{e}");
+}
+
+#[test]
+fn a_trace_with_a_wait_of_seconds_is_refused_like_a_mistyped_load() {
+    let dir = std::env::temp_dir().join("shoal-hostile-trace");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let trace = dir.join("gap.csv");
+    std::fs::write(
+        &trace,
+        "src,dst,size_bytes,start_ns\n0,1,100,0\n1,2,100,1000000000000\n",
+    )
+    .expect("write");
+    let text = format!(
+        "{RACK}[workload]\nkind = \"trace\"\nfile = {:?}\n",
+        trace.display().to_string()
+    );
+    assert_eq!(refused_key(&text), "workload.file");
+    // Flows at the same instant are fine.
+    std::fs::write(
+        &trace,
+        "src,dst,size_bytes,start_ns\n0,1,100,5\n1,2,100,5\n",
+    )
+    .expect("write");
+    assert!(parse(&text, "hostile.toml").is_ok());
+}
+
+#[test]
+fn a_file_larger_than_any_scenario_is_not_read_to_the_end() {
+    let dir = std::env::temp_dir().join("shoal-hostile-big");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let big = dir.join("big.toml");
+    let line = "# padding padding padding padding padding padding padding padding\n";
+    let mut text = String::with_capacity(17 << 20);
+    while text.len() <= (16 << 20) {
+        text.push_str(line);
+    }
+    std::fs::write(&big, &text).expect("write");
+    let e = shoal_scenario::load(&big).expect_err("refused");
+    assert_eq!(e.kind, ErrorKind::Io);
+    assert!(e.reason.contains("not a scenario file"), "{e}");
+    #[cfg(unix)]
+    {
+        let e = shoal_scenario::load(std::path::Path::new("/dev/zero")).expect_err("refused");
+        assert!(e.reason.contains("not a scenario file"), "{e}");
+    }
+}
