@@ -1,4 +1,5 @@
-//! The flow-level simulator of §6.1-6.2: routes a list of [`Flow`]s over any [`SocGraph`] and
+//! The flow-level simulator of §6.1-6.2: routes a list of flows (`shoal_workload::Flow`, the
+//! volumes of `shoal_workload::volumes`) over any [`SocGraph`] and
 //! measures the paper's metrics, so XFabric, OSA, the torus and the random graph are compared on
 //! the same flows with the same code.
 //!
@@ -18,7 +19,7 @@
 //!   path's most loaded link, as the paper says ([`LoadMeasure::Subflows`]; with f subflows per
 //!   flow every flow weighs the same, whatever its size); [`LoadMeasure::Bytes`] weighs them by
 //!   size instead. Ties go to the first candidate.
-//! - Uplink traffic (a flow to or from [`Endpoint::Outside`]) crosses the fabric between its SoC
+//! - Uplink traffic (a flow to or from `shoal_workload::OUTSIDE`) crosses the fabric between its SoC
 //!   and the SoC's gateway in the [`UplinkPlan`] (egress SoC → gateway, ingress gateway → SoC),
 //!   and loads links like any flow. A gateway's own uplink traffic crosses no link.
 //! - Flows of zero bytes are ignored; flows are routed in list order, each from its own random
@@ -35,9 +36,10 @@ use crate::error::Error;
 use crate::forwarding::ForwardingTables;
 use crate::graph::SocGraph;
 use crate::uplink::UplinkPlan;
-use crate::workloads::{Endpoint, Flow};
 use rand::RngExt;
 use shoal_base::{NodeId, rng};
+use shoal_workload::volumes::MAX_VOLUME_NODES;
+use shoal_workload::{Flow, OUTSIDE};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The paper's f: "much larger than the number of paths" (at most 6 disjoint ones at d = 6).
@@ -150,6 +152,14 @@ pub fn simulate(
         return Err(FlowSimError::NoSubflows);
     }
     let n = graph.socs();
+    if n > MAX_VOLUME_NODES {
+        // The last node id names the outside.
+        return Err(Error::TooManySocs {
+            socs: n,
+            max: MAX_VOLUME_NODES,
+        }
+        .into());
+    }
     if let Some(p) = uplinks
         && p.dm_all().socs() != n
     {
@@ -188,16 +198,16 @@ pub fn simulate(
             Ok(p.gateway_of(in_range(s)?))
         };
         let (src, dst, external) = match (f.src, f.dst) {
-            (Endpoint::Soc(a), Endpoint::Soc(b)) => {
+            (OUTSIDE, OUTSIDE) => {
+                return Err(FlowSimError::OutsideToOutside { index });
+            }
+            (a, OUTSIDE) => (a, gateway(a)?, Some(true)),
+            (OUTSIDE, b) => (gateway(b)?, b, Some(false)),
+            (a, b) => {
                 if a == b {
                     return Err(Error::SelfDemand { soc: a.idx() }.into());
                 }
                 (in_range(a)?, in_range(b)?, None)
-            }
-            (Endpoint::Soc(a), Endpoint::Outside) => (a, gateway(a)?, Some(true)),
-            (Endpoint::Outside, Endpoint::Soc(b)) => (gateway(b)?, b, Some(false)),
-            (Endpoint::Outside, Endpoint::Outside) => {
-                return Err(FlowSimError::OutsideToOutside { index });
             }
         };
         let h = tables.hops(src, dst).ok_or(Error::Unreachable {
@@ -481,6 +491,18 @@ mod tests {
         node(i)
     }
 
+    fn internal(src: NodeId, dst: NodeId, bytes: u64) -> Flow {
+        Flow::volume(src, dst, bytes)
+    }
+
+    fn egress(soc: NodeId, bytes: u64) -> Flow {
+        internal(soc, OUTSIDE, bytes)
+    }
+
+    fn ingress(soc: NodeId, bytes: u64) -> Flow {
+        internal(OUTSIDE, soc, bytes)
+    }
+
     fn ring(socs: usize) -> SocGraph {
         SocGraph::from_links(socs, (0..socs).map(|i| (n(i), n((i + 1) % socs)))).unwrap()
     }
@@ -504,13 +526,7 @@ mod tests {
         // paths (both ways round). Per byte: (100 * 1 + 300 * 3) / 400 hops and
         // (100 * 1 + 300 * 2) / 400 paths.
         let g = ring(6);
-        let r = run(
-            &g,
-            &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(0), n(3), 300),
-            ],
-        );
+        let r = run(&g, &[internal(n(0), n(1), 100), internal(n(0), n(3), 300)]);
         assert_eq!(r.flows, 2);
         assert!(close(r.mean_hops, 2.5));
         assert!(close(r.mean_hops_per_flow, 2.0));
@@ -526,21 +542,15 @@ mod tests {
         let r = run(
             &g,
             &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(0), n(2), 200),
-                Flow::internal(n(3), n(4), 100),
+                internal(n(0), n(1), 100),
+                internal(n(0), n(2), 200),
+                internal(n(3), n(4), 100),
             ],
         );
         assert!(close(r.bottleneck_share, 2.0 / 3.0));
         assert!(close(r.bottleneck_byte_share, 300.0 / 400.0));
         // The reverse direction of a link is a separate load.
-        let r = run(
-            &g,
-            &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(1), n(0), 100),
-            ],
-        );
+        let r = run(&g, &[internal(n(0), n(1), 100), internal(n(1), n(0), 100)]);
         assert!(close(r.bottleneck_share, 0.5));
     }
 
@@ -552,26 +562,14 @@ mod tests {
             subflows: 1000,
             ..FlowSimConfig::default()
         };
-        let r = simulate(
-            &ring(6),
-            &[Flow::internal(n(0), n(3), 1_000_000)],
-            None,
-            &config,
-        )
-        .unwrap();
+        let r = simulate(&ring(6), &[internal(n(0), n(3), 1_000_000)], None, &config).unwrap();
         let share = r.bottleneck_share.unwrap();
         assert!((0.5..0.52).contains(&share), "{share}");
         let bytes = FlowSimConfig {
             load: LoadMeasure::Bytes,
             ..config
         };
-        let r = simulate(
-            &ring(6),
-            &[Flow::internal(n(0), n(3), 1_000_000)],
-            None,
-            &bytes,
-        )
-        .unwrap();
+        let r = simulate(&ring(6), &[internal(n(0), n(3), 1_000_000)], None, &bytes).unwrap();
         assert!((0.5..0.52).contains(&r.bottleneck_byte_share.unwrap()));
     }
 
@@ -582,7 +580,7 @@ mod tests {
         let g = complete(5);
         let flows: Vec<Flow> = (0..5)
             .flat_map(|a| (0..5).filter(move |&b| b != a).map(move |b| (a, b)))
-            .map(|(a, b)| Flow::internal(n(a), n(b), 64))
+            .map(|(a, b)| internal(n(a), n(b), 64))
             .collect();
         let r = run(&g, &flows);
         assert!(close(r.mean_hops, 1.0));
@@ -607,9 +605,9 @@ mod tests {
         let r = run(
             &g,
             &[
-                Flow::internal(n(0), n(1), 1),
-                Flow::internal(n(0), n(3), 1),
-                Flow::internal(n(0), n(7), 1),
+                internal(n(0), n(1), 1),
+                internal(n(0), n(3), 1),
+                internal(n(0), n(7), 1),
             ],
         );
         assert!(close(r.mean_hops, 2.0));
@@ -703,11 +701,7 @@ mod tests {
         let demand = Demand::new(DemandMatrix::zeros(6).unwrap(), sent, vec![0; 6]).unwrap();
         let plan = place_uplinks(&rack, &demand).unwrap();
         assert_eq!(plan.gateways(), &[n(0)]);
-        let flows = [
-            Flow::egress(n(3), 100),
-            Flow::ingress(n(1), 100),
-            Flow::egress(n(0), 100),
-        ];
+        let flows = [egress(n(3), 100), ingress(n(1), 100), egress(n(0), 100)];
         let r = simulate(&ring(6), &flows, Some(&plan), &FlowSimConfig::default()).unwrap();
         assert_eq!((r.flows, r.uplink_flows), (0, 3));
         assert!(close(r.mean_uplink_hops, 4.0 / 3.0));
@@ -726,11 +720,11 @@ mod tests {
         let g = ring(4);
         let c = FlowSimConfig::default();
         assert_eq!(
-            simulate(&g, &[Flow::internal(n(1), n(1), 5)], None, &c),
+            simulate(&g, &[internal(n(1), n(1), 5)], None, &c),
             Err(FlowSimError::Model(Error::SelfDemand { soc: 1 }))
         );
         assert_eq!(
-            simulate(&g, &[Flow::internal(n(1), n(4), 5)], None, &c),
+            simulate(&g, &[internal(n(1), n(4), 5)], None, &c),
             Err(FlowSimError::Model(Error::SocOutOfRange {
                 soc: 4,
                 socs: 4
@@ -738,7 +732,7 @@ mod tests {
         );
         let split = SocGraph::from_links(4, [(n(0), n(1)), (n(2), n(3))]).unwrap();
         assert_eq!(
-            simulate(&split, &[Flow::internal(n(0), n(3), 5)], None, &c),
+            simulate(&split, &[internal(n(0), n(3), 5)], None, &c),
             Err(FlowSimError::Model(Error::Unreachable { src: 0, dst: 3 }))
         );
         let none = FlowSimConfig { subflows: 0, ..c };
@@ -748,7 +742,7 @@ mod tests {
         );
         let g = torus_3d(3, 3, 2).unwrap();
         let flows: Vec<Flow> = (0..18)
-            .map(|i| Flow::internal(n(i), n((i * 7 + 5) % 18), 1000 + i as u64))
+            .map(|i| internal(n(i), n((i * 7 + 5) % 18), 1000 + i as u64))
             .filter(|f| f.src != f.dst)
             .collect();
         assert_eq!(run(&g, &flows), run(&g, &flows));

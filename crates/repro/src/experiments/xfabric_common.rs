@@ -154,7 +154,7 @@ pub(crate) fn uplink_hops(b: &Built, demand: &Demand) -> Option<f64> {
 /// Runs the flow-level simulator of §6.2 on one fabric.
 pub(crate) fn simulate_on(
     b: &Built,
-    flows: &[shoal_xfabric::Flow],
+    flows: &[shoal_workload::Flow],
 ) -> Result<FlowSimReport, ReproError> {
     let config = FlowSimConfig {
         seed: SEED,

@@ -20,9 +20,9 @@ use super::xfabric_common::{NAMES, PORTS, SEED, err, mean_hops, osa_runs, rack, 
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_workload::{Flow, clustered, random_destinations};
 use shoal_xfabric::{
-    Flow, SocGraph, clustered, demand_of, generate_topology, osa_topology, random_destinations,
-    random_regular, torus_3d,
+    SocGraph, demand_of, generate_topology, osa_topology, random_regular, torus_3d,
 };
 
 const FIG: &str = "XFabric Fig. 3";

@@ -16,9 +16,10 @@ use super::xfabric_common::{Built, SEED, err, mean_hops, rack, torus_sides, upli
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_workload::{ProductionParams, production_like};
 use shoal_xfabric::{
-    ProductionParams, full_demand_of, generate_topology, nearest_uplinks, place_uplinks,
-    production_like, random_regular, spread_gateways, torus_3d,
+    full_demand_of, generate_topology, nearest_uplinks, place_uplinks, random_regular,
+    spread_gateways, torus_3d,
 };
 
 const FIG: &str = "XFabric Fig. 4";
