@@ -43,6 +43,28 @@ pub fn torus_3d(x: usize, y: usize, z: usize) -> Result<SocGraph, Error> {
     )
 }
 
+/// The sides of the most cube-like torus with `socs` SoCs (a cube when `socs` is one); `(1, 1, socs)` when `socs` has no such factors.
+pub fn torus_sides(socs: usize) -> (usize, usize, usize) {
+    let mut best = (1, 1, socs);
+    for x in 2..=socs {
+        if x * x * x > socs {
+            break;
+        }
+        if !socs.is_multiple_of(x) {
+            continue;
+        }
+        for y in x..=socs / x {
+            if y * y > socs / x {
+                break;
+            }
+            if (socs / x).is_multiple_of(y) {
+                best = (x, y, socs / x / y);
+            }
+        }
+    }
+    best
+}
+
 /// A connected random `degree`-regular simple graph (no self-loops, no parallel links, as in
 /// Jellyfish and the paper's "Random"), drawn from `seed`.
 ///

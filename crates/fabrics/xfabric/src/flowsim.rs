@@ -40,6 +40,7 @@ use rand::RngExt;
 use shoal_base::{NodeId, rng};
 use shoal_workload::volumes::MAX_VOLUME_NODES;
 use shoal_workload::{Flow, OUTSIDE};
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The paper's f: "much larger than the number of paths" (at most 6 disjoint ones at d = 6).
@@ -272,10 +273,11 @@ pub fn simulate(
     })
 }
 
-/// Draws shortest paths and keeps the load of every link direction.
-struct Router<'a> {
-    graph: &'a SocGraph,
-    tables: &'a ForwardingTables,
+/// Draws shortest paths and keeps the load of every link direction. It borrows its graph and
+/// tables (a measurement over a given topology) or owns them (a rack that is rewired as it runs).
+pub(crate) struct Router<G, T> {
+    graph: G,
+    tables: T,
     measure: LoadMeasure,
     /// `[dst]`: the number of shortest paths (as link sequences) from every SoC to `dst`.
     counts: Vec<Option<Vec<u64>>>,
@@ -287,14 +289,14 @@ struct Router<'a> {
     candidates: [Vec<usize>; 2],
 }
 
-impl<'a> Router<'a> {
-    fn new(graph: &'a SocGraph, tables: &'a ForwardingTables, measure: LoadMeasure) -> Self {
-        let links = graph.links().len();
+impl<G: Borrow<SocGraph>, T: Borrow<ForwardingTables>> Router<G, T> {
+    pub(crate) fn new(graph: G, tables: T, measure: LoadMeasure) -> Self {
+        let (links, socs) = (graph.borrow().links().len(), graph.borrow().socs());
         Router {
             graph,
             tables,
             measure,
-            counts: vec![None; graph.socs()],
+            counts: vec![None; socs],
             load_subflows: vec![0; 2 * links],
             load_bytes: vec![0; 2 * links],
             subflows: 0,
@@ -306,7 +308,7 @@ impl<'a> Router<'a> {
     /// The link-direction id of the `copy`-th parallel link from `a` to `b`.
     fn link_id(&self, a: NodeId, b: NodeId, copy: u32) -> usize {
         let key = if a < b { (a, b) } else { (b, a) };
-        let first = self.graph.links().partition_point(|&l| l < key);
+        let first = self.graph.borrow().links().partition_point(|&l| l < key);
         2 * (first + copy as usize) + usize::from(a > b)
     }
 
@@ -322,9 +324,10 @@ impl<'a> Router<'a> {
         path.clear();
         let mut at = src;
         while at != dst {
-            let next = self.tables.next_hops(at, dst);
+            let (graph, tables) = (self.graph.borrow(), self.tables.borrow());
+            let next = tables.next_hops(at, dst);
             let weight =
-                |u: NodeId| (self.graph.multiplicity(at, u) as u64).saturating_mul(counts[u.idx()]);
+                |u: NodeId| (graph.multiplicity(at, u) as u64).saturating_mul(counts[u.idx()]);
             let total = next
                 .iter()
                 .fold(0u64, |acc, &u| acc.saturating_add(weight(u)));
@@ -338,7 +341,7 @@ impl<'a> Router<'a> {
                 }
                 x -= w;
             }
-            let copy = r.random_range(0..self.graph.multiplicity(at, chosen));
+            let copy = r.random_range(0..graph.multiplicity(at, chosen));
             path.push(self.link_id(at, chosen, copy));
             at = chosen;
         }
@@ -354,11 +357,18 @@ impl<'a> Router<'a> {
             .unwrap_or(0)
     }
 
-    /// Places one subflow of `bytes` on the less congested of two random shortest paths.
-    fn place(&mut self, src: NodeId, dst: NodeId, bytes: u64, r: &mut rng::StreamRng) {
-        let (graph, tables) = (self.graph, self.tables);
+    /// Places one subflow of `bytes` on the less congested of two random shortest paths and
+    /// returns the path's link directions.
+    pub(crate) fn place(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: u64,
+        r: &mut rng::StreamRng,
+    ) -> &[usize] {
         let mut counts = self.counts[dst.idx()].take();
-        let counts_to_dst = counts.get_or_insert_with(|| path_counts(graph, tables, dst));
+        let counts_to_dst = counts
+            .get_or_insert_with(|| path_counts(self.graph.borrow(), self.tables.borrow(), dst));
         let [mut first, mut second] = std::mem::take(&mut self.candidates);
         self.draw(counts_to_dst, src, dst, &mut first, r);
         self.draw(counts_to_dst, src, dst, &mut second, r);
@@ -373,6 +383,25 @@ impl<'a> Router<'a> {
         }
         self.subflows += 1;
         self.bytes += bytes as u128;
+        &self.candidates[pick]
+    }
+
+    /// Takes a subflow of `bytes` placed on `path` off its links (it finished or moves).
+    pub(crate) fn unload(&mut self, path: &[usize], bytes: u64) {
+        for &l in path {
+            self.load_subflows[l] -= 1;
+            self.load_bytes[l] -= bytes as u128;
+        }
+        self.subflows -= 1;
+        self.bytes -= bytes as u128;
+    }
+
+    pub(crate) fn graph(&self) -> &SocGraph {
+        self.graph.borrow()
+    }
+
+    pub(crate) fn tables(&self) -> &ForwardingTables {
+        self.tables.borrow()
     }
 }
 

@@ -22,6 +22,10 @@
 //!   controller's demand, and [`flowsim`], the flow-level simulator, routes them over any
 //!   topology and measures path length, path diversity, bottleneck link load and the path
 //!   length to the gateways.
+//! - As a scenario fabric (`fabric = "xfabric"`, [`scenario`]): [`fabric`] runs any workload's
+//!   flows over the rack on the flow-level engine (`shoal_engine::FluidNet`), routed as §6.2
+//!   routes them, the controller rewiring the rack every period for the demand it measured; the
+//!   `topology` key puts OSA, the torus or the random graph in its place.
 //! - The prototype (§5, §6.5): [`prototype`] runs unmodified TCP over the rack on the packet
 //!   engine (`shoal-psn`), the controller rewiring it every period for the demand it measured.
 //!
@@ -48,6 +52,7 @@ pub mod baselines;
 pub mod cost;
 pub mod demand;
 pub mod error;
+pub mod fabric;
 pub mod flowsim;
 pub mod forwarding;
 pub mod generate;
@@ -56,10 +61,11 @@ pub mod osa;
 pub mod prototype;
 pub mod rack;
 pub mod reconfig;
+pub mod scenario;
 pub mod uplink;
 pub mod workloads;
 
-pub use baselines::{random_regular, torus_3d};
+pub use baselines::{random_regular, torus_3d, torus_sides};
 pub use cost::{CostComparison, FabricCost, PortPrice};
 pub use demand::{Demand, DemandMatrix, DemandReport, Smoothing};
 pub use error::Error;
