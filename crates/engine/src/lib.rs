@@ -4,13 +4,17 @@
 //!
 //! - [`des`]: discrete-event time in picoseconds, for asynchronous fabrics (packet switches,
 //!   Stardust, Aquila): a monotone queue of small `Copy` events, ties in a deterministic order.
+//! - [`fluid`]: the flow-level engine: flows as fluids sharing links max-min fairly, for
+//!   topology studies (XFabric's rack).
 //! - [`slotted`]: time in whole slots, for fabrics on a static schedule (Shoal). Every slot each
 //!   node receives what was sent `delay` slots ago, then transmits one cell per channel.
 
 #![forbid(unsafe_code)]
 
 pub mod des;
+pub mod fluid;
 pub mod slotted;
 
 pub use des::EventQueue;
+pub use fluid::FluidNet;
 pub use slotted::{IDLE, Medium, SlotSchedule, SlottedEndpoint, SlottedEngine};

@@ -4,10 +4,15 @@
 //! leaving out what a dimension's size cannot have:
 //! - size 1: no port (the host is its own neighbour);
 //! - size 2: one port, "+", because the neighbour one step up and one step down is the same host.
-//!   Wiring both would give two parallel links between the pair; we keep one, so every torus is a
-//!   simple graph, and the two hosts of that dimension have one path between them, not two (the
-//!   half-way tie that doubles path counts in larger even dimensions does not arise);
+//!   Wiring both would give two parallel links between the pair; [`Torus::build`] keeps one, so
+//!   every packet-network torus is a simple graph, and the two hosts of that dimension have one
+//!   path between them, not two (the half-way tie that doubles path counts in larger even
+//!   dimensions does not arise). [`links`] can wire both ([`SizeTwo::TwoLinks`]), for a rack
+//!   whose hosts have six ports whatever its shape (XFabric's torus baseline);
 //! - size 3 or more: two ports, "+" then "-", with wrap-around.
+//!
+//! [`links`] is the one place a torus is wired; [`Torus::build`] turns its links into a
+//! [`Topology`], and XFabric's flow-level studies take them as a multigraph.
 
 use crate::graph::{
     Kind, NodeIdx, PortIdx, Topology, TopologyError, Wiring, check_rate, check_size,
@@ -26,16 +31,55 @@ pub struct Torus {
     pub link_delay: Dur,
 }
 
+/// How a dimension of size 2 is wired: its two hosts are each other's neighbour both ways round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeTwo {
+    /// One link on one port, "+": every torus a simple graph (the packet baselines').
+    OneLink,
+    /// Two parallel links, "+" of each host to "-" of the other, as in larger dimensions: every
+    /// host keeps two ports per dimension.
+    TwoLinks,
+}
+
+/// The links of an `x × y × z` torus with wrap-around, each as its two ends (host, port), in the
+/// port order of the module documentation, and the ports of every host. Host by host, each
+/// link is listed once, from the host whose "+" port it leaves. Dimensions of size 0 wire
+/// nothing; callers check the sizes.
+pub fn links(dims: [u32; 3], size_two: SizeTwo) -> (u32, Vec<[(NodeIdx, PortIdx); 2]>) {
+    let table = port_table(dims, size_two);
+    let ports = table.iter().flatten().flatten().max().map_or(0, |&p| p + 1);
+    let hosts = dims.iter().product::<u32>();
+    let mut out = Vec::with_capacity(hosts as usize * ports as usize / 2);
+    for n in 0..hosts {
+        let here = coords(n, dims);
+        for d in 0..3 {
+            let (size, [Some(plus), Some(minus)]) = (dims[d], table[d]) else {
+                continue;
+            };
+            // With one link, a size-2 dimension is wired once, from coordinate 0, and lands on
+            // the peer's only port for that dimension.
+            if size == 2 && plus == minus && here[d] == 1 {
+                continue;
+            }
+            let mut there = here;
+            there[d] = (here[d] + 1) % size;
+            out.push([(n, plus), (node_at(there, dims), minus)]);
+        }
+    }
+    (ports, out)
+}
+
 /// The port of each (dimension, direction) pair, the same on every host; `[d][0]` is "+" and
-/// `[d][1]` is "-". A size-2 dimension maps both directions to its single port.
-fn port_table(dims: [u32; 3]) -> [[Option<PortIdx>; 2]; 3] {
+/// `[d][1]` is "-". With [`SizeTwo::OneLink`] a size-2 dimension maps both directions to its
+/// single port.
+fn port_table(dims: [u32; 3], size_two: SizeTwo) -> [[Option<PortIdx>; 2]; 3] {
     let mut table = [[None; 2]; 3];
     let mut next = 0;
     for (d, &size) in dims.iter().enumerate() {
-        if size == 2 {
+        if size == 2 && size_two == SizeTwo::OneLink {
             table[d] = [Some(next); 2];
             next += 1;
-        } else if size > 2 {
+        } else if size >= 2 {
             table[d] = [Some(next), Some(next + 1)];
             next += 2;
         }
@@ -64,30 +108,11 @@ impl Torus {
         let hosts = dims.iter().map(|&d| u128::from(d)).product();
         check_size(&format!("a {shape} torus"), hosts, 0)?;
 
-        let table = port_table(dims);
-        let ports = table.iter().flatten().flatten().max().map_or(0, |&p| p + 1);
+        let (ports, wires) = links(dims, SizeTwo::OneLink);
         let hosts = self.x * self.y * self.z;
         let mut w = Wiring::new(hosts as usize, (0..hosts).map(|_| ports));
-        for n in 0..hosts {
-            let here = coords(n, dims);
-            for d in 0..3 {
-                let (size, [Some(plus), Some(minus)]) = (dims[d], table[d]) else {
-                    continue;
-                };
-                // In a size-2 dimension the single link is wired once, from coordinate 0, and
-                // lands on the peer's only port for that dimension.
-                if size == 2 && here[d] == 1 {
-                    continue;
-                }
-                let mut there = here;
-                there[d] = (here[d] + 1) % size;
-                w.connect(
-                    (n, plus),
-                    (node_at(there, dims), minus),
-                    self.rate,
-                    self.link_delay,
-                )?;
-            }
+        for [a, b] in wires {
+            w.connect(a, b, self.rate, self.link_delay)?;
         }
         let description = format!(
             "3D torus {shape}: {hosts} forwarding hosts, no switches, {ports} ports per host \
@@ -119,7 +144,7 @@ impl Topology {
         assert!(self.is_host(dst), "destination {dst} is not a host");
         let dims = [x, y, z];
         let (from, to) = (coords(n, dims), coords(dst, dims));
-        let table = port_table(dims);
+        let table = port_table(dims, SizeTwo::OneLink);
         (0..3).find_map(|d| {
             let up = (to[d] + dims[d] - from[d]) % dims[d];
             if up == 0 {
@@ -167,6 +192,32 @@ mod tests {
             }
             assert_eq!(t.link_count(), hosts as usize * degree / 2, "{dims:?}");
         }
+    }
+
+    #[test]
+    fn two_links_keep_two_ports_in_a_dimension_of_two() {
+        // 2x3x2: the x and z pairs are doubled, y is a ring of three; every host has six ports,
+        // each wired once.
+        let dims = [2, 3, 2];
+        let (ports, wires) = links(dims, SizeTwo::TwoLinks);
+        assert_eq!(ports, 6);
+        assert_eq!(wires.len(), 12 * 6 / 2);
+        let mut ends: Vec<(u32, u32)> = wires.iter().flatten().copied().collect();
+        ends.sort_unstable();
+        ends.dedup();
+        assert_eq!(ends.len(), 12 * 6);
+        let between = |a: u32, b: u32| {
+            wires
+                .iter()
+                .filter(|[(x, _), (y, _)]| (*x, *y) == (a, b) || (*x, *y) == (b, a))
+                .count()
+        };
+        assert_eq!(between(0, 1), 2);
+        assert_eq!(between(0, node_at([0, 0, 1], dims)), 2);
+        assert_eq!(between(0, node_at([0, 1, 0], dims)), 1);
+        // One link: the packet torus, the links `build` wires.
+        let (ports, wires) = links(dims, SizeTwo::OneLink);
+        assert_eq!((ports, wires.len()), (4, 12 * 4 / 2));
     }
 
     #[test]

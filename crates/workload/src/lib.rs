@@ -11,6 +11,9 @@
 //! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
+//! - [`volumes`]: XFabric's §6.1 traffic volumes (clustered, random destinations,
+//!   production-like, graph processing over a [`social`] graph): bytes between nodes, and between
+//!   nodes and the world [`OUTSIDE`] the rack, as flows all starting at zero.
 
 #![forbid(unsafe_code)]
 
@@ -21,14 +24,16 @@ pub mod generator;
 pub mod matrix;
 pub mod patterns;
 pub mod sizes;
+pub mod social;
 pub mod source;
 pub mod trace;
+pub mod volumes;
 
 pub use arrivals::{ArrivalError, Arrivals, load_of};
 pub use disagg::{
     App, AppProfile, Disagg, DisaggError, DisaggSpec, DisaggSummary, PerRole, Role, TrafficClass,
 };
-pub use flow::Flow;
+pub use flow::{Flow, OUTSIDE};
 pub use generator::{
     ClosedLoop, ClosedLoopSpec, ClosedLoopSummary, GeneratorError, OpenLoop, OpenLoopSpec,
     OpenLoopSummary,
@@ -37,3 +42,7 @@ pub use matrix::{Matrix, MatrixError, Pairs};
 pub use sizes::{CdfError, EmpiricalCdf, SizeDist, SizeError};
 pub use source::{FlowSource, IterSource};
 pub use trace::{TraceError, TraceSource};
+pub use volumes::{
+    GraphProcessingParams, ProductionParams, VolumeError, clustered, clusters_of, graph_processing,
+    production_like, random_destinations,
+};

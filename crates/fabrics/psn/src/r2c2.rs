@@ -10,7 +10,7 @@
 //!   loads each link with a fixed fraction of its rate. This is not "evenly over its minimal
 //!   paths" (paths through nodes with more onward choices get less), but it is the split the
 //!   packets really take.
-//! - Rates are max-min fair by progressive filling ([`max_min`]): the rates of all unfrozen flows
+//! - Rates are max-min fair by progressive filling ([`max_min`], the flow-level engine's solver): the rates of all unfrozen flows
 //!   rise together; a link whose load Σ fraction × rate reaches its capacity freezes every
 //!   unfrozen flow crossing it; repeat. Capacities are link rates in bits/s as `f64`, computed in
 //!   a fixed order, so results are deterministic. With a single path (fractions 1) this is the
@@ -34,6 +34,7 @@
 //!   whole computation per start, which made a million flows take hours.)
 
 use shoal_base::{Dur, Time};
+pub use shoal_engine::fluid::max_min;
 use shoal_topology::{Kind, Topology};
 use std::collections::BTreeMap;
 
@@ -49,168 +50,6 @@ pub enum Routing {
 /// A flow's load on links: (link, fraction of the flow's rate), by link index. Link `first[n] +
 /// p` is node `n`'s port `p`, the numbering of the simulator's ports.
 pub type Route = Vec<(u32, f64)>;
-
-/// Max-min fair rates by progressive filling, for flows that load each of their links with a
-/// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
-/// least one link with a positive fraction. Returns the rates in the order of `routes`.
-///
-/// Links wait in a min-heap keyed by the fill level at which they would saturate; flows
-/// freezing on another link move a link's level, and once that link's flows are frozen the
-/// link's key is moved in place, so a solve costs O(Σ route lengths + moves · log links).
-pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
-    let n = capacity.len();
-    let mut used = vec![0.0f64; n];
-    let mut coef = vec![0.0f64; n];
-    let mut unfrozen = vec![0u32; n];
-    let mut first = vec![0u32; n + 1];
-    for r in routes {
-        for &(l, c) in r.iter() {
-            coef[l as usize] += c;
-            unfrozen[l as usize] += 1;
-            first[l as usize + 1] += 1;
-        }
-    }
-    for l in 0..n {
-        first[l + 1] += first[l];
-    }
-    let mut fill = first.clone();
-    let mut users = vec![0u32; first[n] as usize];
-    for (f, r) in routes.iter().enumerate() {
-        for &(l, _) in r.iter() {
-            users[fill[l as usize] as usize] = f as u32;
-            fill[l as usize] += 1;
-        }
-    }
-    // Levels are non-negative, so their IEEE bits order like the values.
-    let key = |l: usize, used: &[f64], coef: &[f64]| ((capacity[l] - used[l]) / coef[l]).max(0.0);
-    let mut heap = LinkHeap::new(n);
-    for l in (0..n).filter(|&l| unfrozen[l] > 0) {
-        heap.set(l as u32, key(l, &used, &coef).to_bits());
-    }
-    let mut rate = vec![0.0f64; routes.len()];
-    let mut frozen = vec![false; routes.len()];
-    let mut level = 0.0f64;
-    // Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
-    let mut touched: Vec<u32> = Vec::new();
-    let mut is_touched = vec![false; n];
-    while let Some((bits, l)) = heap.pop() {
-        let l = l as usize;
-        if unfrozen[l] == 0 {
-            continue;
-        }
-        level = level.max(f64::from_bits(bits));
-        for i in first[l]..first[l + 1] {
-            let f = users[i as usize] as usize;
-            if frozen[f] {
-                continue;
-            }
-            frozen[f] = true;
-            rate[f] = level;
-            for &(m, c) in routes[f].iter() {
-                let m = m as usize;
-                used[m] += c * level;
-                coef[m] -= c;
-                unfrozen[m] -= 1;
-                if m != l && !is_touched[m] {
-                    is_touched[m] = true;
-                    touched.push(m as u32);
-                }
-            }
-        }
-        for m in touched.drain(..) {
-            let m = m as usize;
-            is_touched[m] = false;
-            if unfrozen[m] > 0 {
-                heap.set(m as u32, key(m, &used, &coef).to_bits());
-            }
-        }
-    }
-    assert!(frozen.iter().all(|&f| f), "a flow loads no link");
-    rate
-}
-
-/// A binary min-heap of links by (key, link), each present at most once and its key movable in
-/// place: the heap never grows past the number of links.
-struct LinkHeap {
-    heap: Vec<u32>,
-    /// Each link's index in `heap`, or `ABSENT`.
-    pos: Vec<u32>,
-    key: Vec<u64>,
-}
-
-const ABSENT: u32 = u32::MAX;
-
-impl LinkHeap {
-    fn new(links: usize) -> LinkHeap {
-        LinkHeap {
-            heap: Vec::with_capacity(links),
-            pos: vec![ABSENT; links],
-            key: vec![0; links],
-        }
-    }
-
-    fn less(&self, a: u32, b: u32) -> bool {
-        (self.key[a as usize], a) < (self.key[b as usize], b)
-    }
-
-    /// Inserts link `l` with `key`, or moves it to `key`.
-    fn set(&mut self, l: u32, key: u64) {
-        self.key[l as usize] = key;
-        let i = match self.pos[l as usize] {
-            ABSENT => {
-                self.heap.push(l);
-                self.heap.len() - 1
-            }
-            i => i as usize,
-        };
-        self.pos[l as usize] = i as u32;
-        let i = self.up(i);
-        self.down(i);
-    }
-
-    /// Removes and returns the least (key, link).
-    fn pop(&mut self) -> Option<(u64, u32)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("not empty");
-        self.pos[top as usize] = ABSENT;
-        if last != top {
-            self.heap[0] = last;
-            self.pos[last as usize] = 0;
-            self.down(0);
-        }
-        Some((self.key[top as usize], top))
-    }
-
-    fn swap(&mut self, i: usize, j: usize) {
-        self.heap.swap(i, j);
-        self.pos[self.heap[i] as usize] = i as u32;
-        self.pos[self.heap[j] as usize] = j as u32;
-    }
-
-    fn up(&mut self, mut i: usize) -> usize {
-        while i > 0 && self.less(self.heap[i], self.heap[(i - 1) / 2]) {
-            self.swap(i, (i - 1) / 2);
-            i = (i - 1) / 2;
-        }
-        i
-    }
-
-    fn down(&mut self, mut i: usize) {
-        loop {
-            let mut least = i;
-            for c in [2 * i + 1, 2 * i + 2] {
-                if c < self.heap.len() && self.less(self.heap[c], self.heap[least]) {
-                    least = c;
-                }
-            }
-            if least == i {
-                return;
-            }
-            self.swap(i, least);
-            i = least;
-        }
-    }
-}
 
 /// The time a flow event takes to reach every node: the network diameter in hops × (a link's
 /// delay + the serialization of a `control_bytes` packet at its rate), from host 0's first link.
@@ -416,23 +255,5 @@ impl R2c2State {
             solve_at: None,
             solves: 0,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fractions_share_a_link() {
-        // Link 0 carries all of flow 0 and half of flow 1: 1.5 r = 3 gives r = 2 for both.
-        let a = [(0u32, 1.0)];
-        let b = [(0u32, 0.5), (1, 0.5)];
-        assert_eq!(max_min(&[3.0, 10.0], &[&a, &b]), vec![2.0, 2.0]);
-        // Classic: link 0 (cap 1) shared by flows 0, 1; flow 2 alone on link 1 with flow 1.
-        let c = [(0u32, 1.0)];
-        let d = [(0u32, 1.0), (1, 1.0)];
-        let e = [(1u32, 1.0)];
-        assert_eq!(max_min(&[1.0, 2.0], &[&c, &d, &e]), vec![0.5, 0.5, 1.5]);
     }
 }

@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::graph::{MAX_GRAPH_SOCS, SocGraph, node};
 use rand::RngExt;
 use shoal_base::rng;
+use shoal_topology::torus::{self, SizeTwo};
 
 /// How many fresh pairings [`random_regular`] tries before it gives up.
 const ATTEMPTS: usize = 100;
@@ -15,10 +16,12 @@ const ATTEMPTS: usize = 100;
 const DRAWS_BEFORE_CHECK: usize = 64;
 
 /// An `x × y × z` torus with wrap-around links, degree 6. SoC `(i, j, k)` is
-/// `i + x * (j + y * k)`.
+/// `i + x * (j + y * k)`; the links are `shoal_topology::torus::links`, the packet networks'
+/// torus wiring.
 ///
 /// A dimension of size 2 joins each SoC to the same neighbour both ways round, which gives two
-/// parallel links (the degree stays 6); a dimension of size 1 would be a self-loop and is rejected.
+/// parallel links (the degree stays 6: [`SizeTwo::TwoLinks`]); a dimension of size 1 would be a
+/// self-loop and is rejected.
 pub fn torus_3d(x: usize, y: usize, z: usize) -> Result<SocGraph, Error> {
     if let Some(&size) = [x, y, z].iter().find(|&&s| s < 2) {
         return Err(Error::TorusDimension { size });
@@ -30,19 +33,36 @@ pub fn torus_3d(x: usize, y: usize, z: usize) -> Result<SocGraph, Error> {
             max: MAX_GRAPH_SOCS,
         });
     }
-    let id = |i: usize, j: usize, k: usize| node(i + x * (j + y * k));
-    let mut links = Vec::with_capacity(3 * socs);
-    for k in 0..z {
-        for j in 0..y {
-            for i in 0..x {
-                let here = id(i, j, k);
-                links.push((here, id((i + 1) % x, j, k)));
-                links.push((here, id(i, (j + 1) % y, k)));
-                links.push((here, id(i, j, (k + 1) % z)));
+    // Each side is at most MAX_GRAPH_SOCS, so the casts are exact.
+    let (_, wires) = torus::links([x as u32, y as u32, z as u32], SizeTwo::TwoLinks);
+    SocGraph::from_links(
+        socs,
+        wires
+            .into_iter()
+            .map(|[(a, _), (b, _)]| (node(a as usize), node(b as usize))),
+    )
+}
+
+/// The sides of the most cube-like torus with `socs` SoCs (a cube when `socs` is one); `(1, 1, socs)` when `socs` has no such factors.
+pub fn torus_sides(socs: usize) -> (usize, usize, usize) {
+    let mut best = (1, 1, socs);
+    for x in 2..=socs {
+        if x * x * x > socs {
+            break;
+        }
+        if !socs.is_multiple_of(x) {
+            continue;
+        }
+        for y in x..=socs / x {
+            if y * y > socs / x {
+                break;
+            }
+            if (socs / x).is_multiple_of(y) {
+                best = (x, y, socs / x / y);
             }
         }
     }
-    SocGraph::from_links(socs, links)
+    best
 }
 
 /// A connected random `degree`-regular simple graph (no self-loops, no parallel links, as in
@@ -155,6 +175,27 @@ mod tests {
         assert_eq!(sum, 3 * 12 * 49);
         // The opposite corner is reachable through all three dimensions first.
         assert_eq!(f.next_hops(NodeId(0), NodeId(3 + 7 * (3 + 7 * 3))).len(), 3);
+    }
+
+    #[test]
+    fn the_torus_joins_each_soc_to_its_six_grid_neighbours() {
+        // An independent construction: every SoC to its +1 neighbour in each dimension.
+        for dims in [[2, 2, 2], [2, 3, 4], [3, 3, 3], [4, 2, 5], [7, 7, 7]] {
+            let [x, y, z] = dims;
+            let id = |i: usize, j: usize, k: usize| node(i + x * (j + y * k));
+            let mut links = Vec::new();
+            for k in 0..z {
+                for j in 0..y {
+                    for i in 0..x {
+                        links.push((id(i, j, k), id((i + 1) % x, j, k)));
+                        links.push((id(i, j, k), id(i, (j + 1) % y, k)));
+                        links.push((id(i, j, k), id(i, j, (k + 1) % z)));
+                    }
+                }
+            }
+            let expected = SocGraph::from_links(x * y * z, links).unwrap();
+            assert_eq!(torus_3d(x, y, z).unwrap(), expected, "{dims:?}");
+        }
     }
 
     #[test]

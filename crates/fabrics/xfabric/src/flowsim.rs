@@ -1,4 +1,5 @@
-//! The flow-level simulator of §6.1-6.2: routes a list of [`Flow`]s over any [`SocGraph`] and
+//! The flow-level simulator of §6.1-6.2: routes a list of flows (`shoal_workload::Flow`, the
+//! volumes of `shoal_workload::volumes`) over any [`SocGraph`] and
 //! measures the paper's metrics, so XFabric, OSA, the torus and the random graph are compared on
 //! the same flows with the same code.
 //!
@@ -18,7 +19,7 @@
 //!   path's most loaded link, as the paper says ([`LoadMeasure::Subflows`]; with f subflows per
 //!   flow every flow weighs the same, whatever its size); [`LoadMeasure::Bytes`] weighs them by
 //!   size instead. Ties go to the first candidate.
-//! - Uplink traffic (a flow to or from [`Endpoint::Outside`]) crosses the fabric between its SoC
+//! - Uplink traffic (a flow to or from `shoal_workload::OUTSIDE`) crosses the fabric between its SoC
 //!   and the SoC's gateway in the [`UplinkPlan`] (egress SoC → gateway, ingress gateway → SoC),
 //!   and loads links like any flow. A gateway's own uplink traffic crosses no link.
 //! - Flows of zero bytes are ignored; flows are routed in list order, each from its own random
@@ -35,9 +36,11 @@ use crate::error::Error;
 use crate::forwarding::ForwardingTables;
 use crate::graph::SocGraph;
 use crate::uplink::UplinkPlan;
-use crate::workloads::{Endpoint, Flow};
 use rand::RngExt;
 use shoal_base::{NodeId, rng};
+use shoal_workload::volumes::MAX_VOLUME_NODES;
+use shoal_workload::{Flow, OUTSIDE};
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The paper's f: "much larger than the number of paths" (at most 6 disjoint ones at d = 6).
@@ -150,6 +153,14 @@ pub fn simulate(
         return Err(FlowSimError::NoSubflows);
     }
     let n = graph.socs();
+    if n > MAX_VOLUME_NODES {
+        // The last node id names the outside.
+        return Err(Error::TooManySocs {
+            socs: n,
+            max: MAX_VOLUME_NODES,
+        }
+        .into());
+    }
     if let Some(p) = uplinks
         && p.dm_all().socs() != n
     {
@@ -188,16 +199,16 @@ pub fn simulate(
             Ok(p.gateway_of(in_range(s)?))
         };
         let (src, dst, external) = match (f.src, f.dst) {
-            (Endpoint::Soc(a), Endpoint::Soc(b)) => {
+            (OUTSIDE, OUTSIDE) => {
+                return Err(FlowSimError::OutsideToOutside { index });
+            }
+            (a, OUTSIDE) => (a, gateway(a)?, Some(true)),
+            (OUTSIDE, b) => (gateway(b)?, b, Some(false)),
+            (a, b) => {
                 if a == b {
                     return Err(Error::SelfDemand { soc: a.idx() }.into());
                 }
                 (in_range(a)?, in_range(b)?, None)
-            }
-            (Endpoint::Soc(a), Endpoint::Outside) => (a, gateway(a)?, Some(true)),
-            (Endpoint::Outside, Endpoint::Soc(b)) => (gateway(b)?, b, Some(false)),
-            (Endpoint::Outside, Endpoint::Outside) => {
-                return Err(FlowSimError::OutsideToOutside { index });
             }
         };
         let h = tables.hops(src, dst).ok_or(Error::Unreachable {
@@ -262,10 +273,11 @@ pub fn simulate(
     })
 }
 
-/// Draws shortest paths and keeps the load of every link direction.
-struct Router<'a> {
-    graph: &'a SocGraph,
-    tables: &'a ForwardingTables,
+/// Draws shortest paths and keeps the load of every link direction. It borrows its graph and
+/// tables (a measurement over a given topology) or owns them (a rack that is rewired as it runs).
+pub(crate) struct Router<G, T> {
+    graph: G,
+    tables: T,
     measure: LoadMeasure,
     /// `[dst]`: the number of shortest paths (as link sequences) from every SoC to `dst`.
     counts: Vec<Option<Vec<u64>>>,
@@ -277,14 +289,14 @@ struct Router<'a> {
     candidates: [Vec<usize>; 2],
 }
 
-impl<'a> Router<'a> {
-    fn new(graph: &'a SocGraph, tables: &'a ForwardingTables, measure: LoadMeasure) -> Self {
-        let links = graph.links().len();
+impl<G: Borrow<SocGraph>, T: Borrow<ForwardingTables>> Router<G, T> {
+    pub(crate) fn new(graph: G, tables: T, measure: LoadMeasure) -> Self {
+        let (links, socs) = (graph.borrow().links().len(), graph.borrow().socs());
         Router {
             graph,
             tables,
             measure,
-            counts: vec![None; graph.socs()],
+            counts: vec![None; socs],
             load_subflows: vec![0; 2 * links],
             load_bytes: vec![0; 2 * links],
             subflows: 0,
@@ -296,7 +308,7 @@ impl<'a> Router<'a> {
     /// The link-direction id of the `copy`-th parallel link from `a` to `b`.
     fn link_id(&self, a: NodeId, b: NodeId, copy: u32) -> usize {
         let key = if a < b { (a, b) } else { (b, a) };
-        let first = self.graph.links().partition_point(|&l| l < key);
+        let first = self.graph.borrow().links().partition_point(|&l| l < key);
         2 * (first + copy as usize) + usize::from(a > b)
     }
 
@@ -312,9 +324,10 @@ impl<'a> Router<'a> {
         path.clear();
         let mut at = src;
         while at != dst {
-            let next = self.tables.next_hops(at, dst);
+            let (graph, tables) = (self.graph.borrow(), self.tables.borrow());
+            let next = tables.next_hops(at, dst);
             let weight =
-                |u: NodeId| (self.graph.multiplicity(at, u) as u64).saturating_mul(counts[u.idx()]);
+                |u: NodeId| (graph.multiplicity(at, u) as u64).saturating_mul(counts[u.idx()]);
             let total = next
                 .iter()
                 .fold(0u64, |acc, &u| acc.saturating_add(weight(u)));
@@ -328,7 +341,7 @@ impl<'a> Router<'a> {
                 }
                 x -= w;
             }
-            let copy = r.random_range(0..self.graph.multiplicity(at, chosen));
+            let copy = r.random_range(0..graph.multiplicity(at, chosen));
             path.push(self.link_id(at, chosen, copy));
             at = chosen;
         }
@@ -344,11 +357,18 @@ impl<'a> Router<'a> {
             .unwrap_or(0)
     }
 
-    /// Places one subflow of `bytes` on the less congested of two random shortest paths.
-    fn place(&mut self, src: NodeId, dst: NodeId, bytes: u64, r: &mut rng::StreamRng) {
-        let (graph, tables) = (self.graph, self.tables);
+    /// Places one subflow of `bytes` on the less congested of two random shortest paths and
+    /// returns the path's link directions.
+    pub(crate) fn place(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        bytes: u64,
+        r: &mut rng::StreamRng,
+    ) -> &[usize] {
         let mut counts = self.counts[dst.idx()].take();
-        let counts_to_dst = counts.get_or_insert_with(|| path_counts(graph, tables, dst));
+        let counts_to_dst = counts
+            .get_or_insert_with(|| path_counts(self.graph.borrow(), self.tables.borrow(), dst));
         let [mut first, mut second] = std::mem::take(&mut self.candidates);
         self.draw(counts_to_dst, src, dst, &mut first, r);
         self.draw(counts_to_dst, src, dst, &mut second, r);
@@ -363,6 +383,25 @@ impl<'a> Router<'a> {
         }
         self.subflows += 1;
         self.bytes += bytes as u128;
+        &self.candidates[pick]
+    }
+
+    /// Takes a subflow of `bytes` placed on `path` off its links (it finished or moves).
+    pub(crate) fn unload(&mut self, path: &[usize], bytes: u64) {
+        for &l in path {
+            self.load_subflows[l] -= 1;
+            self.load_bytes[l] -= bytes as u128;
+        }
+        self.subflows -= 1;
+        self.bytes -= bytes as u128;
+    }
+
+    pub(crate) fn graph(&self) -> &SocGraph {
+        self.graph.borrow()
+    }
+
+    pub(crate) fn tables(&self) -> &ForwardingTables {
+        self.tables.borrow()
     }
 }
 
@@ -481,6 +520,18 @@ mod tests {
         node(i)
     }
 
+    fn internal(src: NodeId, dst: NodeId, bytes: u64) -> Flow {
+        Flow::volume(src, dst, bytes)
+    }
+
+    fn egress(soc: NodeId, bytes: u64) -> Flow {
+        internal(soc, OUTSIDE, bytes)
+    }
+
+    fn ingress(soc: NodeId, bytes: u64) -> Flow {
+        internal(OUTSIDE, soc, bytes)
+    }
+
     fn ring(socs: usize) -> SocGraph {
         SocGraph::from_links(socs, (0..socs).map(|i| (n(i), n((i + 1) % socs)))).unwrap()
     }
@@ -504,13 +555,7 @@ mod tests {
         // paths (both ways round). Per byte: (100 * 1 + 300 * 3) / 400 hops and
         // (100 * 1 + 300 * 2) / 400 paths.
         let g = ring(6);
-        let r = run(
-            &g,
-            &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(0), n(3), 300),
-            ],
-        );
+        let r = run(&g, &[internal(n(0), n(1), 100), internal(n(0), n(3), 300)]);
         assert_eq!(r.flows, 2);
         assert!(close(r.mean_hops, 2.5));
         assert!(close(r.mean_hops_per_flow, 2.0));
@@ -526,21 +571,15 @@ mod tests {
         let r = run(
             &g,
             &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(0), n(2), 200),
-                Flow::internal(n(3), n(4), 100),
+                internal(n(0), n(1), 100),
+                internal(n(0), n(2), 200),
+                internal(n(3), n(4), 100),
             ],
         );
         assert!(close(r.bottleneck_share, 2.0 / 3.0));
         assert!(close(r.bottleneck_byte_share, 300.0 / 400.0));
         // The reverse direction of a link is a separate load.
-        let r = run(
-            &g,
-            &[
-                Flow::internal(n(0), n(1), 100),
-                Flow::internal(n(1), n(0), 100),
-            ],
-        );
+        let r = run(&g, &[internal(n(0), n(1), 100), internal(n(1), n(0), 100)]);
         assert!(close(r.bottleneck_share, 0.5));
     }
 
@@ -552,26 +591,14 @@ mod tests {
             subflows: 1000,
             ..FlowSimConfig::default()
         };
-        let r = simulate(
-            &ring(6),
-            &[Flow::internal(n(0), n(3), 1_000_000)],
-            None,
-            &config,
-        )
-        .unwrap();
+        let r = simulate(&ring(6), &[internal(n(0), n(3), 1_000_000)], None, &config).unwrap();
         let share = r.bottleneck_share.unwrap();
         assert!((0.5..0.52).contains(&share), "{share}");
         let bytes = FlowSimConfig {
             load: LoadMeasure::Bytes,
             ..config
         };
-        let r = simulate(
-            &ring(6),
-            &[Flow::internal(n(0), n(3), 1_000_000)],
-            None,
-            &bytes,
-        )
-        .unwrap();
+        let r = simulate(&ring(6), &[internal(n(0), n(3), 1_000_000)], None, &bytes).unwrap();
         assert!((0.5..0.52).contains(&r.bottleneck_byte_share.unwrap()));
     }
 
@@ -582,7 +609,7 @@ mod tests {
         let g = complete(5);
         let flows: Vec<Flow> = (0..5)
             .flat_map(|a| (0..5).filter(move |&b| b != a).map(move |b| (a, b)))
-            .map(|(a, b)| Flow::internal(n(a), n(b), 64))
+            .map(|(a, b)| internal(n(a), n(b), 64))
             .collect();
         let r = run(&g, &flows);
         assert!(close(r.mean_hops, 1.0));
@@ -607,9 +634,9 @@ mod tests {
         let r = run(
             &g,
             &[
-                Flow::internal(n(0), n(1), 1),
-                Flow::internal(n(0), n(3), 1),
-                Flow::internal(n(0), n(7), 1),
+                internal(n(0), n(1), 1),
+                internal(n(0), n(3), 1),
+                internal(n(0), n(7), 1),
             ],
         );
         assert!(close(r.mean_hops, 2.0));
@@ -703,11 +730,7 @@ mod tests {
         let demand = Demand::new(DemandMatrix::zeros(6).unwrap(), sent, vec![0; 6]).unwrap();
         let plan = place_uplinks(&rack, &demand).unwrap();
         assert_eq!(plan.gateways(), &[n(0)]);
-        let flows = [
-            Flow::egress(n(3), 100),
-            Flow::ingress(n(1), 100),
-            Flow::egress(n(0), 100),
-        ];
+        let flows = [egress(n(3), 100), ingress(n(1), 100), egress(n(0), 100)];
         let r = simulate(&ring(6), &flows, Some(&plan), &FlowSimConfig::default()).unwrap();
         assert_eq!((r.flows, r.uplink_flows), (0, 3));
         assert!(close(r.mean_uplink_hops, 4.0 / 3.0));
@@ -726,11 +749,11 @@ mod tests {
         let g = ring(4);
         let c = FlowSimConfig::default();
         assert_eq!(
-            simulate(&g, &[Flow::internal(n(1), n(1), 5)], None, &c),
+            simulate(&g, &[internal(n(1), n(1), 5)], None, &c),
             Err(FlowSimError::Model(Error::SelfDemand { soc: 1 }))
         );
         assert_eq!(
-            simulate(&g, &[Flow::internal(n(1), n(4), 5)], None, &c),
+            simulate(&g, &[internal(n(1), n(4), 5)], None, &c),
             Err(FlowSimError::Model(Error::SocOutOfRange {
                 soc: 4,
                 socs: 4
@@ -738,7 +761,7 @@ mod tests {
         );
         let split = SocGraph::from_links(4, [(n(0), n(1)), (n(2), n(3))]).unwrap();
         assert_eq!(
-            simulate(&split, &[Flow::internal(n(0), n(3), 5)], None, &c),
+            simulate(&split, &[internal(n(0), n(3), 5)], None, &c),
             Err(FlowSimError::Model(Error::Unreachable { src: 0, dst: 3 }))
         );
         let none = FlowSimConfig { subflows: 0, ..c };
@@ -748,7 +771,7 @@ mod tests {
         );
         let g = torus_3d(3, 3, 2).unwrap();
         let flows: Vec<Flow> = (0..18)
-            .map(|i| Flow::internal(n(i), n((i * 7 + 5) % 18), 1000 + i as u64))
+            .map(|i| internal(n(i), n((i * 7 + 5) % 18), 1000 + i as u64))
             .filter(|f| f.src != f.dst)
             .collect();
         assert_eq!(run(&g, &flows), run(&g, &flows));

@@ -16,10 +16,16 @@
 //!   failures included.
 //! - Baselines: [`osa`] (one fully reconfigurable switch, OSA's b-matching) and [`baselines`]
 //!   (3D torus, random regular graph).
-//! - Evaluation (§6.1-6.2): [`workloads`] (clustered, random destinations, production-like,
-//!   graph processing over a [`social`] graph and its partition) as lists of [`Flow`]s, and
-//!   [`flowsim`], the flow-level simulator that routes them over any topology and measures path
-//!   length, path diversity, bottleneck link load and the path length to the gateways.
+//! - Evaluation (§6.1-6.2): the workloads (clustered, random destinations, production-like,
+//!   graph processing) are `shoal_workload::volumes`, lists of `shoal_workload::Flow`s whose
+//!   uplink traffic goes to or from `shoal_workload::OUTSIDE`; [`workloads`] sums them into the
+//!   controller's demand, and [`flowsim`], the flow-level simulator, routes them over any
+//!   topology and measures path length, path diversity, bottleneck link load and the path
+//!   length to the gateways.
+//! - As a scenario fabric (`fabric = "xfabric"`, [`scenario`]): [`fabric`] runs any workload's
+//!   flows over the rack on the flow-level engine (`shoal_engine::FluidNet`), routed as §6.2
+//!   routes them, the controller rewiring the rack every period for the demand it measured; the
+//!   `topology` key puts OSA, the torus or the random graph in its place.
 //! - The prototype (§5, §6.5): [`prototype`] runs unmodified TCP over the rack on the packet
 //!   engine (`shoal-psn`), the controller rewiring it every period for the demand it measured.
 //!
@@ -48,6 +54,7 @@ pub mod baselines;
 pub mod cost;
 pub mod demand;
 pub mod error;
+pub mod fabric;
 pub mod flowsim;
 pub mod forwarding;
 pub mod generate;
@@ -56,11 +63,11 @@ pub mod osa;
 pub mod prototype;
 pub mod rack;
 pub mod reconfig;
-pub mod social;
+pub mod scenario;
 pub mod uplink;
 pub mod workloads;
 
-pub use baselines::{random_regular, torus_3d};
+pub use baselines::{random_regular, torus_3d, torus_sides};
 pub use cost::{CostComparison, FabricCost, PortPrice};
 pub use demand::{Demand, DemandMatrix, DemandReport, Smoothing};
 pub use error::Error;
@@ -79,10 +86,7 @@ pub use rack::{CrossCircuit, Crosspoint, Rack, RackSpec};
 pub use reconfig::{
     ReconfigOutcome, ReconfigParams, ReconfigTiming, controller_messages, reconfigure,
 };
-pub use social::{SocialGraph, SocialParams, partition, social_graph};
 pub use uplink::{UplinkPlan, nearest_uplinks, place_uplinks, spread_gateways};
 pub use workloads::{
-    Endpoint, Flow, GraphProcessingParams, ProductionParams, WorkloadError, clustered, clusters_of,
-    demand_of, dense_random_demand, full_demand_of, graph_processing, production_like,
-    random_destinations, skewed_random_demand,
+    WorkloadError, demand_of, dense_random_demand, full_demand_of, skewed_random_demand,
 };

@@ -432,7 +432,7 @@ mod tests {
     #[test]
     fn rewiring_for_clustered_traffic_shortens_paths() {
         let socs = 27;
-        let cluster = crate::clusters_of(socs, 3, 5);
+        let cluster = shoal_workload::clusters_of(socs, 3, 5);
         let weights: Vec<Vec<u64>> = (0..socs)
             .map(|s| {
                 (0..socs)

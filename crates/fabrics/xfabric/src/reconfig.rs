@@ -49,8 +49,9 @@
 //!   link losses (§6.4 counts frames sent and received per NIC).
 //! - A new version is the old one plus one.
 //!
-//! The simulation is a pure function of its inputs: events are ordered by time, then by the order
-//! they were scheduled in, and the only randomness is the frame phases, from
+//! The simulation is a pure function of its inputs: it runs on the discrete-event engine
+//! (`shoal_engine::EventQueue`), which pops events by time and, among equal times, in the order
+//! they were scheduled; the only randomness is the frame phases, from
 //! `shoal_base::rng::stream(seed, "xfabric.reconfig.phase", port)`.
 
 use crate::error::Error;
@@ -58,8 +59,7 @@ use crate::generate::CircuitPlan;
 use crate::rack::Crosspoint;
 use rand::RngExt;
 use shoal_base::{Dur, NodeId, Time, rng};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use shoal_engine::EventQueue;
 
 /// The latencies and link parameters of one reconfiguration. The defaults are the prototype's
 /// where §5-6 give them, and stated guesses otherwise.
@@ -201,7 +201,7 @@ impl ReconfigOutcome {
 }
 
 /// Where a message goes and what it says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
     /// The controller may send its next message.
     ControllerSend,
@@ -246,8 +246,7 @@ struct Sim<'a> {
     t: ReconfigTiming,
     n: usize,
     d: usize,
-    queue: BinaryHeap<Reverse<(Time, u64, Event)>>,
-    seq: u64,
+    queue: EventQueue<Event>,
     // Controller.
     alive: bool,
     kill_after: Option<usize>,
@@ -294,8 +293,7 @@ pub fn reconfigure(
         t: params.timing,
         n,
         d,
-        queue: BinaryHeap::new(),
-        seq: 0,
+        queue: EventQueue::new(),
         alive: params.kill_after != Some(0),
         kill_after: params.kill_after,
         sent: 0,
@@ -324,7 +322,7 @@ pub fn reconfigure(
         seed: params.seed,
     };
     sim.at(Time::ZERO, Event::ControllerSend);
-    while let Some(Reverse((now, _, ev))) = sim.queue.pop() {
+    while let Some((now, ev)) = sim.queue.pop() {
         sim.out.settled = now;
         sim.handle(now, ev);
     }
@@ -343,8 +341,7 @@ pub fn reconfigure(
 
 impl Sim<'_> {
     fn at(&mut self, when: Time, ev: Event) {
-        self.queue.push(Reverse((when, self.seq, ev)));
-        self.seq += 1;
+        self.queue.schedule(when, ev);
     }
 
     /// The SoC at the other end of `soc`'s port `c`, by the circuits crosspoint `c` has now.

@@ -8,10 +8,10 @@
 //! paper spreads the static topologies' uplinks uniformly instead, so the uplink path lengths
 //! printed here are not Fig. 4(b)'s comparison.
 
+use shoal_workload::{ProductionParams, production_like};
 use shoal_xfabric::{
-    FlowSimConfig, FlowSimReport, ProductionParams, Rack, RackSpec, SocGraph, full_demand_of,
-    generate_topology, osa_topology, place_uplinks, production_like, random_regular, simulate,
-    torus_3d,
+    FlowSimConfig, FlowSimReport, Rack, RackSpec, SocGraph, full_demand_of, generate_topology,
+    osa_topology, place_uplinks, random_regular, simulate, torus_3d,
 };
 
 const SOCS: usize = 64;

@@ -2,9 +2,10 @@
 //! it sends, the local trigger switched off, and the frames lost per link (§6.5's bound of four).
 
 use shoal_base::{Dur, NodeId};
+use shoal_workload::clustered;
 use shoal_xfabric::{
-    CircuitPlan, Rack, RackSpec, ReconfigParams, ReconfigTiming, clustered, controller_messages,
-    demand_of, generate_topology, reconfigure,
+    CircuitPlan, Rack, RackSpec, ReconfigParams, ReconfigTiming, controller_messages, demand_of,
+    generate_topology, reconfigure,
 };
 
 /// Two plans of one rack for two different clustered workloads.

@@ -13,7 +13,7 @@ use shoal_base::NodeId;
 use shoal_xfabric::{
     Demand, DemandMatrix, FlowSimConfig, FlowSimReport, ForwardingTables, Rack, RackSpec, SocGraph,
     UplinkPlan, generate_topology, nearest_uplinks, osa_topology, place_uplinks, random_regular,
-    simulate, spread_gateways, torus_3d,
+    simulate, spread_gateways, torus_3d, torus_sides,
 };
 
 /// The seed of every XFabric experiment (workloads, cross-circuits, random graph, tie breaks).
@@ -56,28 +56,6 @@ pub(crate) fn rack(socs: usize) -> Result<Rack, ReproError> {
         SEED,
     )
     .map_err(|e| err("rack")(&e))
-}
-
-/// The sides of the most cube-like torus with `socs` SoCs (a cube when `socs` is one).
-pub(crate) fn torus_sides(socs: usize) -> (usize, usize, usize) {
-    let mut best = (1, 1, socs);
-    for x in 2..=socs {
-        if x * x * x > socs {
-            break;
-        }
-        if !socs.is_multiple_of(x) {
-            continue;
-        }
-        for y in x..=socs / x {
-            if y * y > socs / x {
-                break;
-            }
-            if (socs / x).is_multiple_of(y) {
-                best = (x, y, socs / x / y);
-            }
-        }
-    }
-    best
 }
 
 /// A fabric's topology and the uplink plan its uplink traffic follows.
@@ -154,7 +132,7 @@ pub(crate) fn uplink_hops(b: &Built, demand: &Demand) -> Option<f64> {
 /// Runs the flow-level simulator of §6.2 on one fabric.
 pub(crate) fn simulate_on(
     b: &Built,
-    flows: &[shoal_xfabric::Flow],
+    flows: &[shoal_workload::Flow],
 ) -> Result<FlowSimReport, ReproError> {
     let config = FlowSimConfig {
         seed: SEED,

@@ -5,7 +5,7 @@
 //! LiveJournal the gain is smaller and OSA is worse than XFabric; the reconfigurable fabrics have
 //! less path diversity; the bottleneck links carry about the same load except on the torus.
 //!
-//! The workloads are stand-ins (`shoal_xfabric::workloads`): `production_like` rebuilds the
+//! The workloads are stand-ins (`shoal_workload::volumes`): `production_like` rebuilds the
 //! trace's stated structure (groups, many-to-one hubs, 15% uplink traffic) and `graph_processing`
 //! partitions a 20,000-vertex power-law social graph, not LiveJournal. Metrics come from the
 //! flow-level simulator (`shoal_xfabric::flowsim`, 64 subflows per flow, power of two choices).
@@ -20,10 +20,10 @@ use super::xfabric_common::{NAMES, SEED, build, err, simulate_on};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
-use shoal_xfabric::{
-    Flow, FlowSimReport, GraphProcessingParams, ProductionParams, full_demand_of, graph_processing,
-    production_like,
+use shoal_workload::{
+    Flow, GraphProcessingParams, ProductionParams, graph_processing, production_like,
 };
+use shoal_xfabric::{FlowSimReport, full_demand_of};
 
 const FIG: &str = "XFabric Fig. 2";
 

@@ -16,13 +16,13 @@
 //! Full: 343 SoCs, c in {2, 4, 7, 14, 28, 49, 98, 172, 343}, k in {1, 2, 4, 8, 16, 32, 64, 128,
 //! 342}. Quick: 64 SoCs, c in {2, 4, 8, 16, 32, 64}, k in {1, 2, 4, 8, 16, 63}; same claims.
 
-use super::xfabric_common::{NAMES, PORTS, SEED, err, mean_hops, osa_runs, rack, torus_sides};
+use super::xfabric_common::{NAMES, PORTS, SEED, err, mean_hops, osa_runs, rack};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_workload::{Flow, clustered, random_destinations};
 use shoal_xfabric::{
-    Flow, SocGraph, clustered, demand_of, generate_topology, osa_topology, random_destinations,
-    random_regular, torus_3d,
+    SocGraph, demand_of, generate_topology, osa_topology, random_regular, torus_3d, torus_sides,
 };
 
 const FIG: &str = "XFabric Fig. 3";

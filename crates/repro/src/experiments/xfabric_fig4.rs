@@ -12,13 +12,14 @@
 //! Full: 27, 64, 125, 216, 343 and 512 SoCs (cubes, so the torus is a cube), (b) at 343.
 //! Quick: 27, 64 and 125 SoCs, (b) at 125; the same claims, the 1.6 hops then checked at 125.
 
-use super::xfabric_common::{Built, SEED, err, mean_hops, rack, torus_sides, uplink_hops};
+use super::xfabric_common::{Built, SEED, err, mean_hops, rack, uplink_hops};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_workload::{ProductionParams, production_like};
 use shoal_xfabric::{
-    ProductionParams, full_demand_of, generate_topology, nearest_uplinks, place_uplinks,
-    production_like, random_regular, spread_gateways, torus_3d,
+    full_demand_of, generate_topology, nearest_uplinks, place_uplinks, random_regular,
+    spread_gateways, torus_3d, torus_sides,
 };
 
 const FIG: &str = "XFabric Fig. 4";

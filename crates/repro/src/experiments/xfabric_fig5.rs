@@ -31,9 +31,9 @@ use shoal_base::{Dur, Rate};
 use shoal_fabric::NoProgress;
 use shoal_fabric::bench::wall_seconds;
 use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_workload::{ProductionParams, clusters_of, production_like};
 use shoal_xfabric::{
-    ProductionParams, PrototypeResult, PrototypeRun, Rack, RackSpec, clusters_of, demand_of,
-    production_like, production_sizes, run_prototype,
+    PrototypeResult, PrototypeRun, Rack, RackSpec, demand_of, production_sizes, run_prototype,
 };
 
 const FIG: &str = "XFabric Fig. 5";

@@ -1,5 +1,5 @@
 //! The graph-processing workload's two ingredients (§6.1, "LiveJournal"): a social graph and its
-//! partitioning into one part per SoC.
+//! partitioning into one part per SoC (node).
 //!
 //! The LiveJournal trace (5.2 M users, 48.7 M edges, mean degree 18.7) is not shipped, so
 //! [`social_graph`] draws a stand-in: preferential attachment (Barabási-Albert), which gives the
@@ -21,7 +21,7 @@
 //!    `ceil((1 + slack) * avg)` and the source at least `floor((1 - slack) * avg)`. Every move
 //!    lowers the cut by at least one edge, so the passes terminate and only improve on the packing.
 
-use crate::workloads::WorkloadError;
+use crate::volumes::VolumeError;
 use rand::RngExt;
 use rand::seq::SliceRandom;
 use shoal_base::rng;
@@ -131,17 +131,17 @@ impl Default for SocialParams {
 const REDRAWS: usize = 8;
 
 /// A seeded power-law social graph with communities (see the module documentation).
-pub fn social_graph(params: &SocialParams, seed: u64) -> Result<SocialGraph, WorkloadError> {
+pub fn social_graph(params: &SocialParams, seed: u64) -> Result<SocialGraph, VolumeError> {
     let p = params;
     if p.vertices < 2 || p.vertices > u32::MAX as usize {
-        return Err(WorkloadError::Parameter {
+        return Err(VolumeError::Parameter {
             name: "vertices",
             value: p.vertices as u64,
             reason: "a social graph needs between 2 and 2^32 - 1 vertices",
         });
     }
     if p.edges_per_vertex == 0 || p.communities == 0 || p.locality_ppm > 1_000_000 {
-        return Err(WorkloadError::Parameter {
+        return Err(VolumeError::Parameter {
             name: "edges_per_vertex / communities / locality_ppm",
             value: p.edges_per_vertex.min(p.communities) as u64,
             reason: "needs at least one edge per vertex, one community and a locality <= 100%",
@@ -204,17 +204,17 @@ pub fn partition(
     parts: usize,
     slack_ppm: u32,
     seed: u64,
-) -> Result<Vec<u32>, WorkloadError> {
+) -> Result<Vec<u32>, VolumeError> {
     let n = graph.vertices();
     if parts == 0 || parts > n || parts > u32::MAX as usize {
-        return Err(WorkloadError::Parameter {
+        return Err(VolumeError::Parameter {
             name: "parts",
             value: parts as u64,
             reason: "between 1 part and one part per vertex",
         });
     }
     if slack_ppm > 1_000_000 {
-        return Err(WorkloadError::Parameter {
+        return Err(VolumeError::Parameter {
             name: "slack_ppm",
             value: slack_ppm as u64,
             reason: "a slack above 100%",
