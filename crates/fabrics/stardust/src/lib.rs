@@ -1,0 +1,23 @@
+//! Stardust (Zilberman et al., "Stardust: Divide and Conquer in the Data Center Network",
+//! NSDI'19): packet switches only at the edge, Fabric Adapters that schedule traffic with
+//! credits and cut it into cells, and a fabric of Fabric Elements that switch cells and
+//! nothing else.
+//!
+//! - `cell`: what crosses the fabric (data cells packing packet fragments, control cells).
+//! - `adapter`: the Fabric Adapter (VOQs, credits, packing, spraying, egress scheduling,
+//!   reassembly), sans-IO.
+//! - `element`: the Fabric Element (forwarding by reachability, output queues over a shared
+//!   pool, FCI, pause), sans-IO.
+//! - `scheduler`, `reassembly`, `spray`, `reach`: the parts the adapter and element share or
+//!   are built from.
+
+#![forbid(unsafe_code)]
+
+pub mod adapter;
+pub mod cell;
+pub mod config;
+pub mod element;
+pub mod reach;
+pub mod reassembly;
+pub mod scheduler;
+pub mod spray;
