@@ -21,3 +21,46 @@ pub mod reach;
 pub mod reassembly;
 pub mod scheduler;
 pub mod spray;
+pub mod net;
+pub mod scenario;
+mod sim;
+
+pub use net::Network;
+pub use scenario::{StardustSpec, defaults};
+
+use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
+use shoal_workload::FlowSource;
+
+/// A built Stardust network, ready to run.
+pub struct Stardust {
+    net: Network,
+}
+
+impl Stardust {
+    pub fn new(net: Network) -> Stardust {
+        Stardust { net }
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+}
+
+impl Fabric for Stardust {
+    fn name(&self) -> &str {
+        "stardust"
+    }
+
+    fn nodes(&self) -> usize {
+        self.net.nodes()
+    }
+
+    fn run(
+        &mut self,
+        flows: &mut dyn FlowSource,
+        limits: RunLimits,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError> {
+        sim::Sim::new(&self.net, limits).run(flows, progress)
+    }
+}
