@@ -469,7 +469,7 @@ impl Adapter {
             return;
         }
         self.last_decrease = Some(now);
-        let cut = (self.rate_factor as u64 * f.decrease as u64 >> 16) as u32;
+        let cut = ((self.rate_factor as u64 * f.decrease as u64) >> 16) as u32;
         self.rate_factor = (self.rate_factor - cut).max(f.min_rate);
     }
 

@@ -85,8 +85,7 @@ impl AdapterConfig {
 
     /// VOQ (or egress stream) index of destination port `port` of adapter `fa`, class `class`.
     pub fn queue_index(&self, fa: u32, port: u16, class: u8) -> usize {
-        (fa as usize * self.ports as usize + port as usize) * self.classes as usize
-            + class as usize
+        (fa as usize * self.ports as usize + port as usize) * self.classes as usize + class as usize
     }
 }
 

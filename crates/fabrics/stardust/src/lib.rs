@@ -17,15 +17,15 @@ pub mod adapter;
 pub mod cell;
 pub mod config;
 pub mod element;
+pub mod net;
 pub mod reach;
 pub mod reassembly;
-pub mod scheduler;
-pub mod spray;
-pub mod net;
 pub mod scenario;
+pub mod scheduler;
 mod sim;
+pub mod spray;
 
-pub use net::Network;
+pub use net::{NetParams, Network};
 pub use scenario::{StardustSpec, defaults};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};

@@ -10,6 +10,22 @@ use shoal_base::rng::stream;
 use shoal_base::{Dur, Rate};
 use shoal_topology::Topology;
 
+/// What a network needs beyond its topology and adapters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetParams {
+    /// Data cells of an element's shared pool, per link.
+    pub pool_cells_per_link: u32,
+    /// FCI marking threshold of an element's output queue, in cells.
+    pub fci_threshold: u32,
+    /// Host packets: full size on the host link, and the headers in it.
+    pub packet_bytes: u32,
+    pub header_bytes: u32,
+    /// Propagation delay of a host's link to its adapter.
+    pub host_delay: Dur,
+    /// The run's seed (the spraying permutations derive from it).
+    pub seed: u64,
+}
+
 pub struct Network {
     pub topo: Topology,
     pub adapter: AdapterConfig,
@@ -35,16 +51,15 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn new(
-        topo: Topology,
-        adapter: AdapterConfig,
-        pool_cells_per_link: u32,
-        fci_threshold: u32,
-        packet_bytes: u32,
-        header_bytes: u32,
-        host_delay: Dur,
-        seed: u64,
-    ) -> Network {
+    pub fn new(topo: Topology, adapter: AdapterConfig, p: NetParams) -> Network {
+        let NetParams {
+            pool_cells_per_link,
+            fci_threshold,
+            packet_bytes,
+            header_bytes,
+            host_delay,
+            seed,
+        } = p;
         let mut base = Vec::with_capacity(topo.nodes() + 1);
         let mut owner = Vec::new();
         let mut total = 0u32;

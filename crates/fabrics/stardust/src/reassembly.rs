@@ -94,7 +94,10 @@ impl Stream {
                         wire: 0,
                     });
                 }
-                let p = self.partial.as_mut().expect("a fragment continues a packet");
+                let p = self
+                    .partial
+                    .as_mut()
+                    .expect("a fragment continues a packet");
                 debug_assert_eq!(p.record, f.record, "fragments of two packets interleave");
                 p.wire += f.bytes as u32;
                 if f.flags & LAST != 0 {

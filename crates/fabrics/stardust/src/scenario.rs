@@ -3,10 +3,8 @@
 //! reason), every rule in [`StardustSpec::validate`], and the resolved table written back.
 
 use crate::Stardust;
-use crate::config::{
-    AdapterConfig, ClassPolicy, FciReaction, IngressFull, MAX_CLASSES,
-};
-use crate::net::Network;
+use crate::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, MAX_CLASSES};
+use crate::net::{NetParams, Network};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, ErrorKind, IntRule, Keys, TableError, TomlOut};
@@ -275,7 +273,10 @@ impl StardustSpec {
             ));
         }
         if a.cell_payload() > u16::MAX as u32 {
-            return Err(value("stardust.cell_bytes", "a cell holds at most 65,535 B"));
+            return Err(value(
+                "stardust.cell_bytes",
+                "a cell holds at most 65,535 B",
+            ));
         }
         // A credit below a packet would never release one if a VOQ's balance could not build
         // up; it can, but a credit below a cell makes every burst a runt: refuse that.
@@ -350,12 +351,14 @@ impl StardustSpec {
         Ok(Network::new(
             self.topology()?,
             self.adapter,
-            self.pool_cells_per_link,
-            self.fci_threshold,
-            self.packet_bytes,
-            self.header_bytes,
-            self.host_delay,
-            self.seed,
+            NetParams {
+                pool_cells_per_link: self.pool_cells_per_link,
+                fci_threshold: self.fci_threshold,
+                packet_bytes: self.packet_bytes,
+                header_bytes: self.header_bytes,
+                host_delay: self.host_delay,
+                seed: self.seed,
+            },
         ))
     }
 }
@@ -452,9 +455,10 @@ impl FabricKind for Kind {
                 ClassPolicy::Strict
             }
             "weighted" => {
-                let w = raw.class_weights.as_ref().ok_or_else(|| {
-                    keys.missing("stardust.class_weights")
-                })?;
+                let w = raw
+                    .class_weights
+                    .as_ref()
+                    .ok_or_else(|| keys.missing("stardust.class_weights"))?;
                 if w.len() != classes as usize {
                     return Err(value(
                         "stardust.class_weights",
@@ -517,7 +521,8 @@ impl FabricKind for Kind {
         }
         let timeout = keys.us(
             "stardust.reassembly_timeout_us",
-            raw.reassembly_timeout_us.unwrap_or(d::REASSEMBLY_TIMEOUT_US),
+            raw.reassembly_timeout_us
+                .unwrap_or(d::REASSEMBLY_TIMEOUT_US),
             true,
         )?;
         let adapter = AdapterConfig {
@@ -687,7 +692,10 @@ impl ResolvedFabric for StardustSpec {
         t.kv("control_bytes", a.control_bytes);
         t.kv("credit_bytes", a.credit_bytes);
         t.kv("credit_speedup", float(a.credit_speedup_ppm as f64 / 1e6));
-        t.kv("egress_buffer_kb", float(a.egress_buffer_bytes as f64 / 1024.0));
+        t.kv(
+            "egress_buffer_kb",
+            float(a.egress_buffer_bytes as f64 / 1024.0),
+        );
         t.kv(
             "ingress_buffer_mb",
             float(a.ingress_buffer_bytes as f64 / 1024.0 / 1024.0),

@@ -25,22 +25,45 @@ enum Ev {
     Sample,
     Stop,
     /// Host `node`'s link to its adapter is free.
-    HostDone { node: u32 },
+    HostDone {
+        node: u32,
+    },
     /// A packet of host `node` has arrived whole at its adapter.
-    AtIngress { node: u32, record: u32, wire: u32 },
+    AtIngress {
+        node: u32,
+        record: u32,
+        wire: u32,
+    },
     /// Directed link `link` finished serializing its cell.
-    LinkDone { link: u32 },
+    LinkDone {
+        link: u32,
+    },
     /// The oldest cell on directed link `link` has arrived at the far end.
-    Arrive { link: u32 },
+    Arrive {
+        link: u32,
+    },
     /// Egress port `node` finished a packet.
-    PortDone { node: u32 },
-    Delivered { record: u32, payload: u32 },
+    PortDone {
+        node: u32,
+    },
+    Delivered {
+        record: u32,
+        payload: u32,
+    },
     /// Adapter `fa`'s timers (credits, reassembly).
-    Wake { fa: u32 },
+    Wake {
+        fa: u32,
+    },
     /// The element at the far end of `link` paused (or released) it.
-    Pause { link: u32, on: bool },
+    Pause {
+        link: u32,
+        on: bool,
+    },
     /// Adapter `fa` paused (or released) its hosts.
-    HostPause { fa: u32, on: bool },
+    HostPause {
+        fa: u32,
+        on: bool,
+    },
 }
 
 #[derive(Default)]

@@ -110,7 +110,10 @@ mod tests {
         let changes = total / (3 * links as u32);
         let bound = 6.0 * (changes as f64).sqrt();
         for c in count {
-            assert!((c.abs_diff(mean) as f64) <= bound, "{c} vs {mean} (bound {bound})");
+            assert!(
+                (c.abs_diff(mean) as f64) <= bound,
+                "{c} vs {mean} (bound {bound})"
+            );
         }
     }
 

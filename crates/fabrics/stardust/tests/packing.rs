@@ -181,7 +181,17 @@ fn a_lost_cell_drops_only_the_packets_it_cut() {
     let c = cfg(256, 4096);
     let mut a = adapter(c);
     for i in 0..6 {
-        a.handle_packet(Time::ZERO, 1, 0, 0, Packet { record: i, wire: 300 }, u64::MAX);
+        a.handle_packet(
+            Time::ZERO,
+            1,
+            0,
+            0,
+            Packet {
+                record: i,
+                wire: 300,
+            },
+            u64::MAX,
+        );
     }
     a.handle_cell(
         Time::ZERO,
