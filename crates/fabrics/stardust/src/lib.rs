@@ -64,3 +64,4 @@ impl Fabric for Stardust {
         sim::Sim::new(&self.net, limits).run(flows, progress)
     }
 }
+pub mod models;
