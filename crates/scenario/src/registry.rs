@@ -9,6 +9,7 @@ pub const FABRICS: &[&dyn FabricKind] = &[
     &shoal_psn::scenario::Kind,
     &shoal_ideal::scenario::Kind,
     &shoal_xfabric::scenario::Kind,
+    &shoal_stardust::scenario::Kind,
 ];
 
 /// The kind `scenario.fabric = name` selects.

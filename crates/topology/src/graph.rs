@@ -44,6 +44,15 @@ pub enum Kind {
         y: u32,
         z: u32,
     },
+    /// Fabric Adapters (the hosts) over one or two tiers of Fabric Elements
+    /// ([`crate::CellClos`]).
+    CellClos {
+        fas: u32,
+        fas_per_pod: u32,
+        fe1_per_pod: u32,
+        parallel: u32,
+        fe2: u32,
+    },
     /// Hosts joined by an explicit list of links ([`crate::Direct`]).
     Direct {
         hosts: u32,

@@ -1,5 +1,6 @@
 //! Network topologies shared by the packet and cell fabrics: leaf-spine, k-ary fat-tree, 3D
-//! torus and direct networks wired link by link (a reconfigurable rack's circuits), each built
+//! torus, direct networks wired link by link (a reconfigurable rack's circuits) and the cell
+//! Clos of Stardust (edge devices with many unbundled links into the fabric), each built
 //! from a plain parameter struct into one validated, immutable [`Topology`].
 //!
 //! A `Topology` is what a discrete-event simulator walks in its hot loop, so every query is an
@@ -34,6 +35,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cell_clos;
 pub mod direct;
 pub mod fat_tree;
 pub mod graph;
@@ -41,6 +43,7 @@ pub mod leaf_spine;
 mod routing;
 pub mod torus;
 
+pub use cell_clos::CellClos;
 pub use direct::Direct;
 pub use fat_tree::FatTree;
 pub use graph::{Kind, Link, NodeIdx, PortIdx, Topology, TopologyError};

@@ -16,6 +16,7 @@ mod fig17;
 mod fig18;
 mod power;
 mod sizing;
+mod stardust_models;
 mod table1;
 mod xfabric_common;
 mod xfabric_fig2;
@@ -127,6 +128,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Shoal §3, App. B",
         summary: "models: Clos capacity, slot, guard band, epoch, NIC memory vs App. B's FPGA",
         run: sizing::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-models",
+        figure: "Stardust App. A, B, E, §4-§6",
+        summary: "models: fat-tree counts, parallelism, credit size, element memory, reachability, M/D/1",
+        run: stardust_models::run,
         timed: false,
         scale: None,
     },

@@ -1,0 +1,627 @@
+//! The Fabric Adapter (§4.1, Fig. 5) as a sans-IO state machine: the caller hands it packets
+//! from its hosts, cells from its fabric links and the time, and takes from it the cells each
+//! link sends, the packets each egress port sends and when to call it next.
+//!
+//! Ingress: packets wait in VOQs per (destination adapter, port, class). A VOQ that holds data
+//! tells the destination's egress scheduler (a status control cell); each credit that comes
+//! back lets it release whole packets worth the credit, which it cuts into cells as one burst
+//! (a cell may hold the tail of one packet and the head of the next, never data of two VOQs)
+//! and sprays over every link that reaches the destination. Unused credit is returned with
+//! the status that says the VOQ is empty.
+//!
+//! Egress: per port, a scheduler sends credits at the port rate plus a speed-up, times the
+//! FCI factor, while the port's egress buffer has room for every byte already credited plus
+//! the new credit (so the buffer cannot overflow, §4.1's "stops sending credits" made exact).
+//! Cells are reordered and reassembled per stream; finished packets queue at their port.
+//!
+//! Traffic between two ports of one adapter is scheduled the same way but loops back inside
+//! the adapter instead of crossing the fabric.
+
+use crate::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
+use crate::config::{AdapterConfig, IngressFull};
+use crate::reach::ReachTable;
+use crate::reassembly::{Freed, Stream};
+use crate::scheduler::PortScheduler;
+use crate::spray::Sprayer;
+use shoal_base::rng::StreamRng;
+use shoal_base::{Dur, Time};
+use std::collections::VecDeque;
+
+/// The FCI factor's unit: 1.0.
+pub const FULL_RATE: u32 = 1 << 16;
+
+/// One virtual output queue.
+#[derive(Default)]
+struct Voq {
+    packets: VecDeque<Packet>,
+    /// Credit bytes received and not yet spent.
+    balance: u32,
+    /// Sequence number of the next cell (the stream the egress reorders).
+    next_seq: u32,
+    status_seq: u32,
+    /// Whether the last status sent said "on".
+    requested: bool,
+}
+
+/// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
+#[derive(Default)]
+struct LinkQueue {
+    ctrl: VecDeque<Cell>,
+    data: VecDeque<Cell>,
+}
+
+/// One egress port: its scheduler, credit clock and buffer.
+struct Port {
+    sched: PortScheduler,
+    /// The earliest time the next credit may go.
+    next_credit: Time,
+    /// Bytes in the egress buffer for this port: in reorder windows, half-joined packets and
+    /// the port queue.
+    occupancy: u64,
+    queue: VecDeque<Packet>,
+}
+
+/// Counters of one adapter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdapterStats {
+    pub packets_in: u64,
+    pub ingress_drops: u64,
+    pub data_cells: u64,
+    pub control_cells: u64,
+    pub credits: u64,
+    /// Cells closed before they were full because they held [`MAX_FRAGS`] fragments.
+    pub frag_limited_cells: u64,
+    /// Cells that found no link to their destination (dropped).
+    pub unroutable_cells: u64,
+    pub packets_out: u64,
+    pub reassembly_drops: u64,
+    pub lost_cells: u64,
+    pub late_cells: u64,
+    pub fci_cells: u64,
+    /// Most bytes ever in one port's egress buffer.
+    pub max_egress_bytes: u64,
+    pub max_ingress_bytes: u64,
+    /// Most cells waiting in one reorder window.
+    pub max_reorder_cells: u64,
+}
+
+pub struct Adapter {
+    id: u32,
+    cfg: AdapterConfig,
+    /// Time between two credits of one port at full rate.
+    credit_gap: Dur,
+    voqs: Vec<Voq>,
+    ingress_bytes: u64,
+    paused_hosts: bool,
+    reach: ReachTable,
+    sprayer: Sprayer,
+    links: Vec<LinkQueue>,
+    ports: Vec<Port>,
+    /// Per (source adapter, port, class).
+    streams: Vec<Stream>,
+    /// Reassembly deadlines in the order they were set: (deadline, stream). Stale entries
+    /// (their gap closed) are skipped.
+    timers: VecDeque<(Time, u32)>,
+    /// When each stream's current gap opened.
+    gap_since: Vec<Option<Time>>,
+    rate_factor: u32,
+    last_decrease: Option<Time>,
+    /// Links that got cells since the caller last asked, and ports that got packets.
+    link_kicks: Vec<u32>,
+    port_kicks: Vec<u16>,
+    /// Cells for this adapter itself.
+    loopback: VecDeque<Cell>,
+    /// Reused for the packets one cell completes (no allocation per cell).
+    scratch: Vec<Packet>,
+    burst: Vec<Packet>,
+    stats: AdapterStats,
+}
+
+impl Adapter {
+    /// Adapter `id` with `reach` (its forwarding table over its fabric links).
+    pub fn new(id: u32, cfg: AdapterConfig, reach: ReachTable, rng: StreamRng) -> Adapter {
+        let links = reach.links();
+        let queues = cfg.fas as usize * cfg.ports as usize * cfg.classes as usize;
+        Adapter {
+            id,
+            cfg,
+            credit_gap: cfg.credit_rate().serialize(cfg.credit_bytes as u64),
+            voqs: (0..queues).map(|_| Voq::default()).collect(),
+            ingress_bytes: 0,
+            paused_hosts: false,
+            sprayer: Sprayer::new(links, cfg.fas as usize, cfg.permutation_rounds, rng),
+            reach,
+            links: (0..links).map(|_| LinkQueue::default()).collect(),
+            ports: (0..cfg.ports)
+                .map(|_| Port {
+                    sched: PortScheduler::new(cfg.fas, cfg.classes, cfg.class_policy),
+                    next_credit: Time::ZERO,
+                    occupancy: 0,
+                    queue: VecDeque::new(),
+                })
+                .collect(),
+            streams: (0..queues).map(|_| Stream::default()).collect(),
+            timers: VecDeque::new(),
+            gap_since: vec![None; queues],
+            rate_factor: FULL_RATE,
+            last_decrease: None,
+            link_kicks: Vec::new(),
+            port_kicks: Vec::new(),
+            loopback: VecDeque::new(),
+            scratch: Vec::new(),
+            burst: Vec::new(),
+            stats: AdapterStats::default(),
+        }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn stats(&self) -> &AdapterStats {
+        &self.stats
+    }
+
+    /// The forwarding table, for the reachability protocol to update.
+    pub fn reach_mut(&mut self) -> &mut ReachTable {
+        &mut self.reach
+    }
+
+    /// The FCI factor on the credit rate, in 1/65,536.
+    pub fn rate_factor(&self) -> u32 {
+        self.rate_factor
+    }
+
+    /// Bytes in the ingress buffer.
+    pub fn ingress_bytes(&self) -> u64 {
+        self.ingress_bytes
+    }
+
+    /// Bytes in port `port`'s egress buffer, and credit handed out for it and not yet back.
+    pub fn egress(&self, port: u16) -> (u64, u64) {
+        let p = &self.ports[port as usize];
+        (p.occupancy, p.sched.outstanding())
+    }
+
+    /// Whether the hosts should be paused (ingress buffer close to full, [`IngressFull::Pause`]).
+    pub fn hosts_paused(&self) -> bool {
+        self.paused_hosts
+    }
+
+    // ---------------------------------------------------------------- ingress
+
+    /// A packet from a host for port `port` of adapter `dst`, class `class`. Returns false if
+    /// the ingress buffer had no room (the packet is dropped and counted).
+    pub fn handle_packet(
+        &mut self,
+        now: Time,
+        dst: u32,
+        port: u16,
+        class: u8,
+        packet: Packet,
+        pause_at: u64,
+    ) -> bool {
+        self.stats.packets_in += 1;
+        if self.ingress_bytes + packet.wire as u64 > self.cfg.ingress_buffer_bytes {
+            self.stats.ingress_drops += 1;
+            return false;
+        }
+        self.ingress_bytes += packet.wire as u64;
+        self.stats.max_ingress_bytes = self.stats.max_ingress_bytes.max(self.ingress_bytes);
+        if self.cfg.ingress_full == IngressFull::Pause && self.ingress_bytes >= pause_at {
+            self.paused_hosts = true;
+        }
+        let q = self.cfg.queue_index(dst, port, class);
+        let voq = &mut self.voqs[q];
+        voq.packets.push_back(packet);
+        if !voq.requested {
+            voq.requested = true;
+            voq.status_seq = voq.status_seq.wrapping_add(1);
+            let seq = voq.status_seq;
+            self.send_control(
+                dst,
+                Control::Status {
+                    port,
+                    class,
+                    seq,
+                    on: true,
+                    returned: 0,
+                },
+            );
+        }
+        self.release(now, dst, port, class);
+        self.drain_loopback(now);
+        true
+    }
+
+    /// Resumes the hosts once the ingress buffer is back under `resume_at` bytes; returns
+    /// whether it did.
+    pub fn maybe_resume_hosts(&mut self, resume_at: u64) -> bool {
+        if self.paused_hosts && self.ingress_bytes <= resume_at {
+            self.paused_hosts = false;
+            return true;
+        }
+        false
+    }
+
+    /// Sends what the VOQ's credit balance covers, as one burst of cells.
+    fn release(&mut self, _now: Time, dst: u32, port: u16, class: u8) {
+        let q = self.cfg.queue_index(dst, port, class);
+        let voq = &mut self.voqs[q];
+        let mut burst_end = 0;
+        let mut spend = 0u32;
+        for p in &voq.packets {
+            if spend + p.wire > voq.balance {
+                break;
+            }
+            spend += p.wire;
+            burst_end += 1;
+        }
+        if burst_end > 0 {
+            voq.balance -= spend;
+            self.ingress_bytes -= spend as u64;
+            let mut burst = std::mem::take(&mut self.burst);
+            burst.extend(voq.packets.drain(..burst_end));
+            self.pack(dst, port, class, &burst);
+            burst.clear();
+            self.burst = burst;
+        }
+        let voq = &mut self.voqs[q];
+        if voq.packets.is_empty() && voq.requested {
+            voq.requested = false;
+            voq.status_seq = voq.status_seq.wrapping_add(1);
+            let (seq, returned) = (voq.status_seq, voq.balance);
+            voq.balance = 0;
+            self.send_control(
+                dst,
+                Control::Status {
+                    port,
+                    class,
+                    seq,
+                    on: false,
+                    returned,
+                },
+            );
+        }
+    }
+
+    /// Cuts a burst of packets into cells, back to back, and sprays them.
+    fn pack(&mut self, dst: u32, port: u16, class: u8, burst: &[Packet]) {
+        let cap = self.cfg.cell_payload();
+        let q = self.cfg.queue_index(dst, port, class);
+        let mut cell = Data {
+            port,
+            class,
+            seq: 0,
+            bytes: 0,
+            frags: 0,
+            frag: [Frag::default(); MAX_FRAGS],
+        };
+        for p in burst {
+            let mut left = p.wire;
+            while left > 0 {
+                if cell.bytes as u32 == cap || cell.frags as usize == MAX_FRAGS {
+                    if (cell.bytes as u32) < cap {
+                        self.stats.frag_limited_cells += 1;
+                    }
+                    self.emit_data(q, dst, &mut cell);
+                }
+                let take = left.min(cap - cell.bytes as u32);
+                let mut flags = 0;
+                if left == p.wire {
+                    flags |= FIRST;
+                }
+                if take == left {
+                    flags |= LAST;
+                }
+                cell.frag[cell.frags as usize] = Frag {
+                    record: p.record,
+                    bytes: take as u16,
+                    flags,
+                };
+                cell.frags += 1;
+                cell.bytes += take as u16;
+                left -= take;
+            }
+        }
+        if cell.frags > 0 {
+            self.emit_data(q, dst, &mut cell);
+        }
+    }
+
+    fn emit_data(&mut self, q: usize, dst: u32, cell: &mut Data) {
+        let voq = &mut self.voqs[q];
+        cell.seq = voq.next_seq;
+        voq.next_seq = voq.next_seq.wrapping_add(1);
+        self.stats.data_cells += 1;
+        let c = Cell {
+            src: self.id,
+            dst,
+            fci: false,
+            sent_at: 0,
+            body: Body::Data(*cell),
+        };
+        cell.bytes = 0;
+        cell.frags = 0;
+        self.route(c);
+    }
+
+    fn send_control(&mut self, dst: u32, msg: Control) {
+        self.stats.control_cells += 1;
+        self.route(Cell {
+            src: self.id,
+            dst,
+            fci: false,
+            sent_at: 0,
+            body: Body::Control(msg),
+        });
+    }
+
+    /// Puts a cell on the next link towards its destination (or on the loopback).
+    fn route(&mut self, cell: Cell) {
+        if cell.dst == self.id {
+            self.loopback.push_back(cell);
+            return;
+        }
+        let Some(link) = self.sprayer.next(cell.dst, &self.reach) else {
+            self.stats.unroutable_cells += 1;
+            return;
+        };
+        let lq = &mut self.links[link as usize];
+        if lq.ctrl.is_empty() && lq.data.is_empty() {
+            self.link_kicks.push(link);
+        }
+        if cell.is_data() {
+            lq.data.push_back(cell);
+        } else {
+            lq.ctrl.push_back(cell);
+        }
+    }
+
+    /// A link that has cells and may have been idle; the caller starts it if it is free.
+    pub fn poll_link_kick(&mut self) -> Option<u32> {
+        self.link_kicks.pop()
+    }
+
+    /// The next cell for link `link` (control first; data only when the link is not
+    /// `paused`), stamped with `now` as its departure.
+    pub fn next_tx(&mut self, now: Time, link: u32, paused: bool) -> Option<Cell> {
+        let lq = &mut self.links[link as usize];
+        let mut c = match lq.ctrl.pop_front() {
+            Some(c) => c,
+            None if paused => return None,
+            None => lq.data.pop_front()?,
+        };
+        c.sent_at = now.0;
+        Some(c)
+    }
+
+    /// Cells waiting for any link.
+    pub fn queued_cells(&self) -> usize {
+        self.links.iter().map(|l| l.ctrl.len() + l.data.len()).sum()
+    }
+
+    // ---------------------------------------------------------------- egress
+
+    /// A cell from the fabric.
+    pub fn handle_cell(&mut self, now: Time, cell: Cell) {
+        self.accept(now, cell);
+        self.drain_loopback(now);
+    }
+
+    fn drain_loopback(&mut self, now: Time) {
+        while let Some(c) = self.loopback.pop_front() {
+            self.accept(now, c);
+        }
+    }
+
+    fn accept(&mut self, now: Time, cell: Cell) {
+        debug_assert_eq!(cell.dst, self.id, "cell for another adapter");
+        match cell.body {
+            Body::Control(Control::Status {
+                port,
+                class,
+                seq,
+                on,
+                returned,
+            }) => {
+                self.ports[port as usize]
+                    .sched
+                    .status(cell.src, class, seq, on, returned);
+            }
+            Body::Control(Control::Credit { port, class, bytes }) => {
+                let q = self.cfg.queue_index(cell.src, port, class);
+                let voq = &mut self.voqs[q];
+                voq.balance += bytes;
+                if voq.requested {
+                    self.release(now, cell.src, port, class);
+                } else {
+                    // A credit that crossed the VOQ's "off": give it back.
+                    voq.status_seq = voq.status_seq.wrapping_add(1);
+                    let (seq, returned) = (voq.status_seq, voq.balance);
+                    voq.balance = 0;
+                    self.send_control(
+                        cell.src,
+                        Control::Status {
+                            port,
+                            class,
+                            seq,
+                            on: false,
+                            returned,
+                        },
+                    );
+                }
+            }
+            Body::Data(d) => {
+                if cell.fci {
+                    self.stats.fci_cells += 1;
+                    self.throttle(now);
+                }
+                self.data(now, cell.src, d);
+            }
+        }
+    }
+
+    /// FCI: the credit rate loses a fraction of itself, at most once per interval.
+    fn throttle(&mut self, now: Time) {
+        let f = &self.cfg.fci;
+        if self.last_decrease.is_some_and(|t| now < t + f.interval) {
+            return;
+        }
+        self.last_decrease = Some(now);
+        let cut = ((self.rate_factor as u64 * f.decrease as u64) >> 16) as u32;
+        self.rate_factor = (self.rate_factor - cut).max(f.min_rate);
+    }
+
+    fn data(&mut self, now: Time, src: u32, d: Data) {
+        let s = self.cfg.queue_index(src, d.port, d.class);
+        let port = &mut self.ports[d.port as usize];
+        port.sched.arrived(d.bytes as u64);
+        port.occupancy += d.bytes as u64;
+        let mut freed = Freed::default();
+        let mut out = std::mem::take(&mut self.scratch);
+        let stream = &mut self.streams[s];
+        if !stream.accept(d, &mut |p| out.push(p), &mut freed) {
+            self.stats.late_cells += 1;
+            freed.bytes += d.bytes as u64;
+        }
+        let waiting = stream.waiting() as u64;
+        let gap = stream.has_gap();
+        self.stats.max_reorder_cells = self.stats.max_reorder_cells.max(waiting);
+        for p in out.drain(..) {
+            self.finish_packet(d.port, p);
+        }
+        self.scratch = out;
+        self.free(d.port, freed);
+        self.track_gap(now, s, gap);
+        let occ = self.ports[d.port as usize].occupancy;
+        self.stats.max_egress_bytes = self.stats.max_egress_bytes.max(occ);
+    }
+
+    fn finish_packet(&mut self, port: u16, p: Packet) {
+        let q = &mut self.ports[port as usize].queue;
+        if q.is_empty() {
+            self.port_kicks.push(port);
+        }
+        q.push_back(p);
+    }
+
+    fn free(&mut self, port: u16, freed: Freed) {
+        self.ports[port as usize].occupancy -= freed.bytes;
+        self.stats.reassembly_drops += freed.packets;
+        self.stats.lost_cells += freed.lost_cells;
+    }
+
+    fn track_gap(&mut self, now: Time, s: usize, gap: bool) {
+        match (gap, self.gap_since[s]) {
+            (true, None) => {
+                self.gap_since[s] = Some(now);
+                self.timers
+                    .push_back((now + self.cfg.reassembly_timeout, s as u32));
+            }
+            (false, Some(_)) => self.gap_since[s] = None,
+            _ => {}
+        }
+    }
+
+    /// A port whose queue got a packet while it may have been idle.
+    pub fn poll_port_kick(&mut self) -> Option<u16> {
+        self.port_kicks.pop()
+    }
+
+    /// The next packet port `port` sends to its host; it leaves the egress buffer.
+    pub fn next_packet(&mut self, port: u16) -> Option<Packet> {
+        let p = &mut self.ports[port as usize];
+        let pkt = p.queue.pop_front()?;
+        p.occupancy -= pkt.wire as u64;
+        self.stats.packets_out += 1;
+        Some(pkt)
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// Gap between two credits of a port at the current FCI factor.
+    fn gap(&self) -> Dur {
+        Dur((self.credit_gap.0 as u128 * FULL_RATE as u128 / self.rate_factor as u128) as u64)
+    }
+
+    /// Whether port `p` may send a credit now (someone asks, and the buffer has room for it).
+    fn port_ready(&self, p: usize) -> bool {
+        let port = &self.ports[p];
+        port.sched.wants()
+            && port.occupancy + port.sched.outstanding() + self.cfg.credit_bytes as u64
+                <= self.cfg.egress_buffer_bytes
+    }
+
+    /// When the adapter next needs to be called (a credit due or a reassembly timer).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let credits = (0..self.ports.len())
+            .filter(|&p| self.port_ready(p))
+            .map(|p| self.ports[p].next_credit)
+            .min();
+        let timer = self.timers.front().map(|&(t, _)| t);
+        match (credits, timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Sends the credits due by `now` and gives up the gaps whose timer expired.
+    pub fn handle_timeout(&mut self, now: Time) {
+        for p in 0..self.ports.len() {
+            // A port that was idle (or blocked) starts its clock now rather than catching up
+            // with a burst; a busy one is called exactly at its next credit and keeps pace.
+            if self.port_ready(p) && self.ports[p].next_credit <= now {
+                self.ports[p].next_credit = self.ports[p].next_credit.max(now);
+                while self.port_ready(p) && self.ports[p].next_credit <= now {
+                    self.credit(p as u16);
+                }
+            }
+        }
+        while let Some(&(t, s)) = self.timers.front() {
+            if t > now {
+                break;
+            }
+            self.timers.pop_front();
+            let s = s as usize;
+            let Some(since) = self.gap_since[s] else {
+                continue;
+            };
+            if since + self.cfg.reassembly_timeout > now {
+                continue; // a later gap, with its own entry
+            }
+            let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
+            let mut freed = Freed::default();
+            let mut out = Vec::new();
+            self.streams[s].give_up(&mut |p| out.push(p), &mut freed);
+            for p in out {
+                self.finish_packet(port, p);
+            }
+            self.free(port, freed);
+            self.gap_since[s] = None;
+            let gap = self.streams[s].has_gap();
+            self.track_gap(now, s, gap);
+        }
+        self.drain_loopback(now);
+    }
+
+    fn credit(&mut self, p: u16) {
+        let bytes = self.cfg.credit_bytes;
+        let gap = self.gap();
+        let port = &mut self.ports[p as usize];
+        let Some((src, class)) = port.sched.pick(bytes) else {
+            return;
+        };
+        port.next_credit += gap;
+        self.stats.credits += 1;
+        self.rate_factor = (self.rate_factor + self.cfg.fci.increase).min(FULL_RATE);
+        self.send_control(
+            src,
+            Control::Credit {
+                port: p,
+                class,
+                bytes,
+            },
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! The resolved parameters of Fabric Adapters and Fabric Elements, as the state machines take
+//! them (the scenario layer fills them from the `[stardust]` table and checks them).
+
+use shoal_base::{Dur, Rate};
+
+/// At most this many traffic classes (VOQs per destination port).
+pub const MAX_CLASSES: usize = 8;
+
+/// How an egress scheduler shares its credits between traffic classes; within a class it is
+/// always round-robin among the VOQs that ask (§4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassPolicy {
+    /// Class 0 first, then 1, ...
+    Strict,
+    /// Class `c` gets `weights[c]` credits in turn (weighted round-robin).
+    Weighted([u16; MAX_CLASSES]),
+}
+
+/// How the egress credit rate reacts to FCI (§4.2: "the FCI reaches the destination Fabric
+/// Adapter and throttles the credit rate"; the paper gives no law, so ours is AIMD on a
+/// factor applied to every port's credit rate of the adapter). Fractions in 1/65,536.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FciReaction {
+    /// On an FCI-marked cell, the factor loses this fraction of itself ...
+    pub decrease: u32,
+    /// ... at most once per this interval.
+    pub interval: Dur,
+    /// Every credit sent adds this much back to the factor (up to 1).
+    pub increase: u32,
+    /// The factor never goes below this.
+    pub min_rate: u32,
+}
+
+/// What a Fabric Adapter's ingress does when its packet buffer is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IngressFull {
+    /// Drop the arriving packet (counted).
+    Drop,
+    /// Pause the hosts before it fills (§5.6: "the source Fabric Adapter can avoid packet loss
+    /// by sending flow control messages back to the host").
+    Pause,
+}
+
+/// Everything a Fabric Adapter needs to know; the same for every adapter of a fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdapterConfig {
+    pub fas: u32,
+    /// Host ports per adapter (destination ports).
+    pub ports: u16,
+    pub classes: u8,
+    pub port_rate: Rate,
+    pub credit_bytes: u32,
+    /// Credits go at the port rate times 1 + this / 10^6.
+    pub credit_speedup_ppm: u32,
+    /// A data cell on a fabric link, header included.
+    pub cell_bytes: u32,
+    pub cell_header_bytes: u32,
+    /// A control cell on a fabric link.
+    pub control_bytes: u32,
+    /// Egress buffer per port: reassembly plus the port's queue.
+    pub egress_buffer_bytes: u64,
+    /// Ingress packet buffer of the whole adapter.
+    pub ingress_buffer_bytes: u64,
+    pub ingress_full: IngressFull,
+    pub reassembly_timeout: Dur,
+    pub class_policy: ClassPolicy,
+    pub fci: FciReaction,
+    /// The spraying permutation is replaced every this many rounds.
+    pub permutation_rounds: u32,
+}
+
+impl AdapterConfig {
+    /// Payload a data cell holds.
+    pub fn cell_payload(&self) -> u32 {
+        self.cell_bytes - self.cell_header_bytes
+    }
+
+    /// The credit generation rate of one port at full factor.
+    pub fn credit_rate(&self) -> Rate {
+        Rate(
+            (self.port_rate.0 as u128 * (1_000_000 + self.credit_speedup_ppm as u128) / 1_000_000)
+                as u64,
+        )
+    }
+
+    /// VOQ (or egress stream) index of destination port `port` of adapter `fa`, class `class`.
+    pub fn queue_index(&self, fa: u32, port: u16, class: u8) -> usize {
+        (fa as usize * self.ports as usize + port as usize) * self.classes as usize + class as usize
+    }
+}
+
+/// A Fabric Element's parameters, in cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElementConfig {
+    /// Data cells the shared pool holds; a cell arriving at a full pool is dropped (counted).
+    pub pool_cells: u32,
+    /// A data cell leaving an output queue that holds more than this carries FCI.
+    pub fci_threshold: u32,
+    /// The element pauses its upstream links when its pool holds this many cells ...
+    pub pause_cells: u32,
+    /// ... and releases them when it is back at this many.
+    pub resume_cells: u32,
+    pub permutation_rounds: u32,
+}

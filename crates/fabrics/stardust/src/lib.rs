@@ -1,0 +1,67 @@
+//! Stardust (Zilberman et al., "Stardust: Divide and Conquer in the Data Center Network",
+//! NSDI'19): packet switches only at the edge, Fabric Adapters that schedule traffic with
+//! credits and cut it into cells, and a fabric of Fabric Elements that switch cells and
+//! nothing else.
+//!
+//! - `cell`: what crosses the fabric (data cells packing packet fragments, control cells).
+//! - `adapter`: the Fabric Adapter (VOQs, credits, packing, spraying, egress scheduling,
+//!   reassembly), sans-IO.
+//! - `element`: the Fabric Element (forwarding by reachability, output queues over a shared
+//!   pool, FCI, pause), sans-IO.
+//! - `scheduler`, `reassembly`, `spray`, `reach`: the parts the adapter and element share or
+//!   are built from.
+
+#![forbid(unsafe_code)]
+
+pub mod adapter;
+pub mod cell;
+pub mod config;
+pub mod element;
+pub mod net;
+pub mod reach;
+pub mod reassembly;
+pub mod scenario;
+pub mod scheduler;
+mod sim;
+pub mod spray;
+
+pub use net::{NetParams, Network};
+pub use scenario::{StardustSpec, defaults};
+
+use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
+use shoal_workload::FlowSource;
+
+/// A built Stardust network, ready to run.
+pub struct Stardust {
+    net: Network,
+}
+
+impl Stardust {
+    pub fn new(net: Network) -> Stardust {
+        Stardust { net }
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+}
+
+impl Fabric for Stardust {
+    fn name(&self) -> &str {
+        "stardust"
+    }
+
+    fn nodes(&self) -> usize {
+        self.net.nodes()
+    }
+
+    fn run(
+        &mut self,
+        flows: &mut dyn FlowSource,
+        limits: RunLimits,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError> {
+        sim::Sim::new(&self.net, limits).run(flows, progress)
+    }
+}
+pub mod models;

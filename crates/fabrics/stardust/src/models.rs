@@ -1,0 +1,241 @@
+//! Stardust's analytic models as pure functions of the paper's stated inputs: the fat-tree
+//! arithmetic of Appendix A (Table 2) and Fig. 2, the packet-processing parallelism of
+//! Appendix B, the minimum credit size (§4.1), the element memory of §6.2, the reachability
+//! recovery time and overhead of Appendix E (and §5.9's example), and the M/D/1 queue of §4.3
+//! that bounds the last stage's queue (Fig. 9).
+//!
+//! Where a number printed in the paper does not follow from its stated inputs, the function
+//! computes from the inputs and the repro claim shows both.
+
+/// Appendix A, Table 2: a fully provisioned n-tier fat-tree of switches of radix k (ports =
+/// link bundles), ToRs with t uplink bundles of l links each. Counts exclude the ToRs' host
+/// links.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FatTreeCounts {
+    /// ToRs (or Fabric Adapters): k^n / 2^(n-1).
+    pub tors: f64,
+    /// Fabric switches (elements): (2n - 1) / 2^(n-1) · t · k^(n-1).
+    pub switches: f64,
+    /// Switches per ToR: (2n - 1) · t / k.
+    pub switches_per_tor: f64,
+    /// Link bundles in the network: every one of the n tiers of links carries t bundles per
+    /// ToR, n · t · k^n / 2^(n-1).
+    pub bundles: f64,
+    /// Serial links per ToR: n · t · l.
+    pub links_per_tor: f64,
+}
+
+/// Table 2 from first principles: tier i (1-based) of switches has t·k^n/2^(n-1) / (k/2)
+/// switches below the top, half that at the top, and each tier of links carries the ToRs'
+/// t·ToRs bundles.
+pub fn fat_tree(n: u32, k: f64, t: f64, l: f64) -> FatTreeCounts {
+    let half = 2f64.powi(n as i32 - 1);
+    let tors = k.powi(n as i32) / half;
+    FatTreeCounts {
+        tors,
+        switches: (2 * n - 1) as f64 / half * t * k.powi(n as i32 - 1),
+        switches_per_tor: (2 * n - 1) as f64 * t / k,
+        bundles: n as f64 * t * tors,
+        links_per_tor: n as f64 * t * l,
+    }
+}
+
+/// Appendix A: hosts of an n-tier fat-tree with d host ports per ToR: d · k^n / 2^(n-1).
+pub fn hosts(n: u32, k: f64, d: f64) -> f64 {
+    d * k.powi(n as i32) / 2f64.powi(n as i32 - 1)
+}
+
+/// Appendix A, over-subscribed two tiers: switches with u up and k - u down ports hold
+/// k·(k - u) ToRs with t·(k + u) switches.
+pub fn oversubscribed_two_tier(k: f64, u: f64, t: f64) -> (f64, f64) {
+    (k * (k - u), t * (k + u))
+}
+
+/// Fig. 2: the radix (ports) of a device of `device_gbps` with `lane_gbps` serial links
+/// bundled `l` to a port.
+pub fn radix(device_gbps: f64, lane_gbps: f64, l: f64) -> f64 {
+    device_gbps / (lane_gbps * l)
+}
+
+/// Appendix B, Eq. 1-3: the parallelism P = R / r a device of `bits_per_s` needs for packets
+/// of `size` bytes with `gap` bytes between them on the wire, at `clock_hz` with `c` clocks
+/// per packet.
+pub fn parallelism(bits_per_s: f64, size: f64, gap: f64, clock_hz: f64, c: f64) -> f64 {
+    let r_needed = bits_per_s / (8.0 * (size + gap));
+    r_needed / (clock_hz / c)
+}
+
+/// §4.1: the minimum credit size, bytes: the adapter's bandwidth over its credit rate (one
+/// credit every `clocks_per_credit` clocks).
+pub fn min_credit_bytes(bits_per_s: f64, clock_hz: f64, clocks_per_credit: f64) -> f64 {
+    bits_per_s / (clock_hz / clocks_per_credit) / 8.0
+}
+
+/// §6.2: an element's memory, bytes: `cells_per_link` cells of `cell_bytes` for each of
+/// `links` links; and the longest a cell waits behind a full link queue.
+pub fn element_memory(cells_per_link: f64, cell_bytes: f64, links: f64) -> f64 {
+    cells_per_link * cell_bytes * links
+}
+
+/// Seconds to drain a full link queue: `cells` cells of `cell_bytes` at `link_bps`.
+pub fn queue_drain_s(cells: f64, cell_bytes: f64, link_bps: f64) -> f64 {
+    cells * cell_bytes * 8.0 / link_bps
+}
+
+/// Appendix E's inputs (Table 4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reachability {
+    /// Core clock, Hz.
+    pub f: f64,
+    /// Clocks between two reachability messages on a link.
+    pub c: f64,
+    /// Bytes of one message.
+    pub bytes: f64,
+    /// Adapters one message's bitmap covers.
+    pub b: f64,
+    /// Hosts per adapter.
+    pub h: f64,
+    /// Hosts of the network.
+    pub hosts: f64,
+    /// Tiers.
+    pub n: u32,
+    /// Consecutive updates before a link's state changes.
+    pub th: f64,
+    /// Propagation delay of each of the 2n - 1 hops, seconds.
+    pub pd: Vec<f64>,
+    /// Link speed, b/s.
+    pub s: f64,
+}
+
+impl Reachability {
+    /// Messages to carry the whole table: M = ⌈N / (h · b)⌉ (a message is whole).
+    pub fn messages(&self) -> f64 {
+        (self.hosts / (self.h * self.b)).ceil()
+    }
+
+    /// Time between two messages on a link: t = c / f.
+    pub fn interval(&self) -> f64 {
+        self.c / self.f
+    }
+
+    /// The illustrative form (§5.9): t · M · (2n - 1) · th, no propagation.
+    pub fn recovery_without_propagation(&self) -> f64 {
+        self.interval() * self.messages() * (2 * self.n - 1) as f64 * self.th
+    }
+
+    /// Appendix E: Σ over the 2n - 1 hops of (t + pd_i) · M · th.
+    pub fn recovery(&self) -> f64 {
+        let hops = (2 * self.n - 1) as usize;
+        (0..hops)
+            .map(|i| {
+                (self.interval() + self.pd.get(i).copied().unwrap_or(0.0))
+                    * self.messages()
+                    * self.th
+            })
+            .sum()
+    }
+
+    /// The share of a link's bandwidth the messages take: B · 8 · f / (c · s).
+    pub fn overhead(&self) -> f64 {
+        self.bytes * 8.0 * self.f / (self.c * self.s)
+    }
+}
+
+/// §4.3: the stationary queue of a link that sends one cell per cell time and receives a
+/// Poisson number of cells (mean `rho`) per cell time: the M/D/1 queue seen at the ends of cell
+/// times (the number left behind each departure). Returns P(Q = k) for k in 0..=`max`,
+/// computed exactly from the embedded chain: π₀ = 1 − ρ and, with a_j = e^(−ρ) ρ^j / j!,
+/// π_(k+1) = (π_k − π₀·a_k − Σ_(j=1..k) π_j·a_(k−j+1)) / a₀.
+pub fn md1_distribution(rho: f64, max: usize) -> Vec<f64> {
+    assert!(
+        rho > 0.0 && rho < 1.0,
+        "an M/D/1 queue is stable for 0 < rho < 1"
+    );
+    let mut a = Vec::with_capacity(max + 2);
+    let mut term = (-rho).exp();
+    for j in 0..max + 2 {
+        if j > 0 {
+            term *= rho / j as f64;
+        }
+        a.push(term);
+    }
+    let mut pi = vec![0.0; max + 1];
+    pi[0] = 1.0 - rho;
+    for k in 0..max {
+        let mut s = pi[k] - pi[0] * a[k];
+        for j in 1..=k {
+            s -= pi[j] * a[k - j + 1];
+        }
+        // The recursion subtracts nearly equal numbers deep in the tail; below the
+        // double's resolution the probability is zero for any use here.
+        pi[k + 1] = (s / a[0]).max(0.0);
+    }
+    pi
+}
+
+/// P(Q ≥ k) from a distribution.
+pub fn tail(dist: &[f64], k: usize) -> f64 {
+    (1.0 - dist[..k.min(dist.len())].iter().sum::<f64>()).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_2_counts_add_up_tier_by_tier() {
+        // Two tiers of radix 4, t = 2: 8 ToRs, 8 first-tier and 4 second-tier switches.
+        let c = fat_tree(2, 4.0, 2.0, 1.0);
+        assert_eq!((c.tors, c.switches), (8.0, 12.0));
+        assert_eq!(c.bundles, 2.0 * 8.0 * 2.0);
+        // Every switch port is used: 12 switches × 4 ports = 2 bundle ends per bundle above
+        // the ToRs plus one per ToR uplink.
+        assert_eq!(c.switches * 4.0, 2.0 * c.bundles - 8.0 * 2.0);
+        for n in 1..6 {
+            let c = fat_tree(n, 16.0, 3.0, 2.0);
+            assert!((c.switches / c.tors - c.switches_per_tor).abs() < 1e-9);
+            assert!((c.bundles * 2.0 / c.tors - c.links_per_tor).abs() < 1e-9);
+        }
+        assert_eq!(hosts(2, 32.0, 40.0), 20_480.0);
+        assert_eq!(oversubscribed_two_tier(8.0, 4.0, 1.0), (32.0, 12.0));
+    }
+
+    #[test]
+    fn parallelism_and_credit_follow_their_equations() {
+        assert!((parallelism(12.8e12, 64.0, 20.0, 1e9, 1.0) - 19.0476).abs() < 1e-3);
+        assert!((min_credit_bytes(8e12, 1e9, 2.0) - 2000.0).abs() < 1e-9);
+        assert_eq!(element_memory(128.0, 256.0, 256.0), 8.0 * 1024.0 * 1024.0);
+    }
+
+    #[test]
+    fn md1_matches_pollaczek_khinchine_and_sums_to_one() {
+        for rho in [0.3, 0.5, 0.8, 0.95] {
+            let d = md1_distribution(rho, 2000);
+            let total: f64 = d.iter().sum();
+            assert!((total - 1.0).abs() < 1e-9, "rho {rho}: sums to {total}");
+            // Mean number in system for M/D/1: ρ + ρ² / (2(1 − ρ)).
+            let mean: f64 = d.iter().enumerate().map(|(k, p)| k as f64 * p).sum();
+            let pk = rho + rho * rho / (2.0 * (1.0 - rho));
+            assert!(
+                (mean - pk).abs() < 1e-6 * pk.max(1.0),
+                "rho {rho}: {mean} vs {pk}"
+            );
+        }
+        // The tail falls geometrically by 1/z₀, z₀ > 1 the root of z = e^(ρ(z − 1)) (the pole
+        // of the queue's generating function), found here by Newton's method.
+        for (rho, k) in [(0.5, 12), (0.8, 25), (0.95, 120)] {
+            let mut z: f64 = 3.0;
+            for _ in 0..100 {
+                let g = (rho * (z - 1.0)).exp() - z;
+                z -= g / (rho * (rho * (z - 1.0)).exp() - 1.0);
+            }
+            let d = md1_distribution(rho, k + 2);
+            let ratio = d[k + 1] / d[k];
+            assert!(
+                (ratio * z - 1.0).abs() < 1e-3,
+                "rho {rho}: {ratio} vs {}",
+                1.0 / z
+            );
+        }
+    }
+}

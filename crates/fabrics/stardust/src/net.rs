@@ -1,0 +1,208 @@
+//! A Stardust network built and ready to run: the topology (its hosts are the Fabric
+//! Adapters, its switches the Fabric Elements), the adapters' and elements' parameters, and
+//! flat per-directed-link tables so the event loop indexes arrays and never searches.
+
+use crate::adapter::Adapter;
+use crate::config::{AdapterConfig, ElementConfig};
+use crate::element::Element;
+use crate::reach::ReachTable;
+use shoal_base::rng::stream;
+use shoal_base::{Dur, Rate};
+use shoal_topology::Topology;
+
+/// What a network needs beyond its topology and adapters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetParams {
+    /// Data cells of an element's shared pool, per link.
+    pub pool_cells_per_link: u32,
+    /// FCI marking threshold of an element's output queue, in cells.
+    pub fci_threshold: u32,
+    /// Host packets: full size on the host link, and the headers in it.
+    pub packet_bytes: u32,
+    pub header_bytes: u32,
+    /// Propagation delay of a host's link to its adapter.
+    pub host_delay: Dur,
+    /// The run's seed (the spraying permutations derive from it).
+    pub seed: u64,
+}
+
+pub struct Network {
+    pub topo: Topology,
+    pub adapter: AdapterConfig,
+    /// Data cells of an element's shared pool, per link (§6.2: 128 cells of 256 B per link).
+    pub pool_cells_per_link: u32,
+    /// FCI marking threshold of an element's output queue, in cells.
+    pub fci_threshold: u32,
+    /// Host packets: full size on the host link, and the headers in it.
+    pub packet_bytes: u32,
+    pub header_bytes: u32,
+    /// Propagation delay of a host's link to its adapter.
+    pub host_delay: Dur,
+    /// An adapter pauses its hosts at this many ingress bytes, and releases them at
+    /// `resume_at`.
+    pub pause_at: u64,
+    pub resume_at: u64,
+    pub seed: u64,
+    /// First directed-link index of each device.
+    base: Vec<u32>,
+    /// Per directed link: owner (device, port), and the reverse link.
+    owner: Vec<(u32, u32)>,
+    reverse: Vec<u32>,
+}
+
+impl Network {
+    pub fn new(topo: Topology, adapter: AdapterConfig, p: NetParams) -> Network {
+        let NetParams {
+            pool_cells_per_link,
+            fci_threshold,
+            packet_bytes,
+            header_bytes,
+            host_delay,
+            seed,
+        } = p;
+        let mut base = Vec::with_capacity(topo.nodes() + 1);
+        let mut owner = Vec::new();
+        let mut total = 0u32;
+        for n in 0..topo.nodes() as u32 {
+            base.push(total);
+            for p in 0..topo.ports(n) as u32 {
+                owner.push((n, p));
+            }
+            total += topo.ports(n) as u32;
+        }
+        base.push(total);
+        let reverse = owner
+            .iter()
+            .map(|&(n, p)| {
+                let l = topo.link(n, p);
+                base[l.peer as usize] + l.peer_port
+            })
+            .collect();
+        // Pause the hosts with room left for what every host link may still deliver: a packet
+        // being sent and a link's worth in flight each way, per port.
+        let in_flight = adapter.port_rate.bytes_in(Dur(2 * host_delay.0)) + 2 * packet_bytes as u64;
+        let headroom = adapter.ports as u64 * in_flight;
+        let pause_at = adapter.ingress_buffer_bytes.saturating_sub(headroom);
+        Network {
+            topo,
+            adapter,
+            pool_cells_per_link,
+            fci_threshold,
+            packet_bytes,
+            header_bytes,
+            host_delay,
+            pause_at,
+            resume_at: pause_at.saturating_sub(headroom),
+            seed,
+            base,
+            owner,
+            reverse,
+        }
+    }
+
+    pub fn fas(&self) -> usize {
+        self.topo.hosts()
+    }
+
+    /// Host ports per adapter.
+    pub fn ports(&self) -> u32 {
+        self.adapter.ports as u32
+    }
+
+    /// Nodes of the scenario: every port of every adapter.
+    pub fn nodes(&self) -> usize {
+        self.fas() * self.adapter.ports as usize
+    }
+
+    pub fn mss(&self) -> u32 {
+        self.packet_bytes - self.header_bytes
+    }
+
+    pub fn directed_links(&self) -> usize {
+        self.owner.len()
+    }
+
+    /// Directed link of device `dev`'s port `port`.
+    #[inline]
+    pub fn link(&self, dev: u32, port: u32) -> u32 {
+        self.base[dev as usize] + port
+    }
+
+    #[inline]
+    pub fn owner(&self, link: u32) -> (u32, u32) {
+        self.owner[link as usize]
+    }
+
+    /// The device and port at the far end of `link`.
+    #[inline]
+    pub fn peer(&self, link: u32) -> (u32, u32) {
+        self.owner[self.reverse[link as usize] as usize]
+    }
+
+    /// The same link in the other direction.
+    #[inline]
+    pub fn reverse(&self, link: u32) -> u32 {
+        self.reverse[link as usize]
+    }
+
+    pub fn ports_of(&self, dev: u32) -> u32 {
+        self.base[dev as usize + 1] - self.base[dev as usize]
+    }
+
+    #[inline]
+    pub fn rate_delay(&self, link: u32) -> (Rate, Dur) {
+        let (n, p) = self.owner[link as usize];
+        let l = self.topo.link(n, p);
+        (l.rate, l.delay)
+    }
+
+    /// Fresh adapters with converged forwarding tables.
+    pub fn adapters(&self) -> Vec<Adapter> {
+        (0..self.fas() as u32)
+            .map(|fa| {
+                Adapter::new(
+                    fa,
+                    self.adapter,
+                    ReachTable::converged(&self.topo, fa),
+                    stream(self.seed, "stardust.spray", fa as u64),
+                )
+            })
+            .collect()
+    }
+
+    /// Fresh elements with converged forwarding tables.
+    pub fn elements(&self) -> Vec<Element> {
+        (self.fas() as u32..self.topo.nodes() as u32)
+            .map(|n| {
+                Element::new(
+                    self.element_config(n),
+                    ReachTable::converged(&self.topo, n),
+                    stream(self.seed, "stardust.spray", n as u64),
+                )
+            })
+            .collect()
+    }
+
+    /// An element's pool is `pool_cells_per_link` per link; it pauses its upstream links while it still
+    /// has room for what they may already have sent: a round trip of each link in cells.
+    fn element_config(&self, n: u32) -> ElementConfig {
+        let links = self.topo.ports(n) as u32;
+        let in_flight: u32 = self
+            .topo
+            .links(n)
+            .iter()
+            .map(|l| {
+                (l.rate.bytes_in(Dur(2 * l.delay.0)) / self.adapter.cell_bytes as u64) as u32 + 2
+            })
+            .sum();
+        let pool_cells = self.pool_cells_per_link * links;
+        let pause_cells = pool_cells.saturating_sub(in_flight);
+        ElementConfig {
+            pool_cells,
+            fci_threshold: self.fci_threshold,
+            pause_cells,
+            resume_cells: pause_cells.saturating_sub(links),
+            permutation_rounds: self.adapter.permutation_rounds,
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! One run of a Stardust fabric on the discrete-event engine. The engine owns the wires (each
+//! directed link a FIFO of cells in flight, so an event names only the link), the hosts and
+//! the clocks; the adapters and elements are the sans-IO state machines, driven here.
+//!
+//! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
+//! among their flows (no transport on top: the fabric's own scheduling is what is measured);
+//! an adapter whose ingress buffer runs high pauses its hosts.
+
+use crate::adapter::{Adapter, AdapterStats};
+use crate::cell::{Cell, Packet};
+use crate::element::{Element, ElementStats, Received};
+use crate::net::Network;
+use shoal_base::{Dur, Time};
+use shoal_engine::EventQueue;
+use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
+use shoal_workload::FlowSource;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Progress is reported every this many events.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Flows,
+    Sample,
+    Stop,
+    /// Host `node`'s link to its adapter is free.
+    HostDone {
+        node: u32,
+    },
+    /// A packet of host `node` has arrived whole at its adapter.
+    AtIngress {
+        node: u32,
+        record: u32,
+        wire: u32,
+    },
+    /// Directed link `link` finished serializing its cell.
+    LinkDone {
+        link: u32,
+    },
+    /// The oldest cell on directed link `link` has arrived at the far end.
+    Arrive {
+        link: u32,
+    },
+    /// Egress port `node` finished a packet.
+    PortDone {
+        node: u32,
+    },
+    Delivered {
+        record: u32,
+        payload: u32,
+    },
+    /// Adapter `fa`'s timers (credits, reassembly).
+    Wake {
+        fa: u32,
+    },
+    /// The element at the far end of `link` paused (or released) it.
+    Pause {
+        link: u32,
+        on: bool,
+    },
+    /// Adapter `fa` paused (or released) its hosts.
+    HostPause {
+        fa: u32,
+        on: bool,
+    },
+}
+
+#[derive(Default)]
+struct Host {
+    flows: VecDeque<u32>,
+    busy: bool,
+    paused: bool,
+}
+
+pub(crate) struct Sim<'a> {
+    net: &'a Network,
+    limits: RunLimits,
+    q: EventQueue<Ev>,
+    book: FlowBook,
+    fas: Vec<Adapter>,
+    fes: Vec<Element>,
+    /// Per directed link (see `Network::link`).
+    busy: Vec<bool>,
+    paused: Vec<bool>,
+    wire: Vec<VecDeque<Cell>>,
+    hosts: Vec<Host>,
+    port_busy: Vec<bool>,
+    unsent: Vec<u64>,
+    class: Vec<u8>,
+    armed: Vec<Option<Time>>,
+    flows_at: Option<Time>,
+    active: u64,
+    /// Fabric traversal of data cells (adapter link to adapter), for Fig. 9.
+    traversal_max: u64,
+    traversal_sum: u128,
+    traversal_cells: u64,
+}
+
+impl<'a> Sim<'a> {
+    pub(crate) fn new(net: &'a Network, limits: RunLimits) -> Sim<'a> {
+        let links = net.directed_links();
+        Sim {
+            net,
+            limits,
+            q: EventQueue::new(),
+            book: FlowBook::new(net.nodes(), limits),
+            fas: net.adapters(),
+            fes: net.elements(),
+            busy: vec![false; links],
+            paused: vec![false; links],
+            wire: (0..links).map(|_| VecDeque::new()).collect(),
+            hosts: (0..net.nodes()).map(|_| Host::default()).collect(),
+            port_busy: vec![false; net.nodes()],
+            unsent: Vec::new(),
+            class: Vec::new(),
+            armed: vec![None; net.fas()],
+            flows_at: None,
+            active: 0,
+            traversal_max: 0,
+            traversal_sum: 0,
+            traversal_cells: 0,
+        }
+    }
+
+    pub(crate) fn run(
+        mut self,
+        source: &mut dyn FlowSource,
+        progress: &mut dyn Progress,
+    ) -> Result<RunOutput, FabricError> {
+        self.arm_flows(source);
+        if let Some(until) = self.limits.until {
+            self.q.schedule(until, Ev::Stop);
+        }
+        if self.limits.sample_every.is_some() {
+            self.q.schedule(Time::ZERO, Ev::Sample);
+        }
+        let mut events = 0u64;
+        while let Some((now, ev)) = self.q.pop() {
+            events += 1;
+            if events.is_multiple_of(PROGRESS_EVERY) {
+                self.book.report(now, progress);
+            }
+            match ev {
+                Ev::Flows => self.flows(now, source)?,
+                Ev::Sample => self.sample(now, source),
+                Ev::Stop => break,
+                Ev::HostDone { node } => {
+                    self.hosts[node as usize].busy = false;
+                    self.host_send(now, node);
+                }
+                Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
+                Ev::LinkDone { link } => {
+                    self.busy[link as usize] = false;
+                    self.try_send(now, link);
+                }
+                Ev::Arrive { link } => self.arrive(now, link),
+                Ev::PortDone { node } => {
+                    self.port_busy[node as usize] = false;
+                    self.try_port(now, node);
+                    self.service(now, node / self.net.ports());
+                }
+                Ev::Delivered { record, payload } => {
+                    if self.book.deliver(record, payload as u64, now, source) {
+                        self.active -= 1;
+                        self.arm_flows(source);
+                    }
+                }
+                Ev::Wake { fa } => {
+                    if self.armed[fa as usize] == Some(now) {
+                        self.armed[fa as usize] = None;
+                        self.fas[fa as usize].handle_timeout(now);
+                        self.service(now, fa);
+                    }
+                }
+                Ev::Pause { link, on } => {
+                    self.paused[link as usize] = on;
+                    if !on {
+                        self.try_send(now, link);
+                    }
+                }
+                Ev::HostPause { fa, on } => {
+                    let ports = self.net.ports();
+                    for node in fa * ports..(fa + 1) * ports {
+                        self.hosts[node as usize].paused = on;
+                        if !on {
+                            self.host_send(now, node);
+                        }
+                    }
+                }
+            }
+            if self.book.enough_completed() {
+                break;
+            }
+        }
+        self.book.report(self.q.now(), progress);
+        Ok(self.finish(events))
+    }
+
+    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
+        if let Some(t) = source.next_start() {
+            let t = t.max(self.q.now());
+            if self.flows_at.is_none_or(|a| t < a) {
+                self.q.schedule(t, Ev::Flows);
+                self.flows_at = Some(t);
+            }
+        }
+    }
+
+    fn flows(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
+        self.flows_at = None;
+        let classes = self.net.adapter.classes;
+        let mut kick = Vec::new();
+        while let Some(flow) = source.next_due(now) {
+            let record = self.book.open(&flow, now)?;
+            if flow.class >= classes {
+                return Err(FabricError(format!(
+                    "flow {} is in class {}, but the fabric has {classes} class(es)",
+                    flow.id, flow.class
+                )));
+            }
+            self.unsent.push(flow.bytes);
+            self.class.push(flow.class);
+            if flow.bytes == 0 {
+                self.book.complete(record, now, source);
+                continue;
+            }
+            self.active += 1;
+            let node = flow.src.0 as u32;
+            self.hosts[node as usize].flows.push_back(record);
+            kick.push(node);
+        }
+        for node in kick {
+            self.host_send(now, node);
+        }
+        self.arm_flows(source);
+        Ok(())
+    }
+
+    /// The host puts its next flow's next packet on its link to the adapter.
+    fn host_send(&mut self, now: Time, node: u32) {
+        let h = &mut self.hosts[node as usize];
+        if h.busy || h.paused {
+            return;
+        }
+        let Some(record) = h.flows.pop_front() else {
+            return;
+        };
+        let left = &mut self.unsent[record as usize];
+        let payload = (*left).min(self.net.mss() as u64) as u32;
+        *left -= payload as u64;
+        if *left > 0 {
+            h.flows.push_back(record);
+        }
+        h.busy = true;
+        let wire = payload + self.net.header_bytes;
+        let done = now + self.net.adapter.port_rate.serialize(wire as u64);
+        self.q.schedule(done, Ev::HostDone { node });
+        self.q.schedule(
+            done + self.net.host_delay,
+            Ev::AtIngress { node, record, wire },
+        );
+    }
+
+    fn at_ingress(&mut self, now: Time, node: u32, record: u32, wire: u32) {
+        let fa = node / self.net.ports();
+        let dst = self.book.record(record).dst.0 as u32;
+        let (dfa, dport) = (dst / self.net.ports(), (dst % self.net.ports()) as u16);
+        let a = &mut self.fas[fa as usize];
+        let was_paused = a.hosts_paused();
+        a.handle_packet(
+            now,
+            dfa,
+            dport,
+            self.class[record as usize],
+            Packet { record, wire },
+            self.net.pause_at,
+        );
+        if !was_paused && a.hosts_paused() {
+            self.q
+                .schedule(now + self.net.host_delay, Ev::HostPause { fa, on: true });
+        }
+        self.service(now, fa);
+    }
+
+    /// After any input to adapter `fa`: start the links and ports it gave work to, release
+    /// its hosts if it may, and call it again when it asks.
+    fn service(&mut self, now: Time, fa: u32) {
+        let base = self.net.link(fa, 0);
+        while let Some(l) = self.fas[fa as usize].poll_link_kick() {
+            self.try_send(now, base + l);
+        }
+        let ports = self.net.ports();
+        while let Some(p) = self.fas[fa as usize].poll_port_kick() {
+            self.try_port(now, fa * ports + p as u32);
+        }
+        if self.fas[fa as usize].maybe_resume_hosts(self.net.resume_at) {
+            self.q
+                .schedule(now + self.net.host_delay, Ev::HostPause { fa, on: false });
+        }
+        if let Some(t) = self.fas[fa as usize].poll_timeout() {
+            let t = t.max(now);
+            let armed = &mut self.armed[fa as usize];
+            if armed.is_none_or(|a| t < a) {
+                *armed = Some(t);
+                self.q.schedule(t, Ev::Wake { fa });
+            }
+        }
+    }
+
+    /// Starts directed link `link`'s next cell if the link is free.
+    fn try_send(&mut self, now: Time, link: u32) {
+        let l = link as usize;
+        if self.busy[l] {
+            return;
+        }
+        let (dev, port) = self.net.owner(link);
+        let paused = self.paused[l];
+        let cell = if (dev as usize) < self.fas.len() {
+            self.fas[dev as usize].next_tx(now, port, paused)
+        } else {
+            self.fes[dev as usize - self.fas.len()].next_tx(port, paused)
+        };
+        let Some(cell) = cell else {
+            return;
+        };
+        self.busy[l] = true;
+        let a = &self.net.adapter;
+        let bytes = cell.wire_bytes(a.cell_header_bytes, a.control_bytes);
+        let (rate, delay) = self.net.rate_delay(link);
+        let done = now + rate.serialize(bytes as u64);
+        self.wire[l].push_back(cell);
+        self.q.schedule(done, Ev::LinkDone { link });
+        self.q.schedule(done + delay, Ev::Arrive { link });
+    }
+
+    fn arrive(&mut self, now: Time, link: u32) {
+        let cell = self.wire[link as usize]
+            .pop_front()
+            .expect("an arrival has its cell on the wire");
+        let (dev, _) = self.net.peer(link);
+        let fas = self.fas.len() as u32;
+        if dev < fas {
+            if cell.is_data() {
+                let t = now.0 - cell.sent_at;
+                self.traversal_max = self.traversal_max.max(t);
+                self.traversal_sum += t as u128;
+                self.traversal_cells += 1;
+            }
+            self.fas[dev as usize].handle_cell(now, cell);
+            self.service(now, dev);
+            return;
+        }
+        let fe = (dev - fas) as usize;
+        match self.fes[fe].receive(cell) {
+            Received::Queued(out) => self.try_send(now, self.net.link(dev, out)),
+            // Counted by the element (full pool, or no link to the destination).
+            Received::Dropped => {}
+        }
+        if let Some(on) = self.fes[fe].poll_pause() {
+            // Every link into this element is told, after its propagation delay.
+            for p in 0..self.net.ports_of(dev) {
+                let into = self.net.reverse(self.net.link(dev, p));
+                let (_, delay) = self.net.rate_delay(into);
+                self.q.schedule(now + delay, Ev::Pause { link: into, on });
+            }
+        }
+    }
+
+    /// Starts egress port `node`'s next packet towards its host.
+    fn try_port(&mut self, now: Time, node: u32) {
+        if self.port_busy[node as usize] {
+            return;
+        }
+        let ports = self.net.ports();
+        let (fa, port) = (node / ports, (node % ports) as u16);
+        let Some(p) = self.fas[fa as usize].next_packet(port) else {
+            return;
+        };
+        self.port_busy[node as usize] = true;
+        let done = now + self.net.adapter.port_rate.serialize(p.wire as u64);
+        self.q.schedule(done, Ev::PortDone { node });
+        self.q.schedule(
+            done + self.net.host_delay,
+            Ev::Delivered {
+                record: p.record,
+                payload: p.wire - self.net.header_bytes,
+            },
+        );
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) {
+        let cell = self.net.adapter.cell_bytes as u64;
+        let ingress: u64 = self.fas.iter().map(|a| a.ingress_bytes()).sum();
+        let fabric: u64 = self.fes.iter().map(|e| e.pool() as u64).sum::<u64>() * cell;
+        let longest = self
+            .fas
+            .iter()
+            .map(|a| a.ingress_bytes())
+            .max()
+            .unwrap_or(0);
+        self.book
+            .sample(now, ingress + fabric, longest, self.active);
+        let period = self.limits.sample_every.unwrap_or(Dur(1));
+        if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
+            self.q.schedule(now + period, Ev::Sample);
+        }
+    }
+
+    fn finish(self, events: u64) -> RunOutput {
+        let mut a = AdapterStats::default();
+        for s in self.fas.iter().map(|f| *f.stats()) {
+            a.packets_in += s.packets_in;
+            a.ingress_drops += s.ingress_drops;
+            a.data_cells += s.data_cells;
+            a.control_cells += s.control_cells;
+            a.credits += s.credits;
+            a.frag_limited_cells += s.frag_limited_cells;
+            a.unroutable_cells += s.unroutable_cells;
+            a.packets_out += s.packets_out;
+            a.reassembly_drops += s.reassembly_drops;
+            a.lost_cells += s.lost_cells;
+            a.late_cells += s.late_cells;
+            a.fci_cells += s.fci_cells;
+            a.max_egress_bytes = a.max_egress_bytes.max(s.max_egress_bytes);
+            a.max_ingress_bytes = a.max_ingress_bytes.max(s.max_ingress_bytes);
+            a.max_reorder_cells = a.max_reorder_cells.max(s.max_reorder_cells);
+        }
+        let mut e = ElementStats::default();
+        for s in self.fes.iter().map(|f| *f.stats()) {
+            e.data_cells += s.data_cells;
+            e.control_cells += s.control_cells;
+            e.fci_marked += s.fci_marked;
+            e.dropped += s.dropped;
+            e.unroutable += s.unroutable;
+            e.pauses += s.pauses;
+            e.max_queue = e.max_queue.max(s.max_queue);
+            e.max_pool = e.max_pool.max(s.max_pool);
+        }
+        let mean = if self.traversal_cells > 0 {
+            (self.traversal_sum / self.traversal_cells as u128) as u64
+        } else {
+            0
+        };
+        let counters: BTreeMap<String, u64> = [
+            ("events", events),
+            ("flows_unfinished", self.active),
+            ("packets_in", a.packets_in),
+            ("packets_out", a.packets_out),
+            ("ingress_drops", a.ingress_drops),
+            ("data_cells", a.data_cells),
+            ("control_cells", a.control_cells),
+            ("credits", a.credits),
+            ("frag_limited_cells", a.frag_limited_cells),
+            ("unroutable_cells", a.unroutable_cells + e.unroutable),
+            ("reassembly_drops", a.reassembly_drops),
+            ("lost_cells", a.lost_cells),
+            ("late_cells", a.late_cells),
+            ("fci_cells_received", a.fci_cells),
+            ("fe_cell_hops", e.data_cells + e.control_cells),
+            ("fe_fci_marked", e.fci_marked),
+            ("fe_drops", e.dropped),
+            ("fe_pauses", e.pauses),
+            ("fe_max_pool_cells", e.max_pool),
+            ("max_egress_bytes", a.max_egress_bytes),
+            ("max_ingress_bytes", a.max_ingress_bytes),
+            ("traversal_max_ps", self.traversal_max),
+            ("traversal_mean_ps", mean),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let queues = QueueStats {
+            max_queue: e.max_queue,
+            max_node_queue: e.max_pool,
+            max_node_transit: 0,
+            max_reorder_bytes: a.max_reorder_cells * self.net.adapter.cell_payload() as u64,
+        };
+        self.book.finish(self.q.now(), queues, counters)
+    }
+}

@@ -1,0 +1,126 @@
+//! Per-cell load balancing (§5.6): cells to a destination go round-robin over every link that
+//! reaches it, walking the links in a random permutation that is replaced every few rounds,
+//! so that packet timing cannot lock onto the arbiter and load some links more than others.
+//!
+//! One permutation per device; one cursor per destination, so that each destination's cells
+//! are spread evenly over its own set of links. A round is one pass of the device's arbiter
+//! over all its links (`links` picks); after `rounds` of them a fresh permutation is drawn.
+
+use crate::reach::ReachTable;
+use rand::RngExt;
+use shoal_base::rng::StreamRng;
+
+pub struct Sprayer {
+    perm: Vec<u32>,
+    /// Per destination: the position in `perm` to look at next.
+    cursor: Vec<u32>,
+    picks: u64,
+    /// Picks between two permutations.
+    period: u64,
+    rng: StreamRng,
+}
+
+impl Sprayer {
+    /// A sprayer over `links` links for `dsts` destinations, replacing its permutation every
+    /// `rounds` rounds (at least 1).
+    pub fn new(links: usize, dsts: usize, rounds: u32, rng: StreamRng) -> Sprayer {
+        let mut s = Sprayer {
+            perm: (0..links as u32).collect(),
+            cursor: vec![0; dsts],
+            picks: 0,
+            period: links as u64 * rounds.max(1) as u64,
+            rng,
+        };
+        s.shuffle();
+        s
+    }
+
+    fn shuffle(&mut self) {
+        // Fisher-Yates.
+        for i in (1..self.perm.len()).rev() {
+            let j = self.rng.random_range(0..=i);
+            self.perm.swap(i, j);
+        }
+    }
+
+    /// The next link towards `dst` among those `table` says reach it; `None` if none does.
+    pub fn next(&mut self, dst: u32, table: &ReachTable) -> Option<u32> {
+        let n = self.perm.len() as u32;
+        let mut pos = self.cursor[dst as usize] % n.max(1);
+        let mut found = None;
+        for _ in 0..n {
+            let link = self.perm[pos as usize];
+            pos = (pos + 1) % n;
+            if table.contains(dst, link) {
+                found = Some(link);
+                break;
+            }
+        }
+        let link = found?;
+        self.cursor[dst as usize] = pos;
+        self.picks += 1;
+        if self.picks.is_multiple_of(self.period) {
+            self.shuffle();
+        }
+        Some(link)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shoal_base::rng::stream;
+
+    fn table(links: usize, reach: &[u32]) -> ReachTable {
+        let mut t = ReachTable::new(1, links);
+        for &l in reach {
+            t.set(0, l, true);
+        }
+        t
+    }
+
+    #[test]
+    fn within_a_permutation_every_eligible_link_gets_one_cell_per_round() {
+        // With the permutation fixed for `rounds` rounds, any window of |set| consecutive
+        // picks to one destination covers its set exactly once.
+        let t = table(16, &[1, 3, 4, 9, 15]);
+        let mut s = Sprayer::new(16, 1, 1_000_000, stream(1, "t", 0));
+        let picks: Vec<u32> = (0..50).map(|_| s.next(0, &t).unwrap()).collect();
+        for w in picks.windows(5) {
+            let mut w = w.to_vec();
+            w.sort();
+            assert_eq!(w, vec![1, 3, 4, 9, 15]);
+        }
+    }
+
+    #[test]
+    fn cells_spread_evenly_across_permutation_changes() {
+        // A permutation change can skip or repeat a link once in the round it cuts, so a
+        // link's excess over the mean is a walk of about one step per change: it stays within
+        // a few standard deviations (sqrt of the changes) of the mean.
+        let links = 12;
+        let t = table(links, &(0..links as u32).collect::<Vec<_>>());
+        let mut s = Sprayer::new(links, 1, 3, stream(2, "t", 0));
+        let mut count = vec![0u32; links];
+        let total = 120_000;
+        for _ in 0..total {
+            count[s.next(0, &t).unwrap() as usize] += 1;
+        }
+        let mean = total / links as u32;
+        let changes = total / (3 * links as u32);
+        let bound = 6.0 * (changes as f64).sqrt();
+        for c in count {
+            assert!(
+                (c.abs_diff(mean) as f64) <= bound,
+                "{c} vs {mean} (bound {bound})"
+            );
+        }
+    }
+
+    #[test]
+    fn no_link_reaches_gives_none() {
+        let t = table(4, &[]);
+        let mut s = Sprayer::new(4, 1, 2, stream(3, "t", 0));
+        assert_eq!(s.next(0, &t), None);
+    }
+}
