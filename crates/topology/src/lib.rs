@@ -1,5 +1,6 @@
 //! Network topologies shared by the packet and cell fabrics: leaf-spine, k-ary fat-tree, 3D
-//! torus and direct networks wired link by link (a reconfigurable rack's circuits), each built
+//! torus, direct networks wired link by link (a reconfigurable rack's circuits) and Aquila's
+//! Dragonfly of TiNs, each built
 //! from a plain parameter struct into one validated, immutable [`Topology`].
 //!
 //! A `Topology` is what a discrete-event simulator walks in its hot loop, so every query is an
@@ -33,6 +34,7 @@
 //! queries with out-of-range indices are caller bugs and panic.
 
 pub mod direct;
+pub mod dragonfly;
 pub mod fat_tree;
 pub mod graph;
 pub mod leaf_spine;
@@ -40,6 +42,7 @@ mod routing;
 pub mod torus;
 
 pub use direct::Direct;
+pub use dragonfly::{Dragonfly, DragonflyPort};
 pub use fat_tree::FatTree;
 pub use graph::{Kind, Link, NodeIdx, PortIdx, Topology, TopologyError};
 pub use leaf_spine::LeafSpine;
