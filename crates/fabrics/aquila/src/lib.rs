@@ -2,11 +2,13 @@
 //! as a Dragonfly clique, GNet cells on credit-flow-controlled links.
 //!
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
+//! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
 //! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
 //! - [`wire`]: the GNet cell and its 8-byte routing header (§3.1), zero-copy view and `Repr`.
 
 #![forbid(unsafe_code)]
 
 pub mod cdg;
+pub mod islip;
 pub mod routing;
 pub mod wire;
