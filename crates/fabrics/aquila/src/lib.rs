@@ -4,6 +4,8 @@
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
 //! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
+//! - [`spec`]: a clique's parameters; [`run`]: flows through it, or synthetic traffic at
+//!   full load (the simulator itself, `sim`, is private).
 //! - [`wire`]: the GNet cell and its 8-byte routing header (§3.1), zero-copy view and `Repr`.
 
 #![forbid(unsafe_code)]
@@ -11,4 +13,11 @@
 pub mod cdg;
 pub mod islip;
 pub mod routing;
+pub mod run;
+mod sim;
+pub mod spec;
 pub mod wire;
+
+pub use run::{Drained, Saturation, drain, run_flows, saturate};
+pub use sim::{Counters, Pattern};
+pub use spec::Spec;
