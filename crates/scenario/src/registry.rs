@@ -8,6 +8,7 @@ pub const FABRICS: &[&dyn FabricKind] = &[
     &shoal_rack::scenario::Kind,
     &shoal_psn::scenario::Kind,
     &shoal_ideal::scenario::Kind,
+    &shoal_aquila::scenario::Kind,
 ];
 
 /// The kind `scenario.fabric = name` selects.

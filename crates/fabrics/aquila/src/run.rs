@@ -21,7 +21,6 @@ pub fn run_flows(
     let mut sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
     let hosts = sim.hosts() as usize;
     let mut book = FlowBook::new(hosts, limits);
-    let mut dst: Vec<u32> = Vec::new();
     let mut active = 0u64;
     let mut flows_at: Option<Time> = None;
     if let Some(until) = limits.until {
@@ -32,7 +31,7 @@ pub fn run_flows(
     }
     arm_flows(&mut sim, source, &mut flows_at);
     let mut last = Time::ZERO;
-    while let Some((now, control)) = sim.step(None, &|f| dst[f as usize]) {
+    while let Some((now, control)) = sim.step(None) {
         last = now;
         match control {
             Some(Control::Stop) => break,
@@ -48,13 +47,18 @@ pub fn run_flows(
                 flows_at = None;
                 while let Some(flow) = source.next_due(now) {
                     let record = book.open(&flow, now)?;
-                    dst.push(flow.dst.0 as u32);
                     if flow.bytes == 0 {
                         book.complete(record, now, source);
                         continue;
                     }
                     active += 1;
-                    sim.add_flow(now, flow.src.0 as u32, record, flow.bytes);
+                    sim.add_flow(
+                        now,
+                        flow.src.0 as u32,
+                        record,
+                        flow.bytes,
+                        flow.dst.0 as u32,
+                    );
                 }
                 arm_flows(&mut sim, source, &mut flows_at);
             }
@@ -146,7 +150,7 @@ pub fn saturate(
     };
     sim.start_saturation(&source);
     sim.schedule(Time::ZERO + warmup + window, Control::Stop);
-    while let Some((_, control)) = sim.step(Some(&source), &|_| unreachable!("no flows")) {
+    while let Some((_, control)) = sim.step(Some(&source)) {
         if control == Some(Control::Stop) {
             break;
         }
@@ -181,7 +185,7 @@ pub fn drain(spec: &Spec, pattern: Pattern, packets: u64) -> Result<Drained, Str
     };
     sim.start_saturation(&source);
     let mut end = Time::ZERO;
-    while let Some((now, _)) = sim.step(Some(&source), &|_| unreachable!("no flows")) {
+    while let Some((now, _)) = sim.step(Some(&source)) {
         end = now;
     }
     Ok(Drained {

@@ -157,6 +157,7 @@ struct Host {
 /// Per-flow state for in-order delivery.
 #[derive(Clone, Copy, Default)]
 struct FlowState {
+    dst_host: u32,
     unsent: u64,
     next_seq: u32,
     deliver_seq: u32,
@@ -351,12 +352,13 @@ impl<'a> Sim<'a> {
         (total, most)
     }
 
-    /// Hands host `host` a flow (record `flow`, `bytes` of payload) to send.
-    pub(crate) fn add_flow(&mut self, now: Time, host: u32, flow: u32, bytes: u64) {
+    /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
+    pub(crate) fn add_flow(&mut self, now: Time, host: u32, flow: u32, bytes: u64, dst: u32) {
         if self.flows.len() <= flow as usize {
             self.flows.resize(flow as usize + 1, FlowState::default());
         }
         self.flows[flow as usize].unsent = bytes;
+        self.flows[flow as usize].dst_host = dst;
         self.hosts[host as usize].flows.push_back(flow);
         self.host_send(now, host, None);
     }
@@ -374,12 +376,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Pops and handles one event; `None` when none is left, and the driver's own events
-    /// handed back. `flow_dst` gives a flow's destination host.
-    pub(crate) fn step(
-        &mut self,
-        source: Option<&Source>,
-        flow_dst: &dyn Fn(u32) -> u32,
-    ) -> Option<(Time, Option<Control>)> {
+    /// handed back.
+    pub(crate) fn step(&mut self, source: Option<&Source>) -> Option<(Time, Option<Control>)> {
         let (now, ev) = self.q.pop()?;
         self.counters.events += 1;
         match ev {
@@ -408,33 +406,21 @@ impl<'a> Sim<'a> {
             }
             Ev::HostSend { host } => {
                 self.hosts[host as usize].busy = false;
-                self.host_send_with(now, host, source, flow_dst);
+                self.host_send(now, host, source);
             }
             Ev::Eject { cell } => self.eject(now, cell),
         }
         Some((now, None))
     }
 
-    fn host_send(&mut self, now: Time, host: u32, source: Option<&Source>) {
-        self.host_send_with(now, host, source, &|_| {
-            unreachable!("flows name their own hosts")
-        });
-    }
-
     /// Puts the host's next cell on its link into the TiN, if the link is free and the
     /// endpoint port's FIFO has credit for it.
-    fn host_send_with(
-        &mut self,
-        now: Time,
-        host: u32,
-        source: Option<&Source>,
-        flow_dst: &dyn Fn(u32) -> u32,
-    ) {
+    fn host_send(&mut self, now: Time, host: u32, source: Option<&Source>) {
         let h = &self.hosts[host as usize];
         if h.busy {
             return;
         }
-        if h.cutting.is_none() && !self.next_packet(host, source, flow_dst) {
+        if h.cutting.is_none() && !self.next_packet(host, source) {
             return;
         }
         let h = &self.hosts[host as usize];
@@ -478,12 +464,7 @@ impl<'a> Sim<'a> {
     }
 
     /// Starts the host's next packet; false if it has none.
-    fn next_packet(
-        &mut self,
-        host: u32,
-        source: Option<&Source>,
-        flow_dst: &dyn Fn(u32) -> u32,
-    ) -> bool {
+    fn next_packet(&mut self, host: u32, source: Option<&Source>) -> bool {
         let spec = self.spec;
         let (flow, seq, payload, dst_host) = match source {
             Some(Source::Saturate { pattern, packets }) => {
@@ -522,7 +503,7 @@ impl<'a> Sim<'a> {
                 if f.unsent > 0 {
                     h.flows.push_back(flow);
                 }
-                (flow, seq, payload, flow_dst(flow))
+                (flow, seq, payload, f.dst_host)
             }
         };
         let wire = payload + spec.header_bytes;

@@ -144,3 +144,52 @@ fn uniform_random_traffic_at_saturation() {
     );
     assert_eq!(s.counters.credit_overflows, 0);
 }
+
+/// Flows through the common fabric interface: every flow completes, no faster than the
+/// ideal FCT the scenario layer computes slowdowns against.
+#[test]
+fn flows_complete_no_faster_than_their_ideal() {
+    use shoal_aquila::scenario::CliqueSpec;
+    use shoal_base::{NodeId, Time};
+    use shoal_fabric::{NoProgress, ResolvedFabric, RunLimits};
+    use shoal_workload::{Flow, IterSource};
+    let spec = small(Mode::FullyAdaptive);
+    let hosts = spec.hosts() as u16;
+    let flows: Vec<Flow> = (0..200u64)
+        .map(|i| Flow {
+            id: i,
+            src: NodeId((i * 7 % hosts as u64) as u16),
+            dst: NodeId(((i * 7 + 1 + i % 50) % hosts as u64) as u16),
+            bytes: [1, 1000, 4056, 4057, 100_000][i as usize % 5],
+            start: Time(i * 50_000),
+            class: 0,
+        })
+        .collect();
+    let clique = CliqueSpec {
+        spec,
+        lane_gbps: 28.0,
+        fec_overhead: 0.06,
+        fec: Dur::from_ns(30),
+        fiber_m: 50.0,
+        crossbar_speedup: 2.0,
+    };
+    let ideal = clique.ideal_fct().expect("model");
+    let mut fabric = clique.build().expect("builds");
+    let out = fabric
+        .run(
+            &mut IterSource::new(flows),
+            RunLimits::default(),
+            &mut NoProgress,
+        )
+        .expect("runs");
+    assert_eq!(out.counters["credit_overflows"], 0);
+    for r in &out.records {
+        let fct = r.finish.expect("every flow completes").0 - r.start.0;
+        let floor = ideal.ideal_fct(r.bytes).expect("fits").0;
+        assert!(
+            fct >= floor,
+            "flow {}: {fct} ps under the ideal {floor} ps",
+            r.id
+        );
+    }
+}
