@@ -10,6 +10,7 @@ pub const FABRICS: &[&dyn FabricKind] = &[
     &shoal_ideal::scenario::Kind,
     &shoal_xfabric::scenario::Kind,
     &shoal_stardust::scenario::Kind,
+    &shoal_aquila::scenario::Kind,
 ];
 
 /// The kind `scenario.fabric = name` selects.

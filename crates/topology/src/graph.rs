@@ -58,6 +58,11 @@ pub enum Kind {
         hosts: u32,
         ports_per_host: u32,
     },
+    /// TiNs in pods ([`crate::Dragonfly`]); the TiNs are the hosts.
+    Dragonfly {
+        pods: u32,
+        tins_per_pod: u32,
+    },
 }
 
 /// Why a builder refused its parameters (or, for an internal wiring bug, why a graph failed

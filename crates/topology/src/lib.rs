@@ -1,6 +1,7 @@
 //! Network topologies shared by the packet and cell fabrics: leaf-spine, k-ary fat-tree, 3D
-//! torus, direct networks wired link by link (a reconfigurable rack's circuits) and the cell
-//! Clos of Stardust (edge devices with many unbundled links into the fabric), each built
+//! torus, direct networks wired link by link (a reconfigurable rack's circuits), the cell
+//! Clos of Stardust (edge devices with many unbundled links into the fabric) and Aquila's
+//! Dragonfly of TiNs, each built
 //! from a plain parameter struct into one validated, immutable [`Topology`].
 //!
 //! A `Topology` is what a discrete-event simulator walks in its hot loop, so every query is an
@@ -37,6 +38,7 @@
 
 pub mod cell_clos;
 pub mod direct;
+pub mod dragonfly;
 pub mod fat_tree;
 pub mod graph;
 pub mod leaf_spine;
@@ -45,6 +47,7 @@ pub mod torus;
 
 pub use cell_clos::CellClos;
 pub use direct::Direct;
+pub use dragonfly::{Dragonfly, DragonflyPort};
 pub use fat_tree::FatTree;
 pub use graph::{Kind, Link, NodeIdx, PortIdx, Topology, TopologyError};
 pub use leaf_spine::LeafSpine;

@@ -1,0 +1,25 @@
+//! Aquila (NSDI 2022): a ToR-in-NIC (TiN) chip that is both a NIC and a cell switch, TiNs wired
+//! as a Dragonfly clique, GNet cells on credit-flow-controlled links.
+//!
+//! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
+//! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
+//! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
+//! - [`scenario`]: `fabric = "aquila"` and its `[clique]` table.
+//! - [`spec`]: a clique's parameters; [`run`]: flows through it, or synthetic traffic at
+//!   full load (the simulator itself, `sim`, is private).
+//! - [`wire`]: the GNet cell and its 8-byte routing header (§3.1), zero-copy view and `Repr`.
+
+#![forbid(unsafe_code)]
+
+pub mod cdg;
+pub mod islip;
+pub mod routing;
+pub mod run;
+pub mod scenario;
+mod sim;
+pub mod spec;
+pub mod wire;
+
+pub use run::{Drained, Saturation, drain, run_flows, saturate};
+pub use sim::{Counters, Pattern};
+pub use spec::Spec;

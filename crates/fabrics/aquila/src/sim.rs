@@ -1,0 +1,949 @@
+//! The clique on the discrete-event engine: TiN cell switches (per-VC input FIFOs, iSLIP
+//! crossbar, per-(port, VC) output queues, output scheduling), GNet links with credit-based
+//! link-level flow control, and hosts that cut IP packets into cells.
+//!
+//! # A cell's hop
+//!
+//! 1. An output port sends the head cell of a VC that has credit for it downstream: the link
+//!    is busy for the cell's serialization; its head reaches the far input after the link's
+//!    delay (PHY, wire, FEC), its tail one serialization later. Credits are counted in words
+//!    and the sender spends them as it sends.
+//! 2. At the input the cell joins its VC's FIFO. A FIFO that would overflow is a model error
+//!    and counted (`credit_overflows`; the tests hold it at zero): the sender's credits are
+//!    the only thing that keeps it from happening.
+//! 3. Once the cell is at the head of its FIFO and the fall-through time after its head has
+//!    passed, its route is chosen (adaptive routing reads the output queues at that moment)
+//!    and it requests its output in iSLIP.
+//! 4. Matched, it crosses the crossbar into the output queue of (port, VC); input and output
+//!    are busy until it has crossed and its tail has arrived. Then the input FIFO's space is
+//!    free and a credit goes back upstream, arriving after the link's delay (credits ride the
+//!    reverse link's control ordered sets, which take no cell bandwidth).
+//! 5. Cut-through: the output may send the cell before its tail has arrived, as long as its own
+//!    tail does not leave before the tail came in.
+//!
+//! The output scheduler serves VCs round-robin, a cell at a time (all the traffic of this
+//! increment is one class; weighted round-robin and strict priority between classes are not
+//! modelled yet). Endpoints always drain: the ejection port towards a host has no credit limit
+//! (with RTS/CTS, §3.3, reassembly space is granted before data is sent).
+
+use crate::islip::{Islip, Request};
+use crate::routing::{Candidates, Hop, InKind, LevelRule, Mode, Router, route_hash, vc};
+use crate::spec::Spec;
+use crate::wire::{VCS, WORD};
+use rand::RngExt;
+use shoal_base::rng::{StreamRng, stream};
+use shoal_base::{Dur, Fifo, Rate, Slab, Time};
+use shoal_engine::EventQueue;
+use shoal_topology::DragonflyPort;
+use std::collections::{BTreeMap, VecDeque};
+
+const NONE: u32 = u32::MAX;
+
+/// Synthetic traffic at full rate (a host given no source sends the flows handed to it).
+pub enum Source {
+    /// Every host always has a packet of `mtu` to send, to a destination the pattern draws,
+    /// until it has sent `packets` of them (`None`: forever).
+    Saturate {
+        pattern: Pattern,
+        packets: Option<u64>,
+    },
+}
+
+/// Destinations of synthetic traffic (Dragonfly theory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Any other host, uniformly.
+    UniformRandom,
+    /// A uniformly chosen host of the next pod: pod `p` sends to pod `p + 1` (mod pods).
+    PodShift,
+}
+
+/// Events of the driver, handed back by [`Sim::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// Flows are due.
+    Flows,
+    Sample,
+    Stop,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Control(Control),
+    /// A cell's head reaches input port `port` (global port index).
+    Arrive {
+        port: u32,
+        cell: u32,
+    },
+    Arbitrate {
+        tin: u32,
+    },
+    /// A cell has crossed from `input`; its input FIFO space is free.
+    Crossed {
+        input: u32,
+        vc: u8,
+        words: u8,
+    },
+    /// Output port `port`'s link has finished sending a cell.
+    LinkFree {
+        port: u32,
+    },
+    /// A head cell of output port `port` has become ready.
+    Send {
+        port: u32,
+    },
+    /// Credit for `words` of VC `vc` reaches the sender side of `port`.
+    Credit {
+        port: u32,
+        vc: u8,
+        words: u8,
+    },
+    /// Host `host`'s injection link is free.
+    HostSend {
+        host: u32,
+    },
+    /// A cell's tail reaches host `host`.
+    Eject {
+        cell: u32,
+    },
+}
+
+/// A cell in the fabric (no payload bytes: DESIGN.md principle 7).
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    packet: u32,
+    dst_tin: u32,
+    hash: u64,
+    words: u8,
+    class: u8,
+    /// Level on the link it is on.
+    level: u8,
+    from: InKind,
+    hops_left: u8,
+    /// Chosen output (global port index) and its level, once routed at this TiN.
+    out: u32,
+    out_level: u8,
+    /// When the head may request the crossbar, and when the tail is in.
+    ready: Time,
+    tail: Time,
+    injected: Time,
+    non_minimal: bool,
+}
+
+/// An IP packet being carried.
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    flow: u32,
+    seq: u32,
+    payload: u32,
+    wire: u32,
+    cells_left: u32,
+    dst_host: u32,
+}
+
+/// A host: its link into the TiN, its flows, the packet it is cutting.
+struct Host {
+    tin: u32,
+    port: u32,
+    busy: bool,
+    flows: VecDeque<u32>,
+    /// The packet being cut: its index and the wire bytes not yet in a cell.
+    cutting: Option<(u32, u32)>,
+    credits: u32,
+    sent_packets: u64,
+    rng: StreamRng,
+}
+
+/// Per-flow state for in-order delivery.
+#[derive(Clone, Copy, Default)]
+struct FlowState {
+    dst_host: u32,
+    unsent: u64,
+    next_seq: u32,
+    deliver_seq: u32,
+}
+
+/// What a run counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub cells_injected: u64,
+    pub cells_delivered: u64,
+    pub cell_hops: u64,
+    pub non_minimal_cells: u64,
+    pub packets_delivered: u64,
+    /// Cells that found their input FIFO full: must stay 0 (credits prevent it).
+    pub credit_overflows: u64,
+    /// Cells with no hop left at a TiN not their destination (dropped, counted).
+    pub hop_limit_drops: u64,
+    pub events: u64,
+    /// Most words ever held in one input FIFO, and its capacity.
+    pub max_input_words: u32,
+    pub max_output_words: u32,
+    /// Wire bytes delivered to hosts since `measure_from`.
+    pub measured_wire_bytes: u64,
+    /// Sum and count of cell latencies (injection to ejection), ps.
+    pub cell_latency_sum: u128,
+}
+
+/// The simulator's state.
+pub(crate) struct Sim<'a> {
+    spec: &'a Spec,
+    router: Router,
+    q: EventQueue<Ev>,
+    /// First global port index of each TiN; a TiN's ports are its network ports, then one
+    /// endpoint port per host.
+    base: Vec<u32>,
+    /// Per port: peer port (network) or host (endpoint), link rate and delay, kind.
+    far: Vec<u32>,
+    is_endpoint: Vec<bool>,
+    rate: Vec<Rate>,
+    delay: Vec<Dur>,
+    /// Per port: input FIFO capacity per VC (words).
+    in_cap: Vec<u32>,
+    in_busy: Vec<Time>,
+    xbar_out_busy: Vec<Time>,
+    link_busy: Vec<bool>,
+    send_at: Vec<Option<Time>>,
+    rr: Vec<u8>,
+    /// Per (port, VC).
+    inq: Vec<Fifo>,
+    in_words: Vec<u32>,
+    outq: Vec<Fifo>,
+    out_words: Vec<u32>,
+    credits: Vec<u32>,
+    /// Per TiN.
+    arb_at: Vec<Option<Time>>,
+    islip: Vec<Islip>,
+    slab: Slab<u32>,
+    cells: Vec<Cell>,
+    free_cells: Vec<u32>,
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    hosts: Vec<Host>,
+    flows: Vec<FlowState>,
+    /// Packets complete at their destination but waiting for an earlier one of their flow.
+    held: BTreeMap<(u32, u32), u32>,
+    pub(crate) counters: Counters,
+    measure_from: Time,
+    rng: StreamRng,
+    cand: Candidates,
+    requests: Vec<Request>,
+    req_ports: Vec<(u32, u32)>,
+    matched: Vec<usize>,
+    /// Packets delivered in order: (flow, payload bytes, time), drained by the caller.
+    pub(crate) delivered: Vec<(u32, u32)>,
+}
+
+impl<'a> Sim<'a> {
+    pub(crate) fn new(spec: &'a Spec, measure_from: Time) -> Result<Sim<'a>, String> {
+        let df = &spec.dragonfly;
+        let topo = df.build().map_err(|e| e.to_string())?;
+        let router = Router::new(df, &topo, LevelRule::AfterEveryGlobal);
+        let tins = df.tins();
+        let hpt = spec.hosts_per_tin;
+        let mut base = vec![0u32];
+        for x in 0..tins {
+            base.push(base[x as usize] + topo.ports(x) as u32 + hpt);
+        }
+        let ports = base[tins as usize] as usize;
+        let mut far = vec![0; ports];
+        let mut is_endpoint = vec![false; ports];
+        let mut rate = vec![spec.host_rate; ports];
+        let mut delay = vec![spec.host_delay; ports];
+        let mut in_cap = vec![spec.endpoint_vc_words; ports];
+        for x in 0..tins {
+            let n = topo.ports(x) as u32;
+            for p in 0..n {
+                let i = (base[x as usize] + p) as usize;
+                let link = topo.link(x, p);
+                far[i] = base[link.peer as usize] + link.peer_port;
+                rate[i] = link.rate;
+                delay[i] = link.delay;
+                in_cap[i] = match df.port_kind(x, p) {
+                    DragonflyPort::Local { .. } => spec.local_vc_words,
+                    DragonflyPort::Global { .. } => spec.global_vc_words,
+                };
+            }
+            for h in 0..hpt {
+                let i = (base[x as usize] + n + h) as usize;
+                far[i] = x * hpt + h;
+                is_endpoint[i] = true;
+            }
+        }
+        let mut credits = vec![0u32; ports * VCS];
+        for i in 0..ports {
+            for v in 0..VCS {
+                credits[i * VCS + v] = if is_endpoint[i] {
+                    u32::MAX
+                } else {
+                    in_cap[far[i] as usize]
+                };
+            }
+        }
+        let hosts = (0..tins * hpt)
+            .map(|h| Host {
+                tin: h / hpt,
+                port: base[(h / hpt) as usize] + topo.ports(h / hpt) as u32 + h % hpt,
+                busy: false,
+                flows: VecDeque::new(),
+                cutting: None,
+                credits: spec.endpoint_vc_words,
+                sent_packets: 0,
+                rng: stream(spec.seed, "aquila.host", h as u64),
+            })
+            .collect();
+        let islip = (0..tins)
+            .map(|x| Islip::new((base[x as usize + 1] - base[x as usize]) as usize, VCS))
+            .collect();
+        Ok(Sim {
+            spec,
+            router,
+            q: EventQueue::new(),
+            base,
+            far,
+            is_endpoint,
+            rate,
+            delay,
+            in_cap,
+            in_busy: vec![Time::ZERO; ports],
+            xbar_out_busy: vec![Time::ZERO; ports],
+            link_busy: vec![false; ports],
+            send_at: vec![None; ports],
+            rr: vec![0; ports],
+            inq: vec![Fifo::EMPTY; ports * VCS],
+            in_words: vec![0; ports * VCS],
+            outq: vec![Fifo::EMPTY; ports * VCS],
+            out_words: vec![0; ports * VCS],
+            credits,
+            arb_at: vec![None; tins as usize],
+            islip,
+            slab: Slab::new(),
+            cells: Vec::new(),
+            free_cells: Vec::new(),
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            hosts,
+            flows: Vec::new(),
+            held: BTreeMap::new(),
+            counters: Counters::default(),
+            measure_from,
+            rng: stream(spec.seed, "aquila.routing", 0),
+            cand: Candidates::default(),
+            requests: Vec::new(),
+            req_ports: Vec::new(),
+            matched: Vec::new(),
+            delivered: Vec::new(),
+        })
+    }
+
+    pub(crate) fn hosts(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+
+    /// Words queued in all input FIFOs and output queues, and in the fullest output queue.
+    pub(crate) fn queued_words(&self) -> (u64, u64) {
+        let total = self
+            .in_words
+            .iter()
+            .chain(&self.out_words)
+            .map(|&w| w as u64)
+            .sum();
+        let most = self.out_words.iter().copied().max().unwrap_or(0) as u64;
+        (total, most)
+    }
+
+    /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
+    pub(crate) fn add_flow(&mut self, now: Time, host: u32, flow: u32, bytes: u64, dst: u32) {
+        if self.flows.len() <= flow as usize {
+            self.flows.resize(flow as usize + 1, FlowState::default());
+        }
+        self.flows[flow as usize].unsent = bytes;
+        self.flows[flow as usize].dst_host = dst;
+        self.hosts[host as usize].flows.push_back(flow);
+        self.host_send(now, host, None);
+    }
+
+    /// Starts every host on synthetic traffic.
+    pub(crate) fn start_saturation(&mut self, source: &Source) {
+        for h in 0..self.hosts() {
+            self.host_send(Time::ZERO, h, Some(source));
+        }
+    }
+
+    /// Schedules a driver event.
+    pub(crate) fn schedule(&mut self, at: Time, c: Control) {
+        self.q.schedule(at, Ev::Control(c));
+    }
+
+    /// Pops and handles one event; `None` when none is left, and the driver's own events
+    /// handed back.
+    pub(crate) fn step(&mut self, source: Option<&Source>) -> Option<(Time, Option<Control>)> {
+        let (now, ev) = self.q.pop()?;
+        self.counters.events += 1;
+        match ev {
+            Ev::Control(c) => return Some((now, Some(c))),
+            Ev::Arrive { port, cell } => self.arrive(now, port, cell),
+            Ev::Arbitrate { tin } => {
+                if self.arb_at[tin as usize] == Some(now) {
+                    self.arb_at[tin as usize] = None;
+                    self.arbitrate(now, tin);
+                }
+            }
+            Ev::Crossed { input, vc, words } => self.crossed(now, input, vc, words),
+            Ev::LinkFree { port } => {
+                self.link_busy[port as usize] = false;
+                self.try_send(now, port);
+            }
+            Ev::Send { port } => {
+                if self.send_at[port as usize] == Some(now) {
+                    self.send_at[port as usize] = None;
+                }
+                self.try_send(now, port);
+            }
+            Ev::Credit { port, vc, words } => {
+                self.credits[port as usize * VCS + vc as usize] += words as u32;
+                self.try_send(now, port);
+            }
+            Ev::HostSend { host } => {
+                self.hosts[host as usize].busy = false;
+                self.host_send(now, host, source);
+            }
+            Ev::Eject { cell } => self.eject(now, cell),
+        }
+        Some((now, None))
+    }
+
+    /// Puts the host's next cell on its link into the TiN, if the link is free and the
+    /// endpoint port's FIFO has credit for it.
+    fn host_send(&mut self, now: Time, host: u32, source: Option<&Source>) {
+        let h = &self.hosts[host as usize];
+        if h.busy {
+            return;
+        }
+        if h.cutting.is_none() && !self.next_packet(host, source) {
+            return;
+        }
+        let h = &self.hosts[host as usize];
+        let (packet, left) = h.cutting.expect("a packet");
+        let mut words = 0u8;
+        let per = (crate::wire::MAX_CELL_LEN - crate::wire::HEADER_LEN) as u32;
+        Spec::cell_words(left.min(per), |w| words = w);
+        if h.credits < words as u32 {
+            return; // a credit from the TiN will call again
+        }
+        let left = left - left.min(per);
+        let h = &mut self.hosts[host as usize];
+        h.credits -= words as u32;
+        h.cutting = (left > 0).then_some((packet, left));
+        h.busy = true;
+        let port = h.port;
+        let p = self.packets[packet as usize];
+        let dst_tin = p.dst_host / self.spec.hosts_per_tin;
+        let src = host;
+        let cell = Cell {
+            packet,
+            dst_tin,
+            hash: route_hash(src, p.dst_host, 0),
+            words,
+            class: 0,
+            level: 0,
+            from: InKind::Endpoint,
+            hops_left: self.spec.hop_limit,
+            out: NONE,
+            out_level: 0,
+            ready: Time::ZERO,
+            tail: Time::ZERO,
+            injected: now,
+            non_minimal: false,
+        };
+        let id = self.alloc_cell(cell);
+        let ser = self.spec.host_rate.serialize(words as u64 * WORD as u64);
+        self.q.schedule(now + ser, Ev::HostSend { host });
+        self.launch(now, port, id, ser);
+        self.counters.cells_injected += 1;
+    }
+
+    /// Starts the host's next packet; false if it has none.
+    fn next_packet(&mut self, host: u32, source: Option<&Source>) -> bool {
+        let spec = self.spec;
+        let (flow, seq, payload, dst_host) = match source {
+            Some(Source::Saturate { pattern, packets }) => {
+                let h = &mut self.hosts[host as usize];
+                if packets.is_some_and(|n| h.sent_packets >= n) {
+                    return false;
+                }
+                h.sent_packets += 1;
+                let n = self.hosts.len() as u32;
+                let df = &spec.dragonfly;
+                let hpt = spec.hosts_per_tin;
+                let h = &mut self.hosts[host as usize];
+                let dst = match pattern {
+                    Pattern::UniformRandom => {
+                        let d = h.rng.random_range(0..n - 1);
+                        if d >= host { d + 1 } else { d }
+                    }
+                    Pattern::PodShift => {
+                        let pod = (df.pod_of(h.tin) + 1) % df.pods;
+                        let per_pod = df.tins_per_pod * hpt;
+                        pod * per_pod + h.rng.random_range(0..per_pod)
+                    }
+                };
+                (NONE, 0, spec.mss(), dst)
+            }
+            None => {
+                let h = &mut self.hosts[host as usize];
+                let Some(flow) = h.flows.pop_front() else {
+                    return false;
+                };
+                let f = &mut self.flows[flow as usize];
+                let payload = f.unsent.min(spec.mss() as u64) as u32;
+                f.unsent -= payload as u64;
+                let seq = f.next_seq;
+                f.next_seq += 1;
+                if f.unsent > 0 {
+                    h.flows.push_back(flow);
+                }
+                (flow, seq, payload, f.dst_host)
+            }
+        };
+        let wire = payload + spec.header_bytes;
+        let packet = Packet {
+            flow,
+            seq,
+            payload,
+            wire,
+            cells_left: Spec::cells_of(wire),
+            dst_host,
+        };
+        let id = if let Some(id) = self.free_packets.pop() {
+            self.packets[id as usize] = packet;
+            id
+        } else {
+            self.packets.push(packet);
+            self.packets.len() as u32 - 1
+        };
+        self.hosts[host as usize].cutting = Some((id, wire));
+        true
+    }
+
+    fn alloc_cell(&mut self, cell: Cell) -> u32 {
+        if let Some(id) = self.free_cells.pop() {
+            self.cells[id as usize] = cell;
+            id
+        } else {
+            self.cells.push(cell);
+            self.cells.len() as u32 - 1
+        }
+    }
+
+    /// Puts cell `id` on the wire towards input port `to`, starting now, taking `ser`.
+    fn launch(&mut self, now: Time, to: u32, id: u32, ser: Dur) {
+        let delay = self.delay[to as usize];
+        let c = &mut self.cells[id as usize];
+        c.tail = now + delay + ser;
+        c.ready = now + delay + self.spec.fall_through;
+        self.q
+            .schedule(now + delay, Ev::Arrive { port: to, cell: id });
+    }
+
+    fn tin_of(&self, port: u32) -> u32 {
+        (self.base.partition_point(|&b| b <= port) - 1) as u32
+    }
+
+    fn arrive(&mut self, now: Time, port: u32, id: u32) {
+        let c = self.cells[id as usize];
+        let v = vc(c.class, c.level) as usize;
+        let qi = port as usize * VCS + v;
+        if self.in_words[qi] + c.words as u32 > self.in_cap[port as usize] {
+            self.counters.credit_overflows += 1;
+            self.free_cell(id);
+            return;
+        }
+        self.in_words[qi] += c.words as u32;
+        self.counters.max_input_words = self.counters.max_input_words.max(self.in_words[qi]);
+        let was_empty = self.inq[qi].is_empty();
+        self.slab.push_back(&mut self.inq[qi], id);
+        if was_empty {
+            let tin = self.tin_of(port);
+            self.wake_arbiter(tin, c.ready.max(now));
+        }
+        let _ = now;
+    }
+
+    fn wake_arbiter(&mut self, tin: u32, at: Time) {
+        let a = &mut self.arb_at[tin as usize];
+        if a.is_none_or(|t| at < t) {
+            *a = Some(at);
+            self.q.schedule(at, Ev::Arbitrate { tin });
+        }
+    }
+
+    /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell.
+    fn route(&mut self, tin: u32, id: u32) {
+        let c = self.cells[id as usize];
+        let mode = self.spec.mode;
+        let allow = mode.non_minimal();
+        let mut cand = std::mem::take(&mut self.cand);
+        self.router
+            .candidates(tin, c.from, c.level, c.dst_tin, allow, &mut cand);
+        let (hop, non_min) = self.choose(tin, &c, &cand);
+        self.cand = cand;
+        let base = self.base[tin as usize];
+        let out = match hop.port {
+            Some(p) => base + p,
+            None => {
+                let dst_host = self.packets[c.packet as usize].dst_host;
+                base + self.router.ports(tin) as u32 + dst_host % self.spec.hosts_per_tin
+            }
+        };
+        let cell = &mut self.cells[id as usize];
+        cell.out = out;
+        cell.out_level = hop.level;
+        if non_min {
+            cell.non_minimal = true;
+        }
+    }
+
+    /// The routing mode's choice among the candidates; true if it is non-minimal.
+    fn choose(&mut self, tin: u32, c: &Cell, cand: &Candidates) -> (Hop, bool) {
+        let spec = self.spec;
+        match spec.mode {
+            Mode::Deterministic | Mode::MinimalDeterministic => {
+                let hop = crate::cdg::deterministic(cand, spec.mode, c.hash ^ u64::from(tin));
+                let non_min = cand.non_minimal.contains(&hop);
+                (hop, non_min)
+            }
+            Mode::Valiant => {
+                let list = if cand.non_minimal.is_empty() {
+                    &cand.minimal
+                } else {
+                    &cand.non_minimal
+                };
+                let hop = list[self.rng.random_range(0..list.len())];
+                (hop, !cand.non_minimal.is_empty())
+            }
+            Mode::FullyAdaptive | Mode::MinimalAdaptive => {
+                let base = self.base[tin as usize];
+                let depth = |s: &Self, h: &Hop| match h.port {
+                    Some(p) => {
+                        s.out_words[(base + p) as usize * VCS + vc(c.class, h.level) as usize]
+                    }
+                    None => 0,
+                };
+                let best_min = self.sample_best(&cand.minimal, 2, &depth);
+                if cand.non_minimal.is_empty() {
+                    return (best_min.0, false);
+                }
+                let best_non = self.sample_best(&cand.non_minimal, 3, &depth);
+                let weighted = best_non.1 * spec.nonminimal_weight + spec.nonminimal_bias_words;
+                if weighted < best_min.1 {
+                    (best_non.0, true)
+                } else {
+                    (best_min.0, false)
+                }
+            }
+        }
+    }
+
+    /// The least deep of `k` candidates drawn at random without replacement (all if fewer),
+    /// the first drawn winning ties.
+    fn sample_best(
+        &mut self,
+        list: &[Hop],
+        k: usize,
+        depth: &dyn Fn(&Self, &Hop) -> u32,
+    ) -> (Hop, u32) {
+        let n = list.len();
+        let mut picked = [usize::MAX; 3];
+        let mut best: Option<(Hop, u32)> = None;
+        for i in 0..k.min(n) {
+            let mut j = self.rng.random_range(0..n - i);
+            // The j-th index not yet picked.
+            let mut sorted = picked[..i].to_vec();
+            sorted.sort_unstable();
+            for &p in &sorted {
+                if p <= j {
+                    j += 1;
+                }
+            }
+            picked[i] = j;
+            let d = depth(self, &list[j]);
+            if best.is_none_or(|(_, b)| d < b) {
+                best = Some((list[j], d));
+            }
+        }
+        best.expect("at least one candidate")
+    }
+
+    /// One arbitration round of TiN `tin` at `now`.
+    fn arbitrate(&mut self, now: Time, tin: u32) {
+        let (lo, hi) = (self.base[tin as usize], self.base[tin as usize + 1]);
+        self.requests.clear();
+        self.req_ports.clear();
+        let mut next_ready: Option<Time> = None;
+        for port in lo..hi {
+            if self.in_busy[port as usize] > now {
+                continue;
+            }
+            for v in 0..VCS {
+                let qi = port as usize * VCS + v;
+                let Some(&id) = self.slab.front(&self.inq[qi]) else {
+                    continue;
+                };
+                let c = self.cells[id as usize];
+                if c.ready > now {
+                    next_ready = Some(next_ready.map_or(c.ready, |t| t.min(c.ready)));
+                    continue;
+                }
+                if c.out == NONE {
+                    if c.hops_left == 0 && c.dst_tin != tin {
+                        self.counters.hop_limit_drops += 1;
+                        self.drop_head(now, port, v as u8, id);
+                        continue;
+                    }
+                    self.route(tin, id);
+                }
+                let c = self.cells[id as usize];
+                let oq = c.out as usize * VCS + vc(c.class, c.out_level) as usize;
+                if self.xbar_out_busy[c.out as usize] > now
+                    || self.out_words[oq] + c.words as u32 > self.spec.output_vc_words
+                {
+                    continue;
+                }
+                self.requests.push(Request {
+                    input: (port - lo) as u16,
+                    vc: v as u8,
+                    output: (c.out - lo) as u16,
+                });
+                self.req_ports.push((port, id));
+            }
+        }
+        if !self.requests.is_empty() {
+            self.matched.clear();
+            self.islip[tin as usize].arbitrate(
+                &self.requests,
+                self.spec.islip_iterations,
+                &mut self.matched,
+            );
+            let matched = std::mem::take(&mut self.matched);
+            for &m in &matched {
+                let r = self.requests[m];
+                let (port, id) = self.req_ports[m];
+                self.cross(now, port, r.vc, id);
+            }
+            self.matched = matched;
+        }
+        if let Some(t) = next_ready {
+            self.wake_arbiter(tin, t);
+        }
+    }
+
+    /// Drops the head cell of an input FIFO (hop limit): its space and credit go back.
+    fn drop_head(&mut self, now: Time, port: u32, v: u8, id: u32) {
+        let qi = port as usize * VCS + v as usize;
+        self.slab.pop_front(&mut self.inq[qi]);
+        let words = self.cells[id as usize].words;
+        self.free_input(now, port, v, words);
+        self.free_cell(id);
+    }
+
+    /// Moves cell `id` from input `port` across the crossbar into its output queue.
+    fn cross(&mut self, now: Time, port: u32, v: u8, id: u32) {
+        let qi = port as usize * VCS + v as usize;
+        self.slab.pop_front(&mut self.inq[qi]);
+        let c = self.cells[id as usize];
+        let out = c.out;
+        let xbar = self
+            .spec
+            .crossbar_rate
+            .serialize(c.words as u64 * WORD as u64);
+        let done = (now + xbar).max(c.tail);
+        self.in_busy[port as usize] = done;
+        self.xbar_out_busy[out as usize] = done;
+        self.q.schedule(
+            done,
+            Ev::Crossed {
+                input: port,
+                vc: v,
+                words: c.words,
+            },
+        );
+        // On the next link the cell travels at its new level; its own tail must not leave
+        // before it came in.
+        let ser_out = self.rate[out as usize].serialize(c.words as u64 * WORD as u64);
+        let cell = &mut self.cells[id as usize];
+        cell.level = cell.out_level;
+        cell.ready = now.max(Time(c.tail.0.saturating_sub(ser_out.0)));
+        let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
+        self.out_words[oq] += c.words as u32;
+        self.counters.max_output_words = self.counters.max_output_words.max(self.out_words[oq]);
+        self.slab.push_back(&mut self.outq[oq], id);
+        self.try_send(now, out);
+    }
+
+    fn crossed(&mut self, now: Time, input: u32, v: u8, words: u8) {
+        self.free_input(now, input, v, words);
+        let tin = self.tin_of(input);
+        self.wake_arbiter(tin, now);
+    }
+
+    /// Frees `words` of input FIFO (`port`, `v`) and returns the credit upstream.
+    fn free_input(&mut self, now: Time, port: u32, v: u8, words: u8) {
+        let qi = port as usize * VCS + v as usize;
+        self.in_words[qi] -= words as u32;
+        let up = self.far[port as usize];
+        if self.is_endpoint[port as usize] {
+            let h = &mut self.hosts[up as usize];
+            h.credits += words as u32;
+            if !h.busy {
+                self.q.schedule(now, Ev::HostSend { host: up });
+                self.hosts[up as usize].busy = true;
+            }
+        } else {
+            let at = now + self.delay[port as usize];
+            self.q.schedule(
+                at,
+                Ev::Credit {
+                    port: up,
+                    vc: v,
+                    words,
+                },
+            );
+        }
+    }
+
+    /// Sends the next cell of output `port` if its link is free: VCs in round-robin order,
+    /// a VC eligible when its head cell is ready and has credit downstream.
+    fn try_send(&mut self, now: Time, port: u32) {
+        let p = port as usize;
+        if self.link_busy[p] {
+            return;
+        }
+        let mut wake: Option<Time> = None;
+        let start = self.rr[p] as usize;
+        for k in 0..VCS {
+            let v = (start + k) % VCS;
+            let oq = p * VCS + v;
+            let Some(&id) = self.slab.front(&self.outq[oq]) else {
+                continue;
+            };
+            let c = self.cells[id as usize];
+            if c.ready > now {
+                wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
+                continue;
+            }
+            if self.credits[oq] < c.words as u32 {
+                continue;
+            }
+            self.slab.pop_front(&mut self.outq[oq]);
+            self.out_words[oq] -= c.words as u32;
+            if !self.is_endpoint[p] {
+                self.credits[oq] -= c.words as u32;
+            }
+            self.rr[p] = ((v + 1) % VCS) as u8;
+            self.link_busy[p] = true;
+            let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
+            self.q.schedule(now + ser, Ev::LinkFree { port });
+            let tin = self.tin_of(port);
+            self.wake_arbiter(tin, now);
+            if self.is_endpoint[p] {
+                let at = now + self.delay[p] + ser;
+                self.q.schedule(at, Ev::Eject { cell: id });
+            } else {
+                self.counters.cell_hops += 1;
+                let cell = &mut self.cells[id as usize];
+                cell.hops_left = cell.hops_left.saturating_sub(1);
+                cell.out = NONE;
+                cell.from = match self.router.far_end(tin, port - self.base[tin as usize]).2 {
+                    InKind::Global => InKind::Global,
+                    _ => InKind::Local,
+                };
+                let to = self.far[p];
+                self.launch(now, to, id, ser);
+            }
+            return;
+        }
+        // Nothing sendable: the link idles until a credit, a new cell or a head's ready time.
+        if let Some(t) = wake
+            && self.send_at[p].is_none_or(|a| t < a)
+        {
+            self.send_at[p] = Some(t);
+            self.q.schedule(t, Ev::Send { port });
+        }
+    }
+
+    fn eject(&mut self, now: Time, id: u32) {
+        let c = self.cells[id as usize];
+        self.counters.cells_delivered += 1;
+        self.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
+        if c.non_minimal {
+            self.counters.non_minimal_cells += 1;
+        }
+        if now >= self.measure_from {
+            self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
+        }
+        self.free_cell(id);
+        let p = &mut self.packets[c.packet as usize];
+        p.cells_left -= 1;
+        if p.cells_left > 0 {
+            return;
+        }
+        let p = *p;
+        self.free_packets.push(c.packet);
+        self.counters.packets_delivered += 1;
+        if p.flow == NONE {
+            return;
+        }
+        // In order within the flow: hold a packet until those before it have left.
+        let f = &mut self.flows[p.flow as usize];
+        if p.seq != f.deliver_seq {
+            self.held.insert((p.flow, p.seq), p.payload);
+            return;
+        }
+        f.deliver_seq += 1;
+        self.delivered.push((p.flow, p.payload));
+        while let Some(bytes) = self
+            .held
+            .remove(&(p.flow, self.flows[p.flow as usize].deliver_seq))
+        {
+            self.flows[p.flow as usize].deliver_seq += 1;
+            self.delivered.push((p.flow, bytes));
+        }
+        let _ = p.wire;
+    }
+
+    fn free_cell(&mut self, id: u32) {
+        self.free_cells.push(id);
+    }
+
+    /// Cells anywhere in the fabric: injected and neither delivered nor dropped.
+    pub(crate) fn cells_in_flight(&self) -> u64 {
+        self.counters.cells_injected
+            - self.counters.cells_delivered
+            - self.counters.credit_overflows
+            - self.counters.hop_limit_drops
+    }
+
+    /// Whether every credit is back where it started and every FIFO empty.
+    pub(crate) fn at_rest(&self) -> bool {
+        let fifos = self.in_words.iter().chain(&self.out_words).all(|&w| w == 0);
+        let credits = (0..self.far.len()).all(|p| {
+            self.is_endpoint[p]
+                || (0..VCS).all(|v| self.credits[p * VCS + v] == self.in_cap[self.far[p] as usize])
+        });
+        let hosts = self
+            .hosts
+            .iter()
+            .all(|h| h.credits == self.spec.endpoint_vc_words);
+        fifos && credits && hosts
+    }
+
+    pub(crate) fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Events waiting.
+    pub(crate) fn pending(&self) -> usize {
+        self.q.len()
+    }
+}

@@ -1,0 +1,449 @@
+//! Zero-copy views: [`Header`] over the first 8 bytes of a buffer, [`Cell`] over a whole cell.
+//!
+//! The views do no semantic checking: getters return whatever bits are on the wire, even when
+//! the CRC is wrong (a cell with a bad header CRC is discarded, but a TiN still counts it by
+//! port and VC). [`super::HeaderRepr::parse`] is the validating path.
+//!
+//! A view built with `new_checked` never panics, whatever its setters later write. One built
+//! with `new_unchecked` over a buffer shorter than [`HEADER_LEN`] panics on the first access.
+
+use super::{Error, GnetAddr, HEADER_LEN, WORD};
+
+/// Where each field sits in the header, read as one big-endian `u64`.
+pub(crate) mod field {
+    use core::ops::Range;
+
+    /// A run of `width` bits whose lowest bit is bit `shift` of the header word.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Bits {
+        pub shift: u32,
+        pub width: u32,
+    }
+
+    impl Bits {
+        const fn new(shift: u32, width: u32) -> Self {
+            Bits { shift, width }
+        }
+
+        /// Largest value the field holds; also its mask before shifting.
+        pub(crate) const fn max(self) -> u64 {
+            (1 << self.width) - 1
+        }
+
+        pub(crate) const fn mask(self) -> u64 {
+            self.max() << self.shift
+        }
+
+        pub(crate) const fn get(self, word: u64) -> u64 {
+            (word >> self.shift) & self.max()
+        }
+
+        /// Replaces the field; bits of `value` above the width are dropped.
+        pub(crate) const fn set(self, word: u64, value: u64) -> u64 {
+            (word & !self.mask()) | ((value & self.max()) << self.shift)
+        }
+    }
+
+    // (lowest bit, width), from the top of the word down.
+    pub(crate) const DST: Bits = Bits::new(48, 16);
+    pub(crate) const SRC: Bits = Bits::new(32, 16);
+    pub(crate) const LEN: Bits = Bits::new(27, 5);
+    pub(crate) const TYPE: Bits = Bits::new(24, 3);
+    pub(crate) const VC: Bits = Bits::new(19, 5);
+    pub(crate) const HOPS: Bits = Bits::new(13, 6);
+    pub(crate) const TRACE: Bits = Bits::new(12, 1);
+    pub(crate) const RESERVED: Bits = Bits::new(8, 4);
+    pub(crate) const CRC: Bits = Bits::new(0, 8);
+
+    pub(crate) const ALL: [Bits; 9] = [DST, SRC, LEN, TYPE, VC, HOPS, TRACE, RESERVED, CRC];
+
+    // The fields must tile the 64-bit word exactly: no overlap, no unassigned bit.
+    const _: () = {
+        let mut covered = 0u64;
+        let mut i = 0;
+        while i < ALL.len() {
+            assert!(covered & ALL[i].mask() == 0, "header fields overlap");
+            covered |= ALL[i].mask();
+            i += 1;
+        }
+        assert!(covered == u64::MAX, "header has unassigned bits");
+    };
+
+    /// The whole header.
+    pub(crate) const HEADER: Range<usize> = 0..8;
+    /// Bytes protected by the CRC: everything but the CRC byte itself.
+    pub(crate) const CRC_COVERED: Range<usize> = 0..7;
+}
+
+/// CRC-8/AUTOSAR (poly 0x2F, init 0xFF, xorout 0xFF), table built at compile time.
+const CRC8: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_8_AUTOSAR);
+
+/// A read/write view of an 8-byte GNet routing header at the start of `buffer`.
+///
+/// Longer buffers are fine (a whole cell); only the first [`HEADER_LEN`] bytes are used.
+/// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Header { buffer }
+    }
+
+    /// Wraps `buffer` after checking it holds a whole header.
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let header = Self::new_unchecked(buffer);
+        header.check_len()?;
+        Ok(header)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than [`HEADER_LEN`].
+    pub fn check_len(&self) -> Result<(), Error> {
+        let got = self.buffer.as_ref().len();
+        if got < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    fn word(&self) -> u64 {
+        let mut bytes = [0u8; HEADER_LEN];
+        bytes.copy_from_slice(&self.buffer.as_ref()[field::HEADER]);
+        u64::from_be_bytes(bytes)
+    }
+
+    fn get(&self, bits: field::Bits) -> u64 {
+        bits.get(self.word())
+    }
+
+    // The narrowing casts below cannot lose bits: each field is at most 16 bits wide.
+
+    /// Destination GNet address.
+    pub fn dst(&self) -> GnetAddr {
+        GnetAddr(self.get(field::DST) as u16)
+    }
+
+    /// Source GNet address; switches leave it unchanged.
+    pub fn src(&self) -> GnetAddr {
+        GnetAddr(self.get(field::SRC) as u16)
+    }
+
+    /// Cell length in 8-byte words, header included.
+    pub fn len_words(&self) -> u8 {
+        self.get(field::LEN) as u8
+    }
+
+    /// Cell length in bytes, header included.
+    pub fn cell_len(&self) -> usize {
+        usize::from(self.len_words()) * WORD
+    }
+
+    /// The raw 3-bit type; [`super::CellType::from_bits`] names it.
+    pub fn type_bits(&self) -> u8 {
+        self.get(field::TYPE) as u8
+    }
+
+    /// Virtual channel the cell occupies on this link.
+    pub fn vc(&self) -> u8 {
+        self.get(field::VC) as u8
+    }
+
+    /// Hops left.
+    pub fn hops(&self) -> u8 {
+        self.get(field::HOPS) as u8
+    }
+
+    pub fn trace(&self) -> bool {
+        self.get(field::TRACE) != 0
+    }
+
+    /// The four bits that must be zero.
+    pub fn reserved(&self) -> u8 {
+        self.get(field::RESERVED) as u8
+    }
+
+    /// The CRC as stored in byte 7.
+    pub fn crc(&self) -> u8 {
+        self.get(field::CRC) as u8
+    }
+
+    /// The CRC that bytes 0..=6 should carry.
+    pub fn computed_crc(&self) -> u8 {
+        CRC8.checksum(&self.buffer.as_ref()[field::CRC_COVERED])
+    }
+
+    pub fn verify_crc(&self) -> bool {
+        self.crc() == self.computed_crc()
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
+    fn set(&mut self, bits: field::Bits, value: u64) {
+        let word = bits.set(self.word(), value);
+        self.buffer.as_mut()[field::HEADER].copy_from_slice(&word.to_be_bytes());
+    }
+
+    // Setters keep only the low bits that fit the field, like a hardware register would.
+    // `HeaderRepr::emit` is the range-checked way to write a header.
+
+    pub fn set_dst(&mut self, value: GnetAddr) {
+        self.set(field::DST, value.0.into());
+    }
+
+    pub fn set_src(&mut self, value: GnetAddr) {
+        self.set(field::SRC, value.0.into());
+    }
+
+    pub fn set_len_words(&mut self, value: u8) {
+        self.set(field::LEN, value.into());
+    }
+
+    pub fn set_type_bits(&mut self, value: u8) {
+        self.set(field::TYPE, value.into());
+    }
+
+    pub fn set_vc(&mut self, value: u8) {
+        self.set(field::VC, value.into());
+    }
+
+    pub fn set_hops(&mut self, value: u8) {
+        self.set(field::HOPS, value.into());
+    }
+
+    pub fn set_trace(&mut self, value: bool) {
+        self.set(field::TRACE, value.into());
+    }
+
+    pub fn set_reserved(&mut self, value: u8) {
+        self.set(field::RESERVED, value.into());
+    }
+
+    /// Stores an arbitrary CRC byte (fault injection, tests); [`Header::fill_crc`] is the norm.
+    pub fn set_crc(&mut self, value: u8) {
+        self.set(field::CRC, value.into());
+    }
+
+    /// What a switch does on each hop: one hop fewer, and a new CRC (the hop count is covered).
+    /// Returns false, changing nothing, when no hop is left.
+    pub fn take_hop(&mut self) -> bool {
+        let hops = self.hops();
+        if hops == 0 {
+            return false;
+        }
+        self.set_hops(hops - 1);
+        self.fill_crc();
+        true
+    }
+
+    /// Computes the CRC over bytes 0..=6 and stores it in byte 7.
+    pub fn fill_crc(&mut self) {
+        let crc = self.computed_crc();
+        self.set_crc(crc);
+    }
+}
+
+/// A view of one whole cell: the header followed by the payload area.
+///
+/// The cell is the first `len_words · 8` bytes of the buffer; a longer buffer (a FIFO slot of
+/// the largest size) is fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Cell<T> {
+    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Cell { buffer }
+    }
+
+    /// Wraps `buffer` after checking it holds a header and the length that header declares.
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let cell = Self::new_unchecked(buffer);
+        cell.check_len()?;
+        Ok(cell)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than a header, or than the declared length.
+    pub fn check_len(&self) -> Result<(), Error> {
+        let got = self.buffer.as_ref().len();
+        if got < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+        }
+        let need = self.header().cell_len();
+        if got < need {
+            return Err(Error::Truncated { need, got });
+        }
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    pub fn header(&self) -> Header<&[u8]> {
+        Header::new_unchecked(self.buffer.as_ref())
+    }
+
+    /// The payload area: bytes 8 up to the declared length. If a setter has since raised the
+    /// length past the buffer end, the slice stops at the end instead of panicking; a length
+    /// below one header gives an empty payload.
+    pub fn payload(&self) -> &[u8] {
+        let range = self.payload_range();
+        &self.buffer.as_ref()[range]
+    }
+
+    fn payload_range(&self) -> core::ops::Range<usize> {
+        let len = self.buffer.as_ref().len();
+        let end = self.header().cell_len().min(len);
+        HEADER_LEN.min(end)..end
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Cell<T> {
+    pub fn header_mut(&mut self) -> Header<&mut [u8]> {
+        Header::new_unchecked(self.buffer.as_mut())
+    }
+
+    /// The payload area, writable; clipped like [`Cell::payload`].
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let range = self.payload_range();
+        &mut self.buffer.as_mut()[range]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::MAX_CELL_LEN;
+
+    /// Every field as (name, bits, setter), to check that each setter touches its bits only.
+    type Setter = fn(&mut Header<&mut [u8]>, u64);
+    const SETTERS: [(&str, field::Bits, Setter); 9] = [
+        ("dst", field::DST, |h, v| h.set_dst(GnetAddr(v as u16))),
+        ("src", field::SRC, |h, v| h.set_src(GnetAddr(v as u16))),
+        ("len", field::LEN, |h, v| h.set_len_words(v as u8)),
+        ("type", field::TYPE, |h, v| h.set_type_bits(v as u8)),
+        ("vc", field::VC, |h, v| h.set_vc(v as u8)),
+        ("hops", field::HOPS, |h, v| h.set_hops(v as u8)),
+        ("trace", field::TRACE, |h, v| h.set_trace(v != 0)),
+        ("reserved", field::RESERVED, |h, v| h.set_reserved(v as u8)),
+        ("crc", field::CRC, |h, v| h.set_crc(v as u8)),
+    ];
+
+    #[test]
+    fn each_setter_writes_exactly_its_bits() {
+        for background in [0u64, u64::MAX, 0x0123_4567_89ab_cdef] {
+            for (name, bits, set) in SETTERS {
+                for value in [0, bits.max()] {
+                    let mut buf = background.to_be_bytes();
+                    set(&mut Header::new_unchecked(&mut buf[..]), value);
+                    let after = u64::from_be_bytes(buf);
+                    assert_eq!(
+                        after & !bits.mask(),
+                        background & !bits.mask(),
+                        "{name} disturbed other bits"
+                    );
+                    assert_eq!(bits.get(after), value, "{name} did not store {value}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn setters_drop_bits_above_the_field_width() {
+        let mut buf = [0u8; HEADER_LEN];
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        h.set_len_words(32 + 3);
+        h.set_vc(32 + 7);
+        h.set_hops(64 + 5);
+        h.set_type_bits(8 + 1);
+        assert_eq!(
+            (h.len_words(), h.vc(), h.hops(), h.type_bits()),
+            (3, 7, 5, 1)
+        );
+        assert_eq!(h.src(), GnetAddr(0), "len overflow leaked into src");
+    }
+
+    #[test]
+    fn a_hop_decrements_the_count_and_keeps_the_crc_right() {
+        let mut buf = [0u8; HEADER_LEN];
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        h.set_hops(2);
+        h.set_len_words(2);
+        h.fill_crc();
+        assert!(h.take_hop() && h.verify_crc() && h.hops() == 1);
+        assert!(h.take_hop() && h.verify_crc() && h.hops() == 0);
+        let before = buf;
+        let mut h = Header::new_unchecked(&mut buf[..]);
+        assert!(!h.take_hop(), "no hop left");
+        assert_eq!(buf, before);
+    }
+
+    #[test]
+    fn crc_is_the_autosar_catalogue_entry() {
+        assert_eq!(CRC8.checksum(b"123456789"), 0xdf);
+    }
+
+    #[test]
+    fn all_zero_and_all_one_headers_fail_the_crc() {
+        for byte in [0x00, 0xff] {
+            let buf = [byte; HEADER_LEN];
+            assert!(!Header::new_unchecked(&buf[..]).verify_crc());
+        }
+    }
+
+    #[test]
+    fn short_buffers_are_truncated_errors() {
+        let buf = [0u8; HEADER_LEN];
+        for got in 0..HEADER_LEN {
+            let want = Some(Error::Truncated {
+                need: HEADER_LEN,
+                got,
+            });
+            assert_eq!(Header::new_checked(&buf[..got]).err(), want);
+            assert_eq!(Cell::new_checked(&buf[..got]).err(), want);
+        }
+    }
+
+    #[test]
+    fn a_cell_needs_its_declared_length() {
+        let mut buf = [0u8; MAX_CELL_LEN];
+        Header::new_unchecked(&mut buf[..]).set_len_words(20);
+        assert!(Cell::new_checked(&buf[..]).is_ok());
+        assert_eq!(
+            Cell::new_checked(&buf[..159]),
+            Err(Error::Truncated {
+                need: 160,
+                got: 159
+            })
+        );
+        let cell = Cell::new_checked(&buf[..]).expect("160 B");
+        assert_eq!(cell.payload().len(), 152);
+    }
+
+    #[test]
+    fn payload_is_clipped_when_len_is_raised_or_below_a_header() {
+        let mut buf = [0u8; 24];
+        let mut cell = Cell::new_unchecked(&mut buf[..]);
+        cell.header_mut().set_len_words(20);
+        assert_eq!(cell.payload().len(), 16);
+        assert_eq!(cell.payload_mut().len(), 16);
+        assert!(cell.check_len().is_err());
+        cell.header_mut().set_len_words(0);
+        assert!(cell.payload().is_empty());
+    }
+}
