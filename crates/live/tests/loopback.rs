@@ -73,10 +73,12 @@ fn flows_cross_the_live_rack_intact_and_every_cell_follows_the_schedule() {
     // propagation-aware schedule idles one slot in eight for an even rack).
     let sent: u64 = r.nodes.iter().map(|n| n.counters.cells_sent).sum();
     let received: u64 = r.nodes.iter().map(|n| n.counters.cells_received).sum();
-    assert_eq!(r.switch.forwarded, sent);
+    // The switch stops once the nodes have: cells of the last slots (at most the delay's two
+    // slots of eight nodes) may be on their way when it does, forwarded or not.
+    let forwarded = r.switch.forwarded;
     assert!(
-        sent >= received && sent - received <= 8 * 2,
-        "{sent} sent, {received} received"
+        sent >= forwarded && forwarded >= received && sent - received <= 8 * 2,
+        "{sent} sent, {forwarded} forwarded, {received} received"
     );
     for n in &r.nodes {
         let idle_slots = n.counters.slot.div_ceil(r.epoch_slots);
