@@ -1325,3 +1325,144 @@ fn compare_names_the_default_that_makes_workloads_differ() {
         "{err}"
     );
 }
+
+/// A scenario that runs for many seconds: a sweep of two long points.
+const LONG: &str = r#"
+[scenario]
+name = "long"
+[rack]
+nodes = 64
+channels = 2
+switch_ports = 16
+[workload]
+kind = "open-loop"
+load = 0.5
+matrix = "uniform"
+size = { dist = "pareto", shape = 1.05, mean_bytes = 100000, cap_bytes = 1e9 }
+[run]
+completed_flows = 1000000
+sample_every_us = 10.0
+[sweep]
+parameter = "workload.load"
+values = [0.3, 0.5]
+"#;
+
+/// Starts `shoal run LONG` into `out` and waits until its folder is marked incomplete.
+fn start_long(dir: &Path, out: &str) -> std::process::Child {
+    let scenario = write(dir, "long.toml", LONG);
+    let mut child = Command::new(SHOAL)
+        .args(["run", &scenario, "--out", out, "--quiet", "--jobs", "1"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the shoal binary runs");
+    let marker = dir.join(out).join("0-0.3").join("INCOMPLETE");
+    for _ in 0..600 {
+        if marker.exists() {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the long run never opened its first point's folder");
+}
+
+#[test]
+fn a_killed_sweep_leaves_its_folders_marked_incomplete_and_no_torn_table() {
+    let dir = scratch("killed-sweep");
+    let mut child = start_long(&dir, "res");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let res = dir.join("res");
+    assert!(res.join("INCOMPLETE").exists());
+    assert!(res.join("0-0.3").join("INCOMPLETE").exists());
+    assert!(!res.join("0-0.3").join("summary.json").exists());
+    assert!(
+        !res.join("sweep.csv").exists(),
+        "no table of points that did not finish"
+    );
+    // A rerun is refused without --force; with it, the killed run's files are replaced.
+    let again = shoal_in(&dir, &["run", "long.toml", "--out", "res", "--quiet"]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+}
+
+#[test]
+fn a_second_run_into_a_folder_being_written_is_refused() {
+    let dir = scratch("concurrent");
+    let mut child = start_long(&dir, "res");
+    let second = write(&dir, "tiny.toml", TINY);
+    let out = shoal_in(
+        &dir,
+        &["run", &second, "--out", "res", "--force", "--quiet"],
+    );
+    child.kill().expect("kill");
+    let _ = child.wait();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("another shoal run is writing into"),
+        "{}",
+        stderr(&out)
+    );
+    // The first run's files are still there: the refused run touched nothing.
+    assert!(dir.join("res").join("0-0.3").exists());
+}
+
+#[test]
+fn force_replaces_the_previous_results_and_nothing_else() {
+    let dir = scratch("force-clears");
+    let sweep = write(
+        &dir,
+        "sweep.toml",
+        &format!(
+            "{TINY}[run]\nsample_every_us = 1.0\n[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [1000, 2000, 3000]\n"
+        ),
+    );
+    let first = shoal_in(&dir, &["run", &sweep, "--out", "res", "--quiet"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    std::fs::write(dir.join("res").join("notes.txt"), "mine").expect("write");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let second = shoal_in(&dir, &["run", &tiny, "--out", "res", "--quiet", "--force"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let mut left: Vec<String> = std::fs::read_dir(dir.join("res"))
+        .expect("read")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            ".shoal-written",
+            "flows.csv",
+            "notes.txt",
+            "scenario.toml",
+            "summary.json"
+        ],
+        "no point folder, sweep.csv or series.csv of the sweep is left"
+    );
+}
+
+#[test]
+fn an_unwritable_results_folder_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("unwritable");
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        eprintln!("skipped: this user writes into read-only folders (root), nothing to refuse");
+        return;
+    }
+    let scenario = write(&dir, "long.toml", LONG);
+    let started = std::time::Instant::now();
+    let out = shoal_in(
+        &dir,
+        &["run", &scenario, "--out", "locked", "--quiet", "--force"],
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("locked"), "{}", stderr(&out));
+    assert!(started.elapsed().as_secs() < 30, "it ran before refusing");
+}
