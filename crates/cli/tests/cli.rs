@@ -1466,3 +1466,103 @@ fn an_unwritable_results_folder_is_refused_before_the_run() {
     assert!(stderr(&out).contains("locked"), "{}", stderr(&out));
     assert!(started.elapsed().as_secs() < 30, "it ran before refusing");
 }
+
+/// Hostile flag values for the commands that take numbers: each call ends without a panic
+/// (exit status 101), refused with a message or answered; one that takes too long is stopped
+/// (a bounded budget, not a failure).
+#[test]
+fn hostile_flags_never_panic() {
+    use std::process::Stdio;
+    let values = [
+        "-1",
+        "0",
+        "1",
+        "2",
+        "3",
+        "7",
+        "64",
+        "65535",
+        "65536",
+        "4294967296",
+        "1e308",
+        "nan",
+        "inf",
+        "-inf",
+        "0.5",
+        "1e-300",
+        "",
+        "x",
+        "18446744073709551616",
+    ];
+    let commands: &[(&[&str], &[&str])] = &[
+        (&["schedule"], &["--nodes", "--ports", "--channels"]),
+        (
+            &["cell", "encode"],
+            &["--dst", "--src", "--seq", "--feedback", "--class"],
+        ),
+        (
+            &["size"],
+            &[
+                "--nodes",
+                "--channels",
+                "--channel-gbps",
+                "--switch-ports",
+                "--cell-bytes",
+                "--slot-ns",
+                "--cable-m",
+                "--on-chip-mbit",
+                "--packet-switch-ports",
+                "--circuit-cost-ratio",
+            ],
+        ),
+        (
+            &["bench"],
+            &["--nodes", "--pairs", "--slots", "--warmup-slots"],
+        ),
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for _ in 0..80 {
+        let (cmd, flags) = commands[next(commands.len())];
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        for flag in flags {
+            if next(2) == 0 {
+                args.push(format!("{flag}={}", values[next(values.len())]));
+            } else if cmd == ["schedule"] {
+                // Its required flags, so that values and not the usage are checked.
+                args.push(format!("{flag}=4"));
+            }
+        }
+        let mut child = Command::new(SHOAL)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the shoal binary runs");
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break Some(status);
+            }
+            if started.elapsed().as_secs() >= 3 {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        if let Some(status) = status {
+            assert_ne!(status.code(), Some(101), "shoal {}: {err}", args.join(" "));
+            assert!(!err.contains("panicked"), "shoal {}: {err}", args.join(" "));
+        }
+    }
+}
