@@ -1452,11 +1452,12 @@ fn an_unwritable_results_folder_is_refused_before_the_run() {
     let locked = dir.join("locked");
     std::fs::create_dir_all(&locked).expect("mkdir");
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("chmod");
-    if std::fs::write(locked.join("probe"), "").is_ok() {
-        eprintln!("skipped: this user writes into read-only folders (root), nothing to refuse");
-        return;
-    }
     let scenario = write(&dir, "long.toml", LONG);
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        // Root writes into read-only folders: make the folder unwritable for the run another
+        // way, a folder where its lock file goes.
+        std::fs::create_dir_all(locked.join(".shoal.lock")).expect("mkdir");
+    }
     let started = std::time::Instant::now();
     let out = shoal_in(
         &dir,
@@ -1565,4 +1566,42 @@ fn hostile_flags_never_panic() {
             assert!(!err.contains("panicked"), "shoal {}: {err}", args.join(" "));
         }
     }
+}
+
+/// A full disk (a temporary file that is /dev/full) fails the run naming the file, and the
+/// folder stays marked incomplete with no summary.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_names_the_file_and_leaves_no_summary() {
+    let dir = scratch("full-disk");
+    let res = dir.join("res");
+    std::fs::create_dir_all(&res).expect("mkdir");
+    std::os::unix::fs::symlink("/dev/full", res.join(".flows.csv.tmp")).expect("symlink");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let out = shoal_in(&dir, &["run", &tiny, "--out", "res", "--force", "--quiet"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("flows.csv"), "{err}");
+    assert!(res.join("INCOMPLETE").exists());
+    assert!(!res.join("summary.json").exists());
+}
+
+#[test]
+fn bench_refuses_a_load_whose_flows_are_seconds_apart() {
+    let out = shoal(&[
+        "bench",
+        "--datacenter",
+        "--load",
+        "1e-9",
+        "--nodes",
+        "16",
+        "--flows",
+        "10",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("above the 1 s allowed"),
+        "{}",
+        stderr(&out)
+    );
 }
