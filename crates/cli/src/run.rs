@@ -424,7 +424,8 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.realised_load, 3)
     );
     let u = s.queue_unit;
-    if s.queue_unit == "cells" {
+    // The slotted rack counts node-channel-slots; the event-driven fabrics count events.
+    if s.counters.contains_key("node_channel_slots") {
         println!(
             "queues       max {} {u} in one queue, {} {u} at one node ({} in transit); \
              max reordering {} B",
