@@ -437,6 +437,80 @@ fn cell_encode_refuses_out_of_range_fields() {
     }
 }
 
+/// The JSON alone is enough to trace every scheduled cell: from the sender's cable into its
+/// leaf, through each switch's port map and the next cable, it reaches the receiver's cable.
+#[test]
+fn schedule_json_traces_every_cell_through_its_cabling() {
+    // 20 nodes on 8 ports: one link per leaf-spine pair; 8 on 8: one spine, four links per leaf.
+    for (nodes, ports, channels) in [("20", "8", "2"), ("8", "8", "1")] {
+        let o = run_ok(&[
+            "schedule",
+            "--nodes",
+            nodes,
+            "--ports",
+            ports,
+            "--channels",
+            channels,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+        let switches = v["switches"].as_array().unwrap();
+        let find = |plane: &Value, kind: &str, id: &Value| {
+            switches
+                .iter()
+                .position(|s| s["switch"]["plane"] == *plane && s["switch"]["kind"][kind] == *id)
+                .unwrap_or_else(|| panic!("no {kind} {id} in plane {plane}"))
+        };
+        let mut traced = 0;
+        for slot in v["fabric"].as_array().unwrap() {
+            let t = slot["slot"].as_u64().unwrap() as usize;
+            for ch in slot["channels"].as_array().unwrap() {
+                let plane = &ch["channel"];
+                for (src, dst) in ch["peers"].as_array().unwrap().iter().enumerate() {
+                    if dst.is_null() {
+                        continue;
+                    }
+                    let (mut sw, mut port) = switches
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| s["switch"]["plane"] == *plane)
+                        .find_map(|(i, s)| {
+                            let cables = s["cabling"].as_array().unwrap();
+                            let p = cables.iter().position(|c| c["node"] == src)?;
+                            Some((i, p))
+                        })
+                        .expect("every node is cabled to a leaf");
+                    let mut hops = 0;
+                    let reached = loop {
+                        let out = switches[sw]["slots"][t][port].as_u64().unwrap_or_else(|| {
+                            panic!("slot {t}: {src} -> {dst} stops at switch {sw} port {port}")
+                        }) as usize;
+                        let cable = &switches[sw]["cabling"][out];
+                        if !cable["node"].is_null() {
+                            break cable["node"].clone();
+                        }
+                        let (kind, far) = if cable["spine"].is_null() {
+                            ("leaf", &cable["leaf"])
+                        } else {
+                            ("spine", &cable["spine"])
+                        };
+                        sw = find(plane, kind, &far[kind]);
+                        port = far["port"].as_u64().unwrap() as usize;
+                        hops += 1;
+                        assert!(hops <= 2, "slot {t}: {src} -> {dst} loops");
+                    };
+                    assert_eq!(&reached, dst, "slot {t}, channel {plane}, from {src}");
+                    traced += 1;
+                }
+            }
+        }
+        assert_eq!(
+            traced,
+            v["verdict"]["transmissions_traced"].as_u64().unwrap()
+        );
+    }
+}
+
 #[test]
 fn schedule_reports_json_and_a_summary() {
     let o = run_ok(&[

@@ -176,6 +176,44 @@ impl ClosShape {
     }
 }
 
+/// What the other end of a switch port's cable is: a node, or a port of a switch of the same
+/// plane (the cabling `shoal schedule --json` prints, so the port maps can be traced by hand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortPeer {
+    Node(NodeId),
+    Leaf { leaf: LeafId, port: PortId },
+    Spine { spine: SpineId, port: PortId },
+}
+
+impl ClosShape {
+    /// The far end of `port` of `switch` (its plane is irrelevant: planes are cabled alike);
+    /// `None` for a port left unused (a leaf's down-port past the last node, a spine port past
+    /// the last leaf's links, or a port the switch does not have). The inverse of
+    /// [`ClosShape::attachment`] and [`ClosShape::uplink_peer`].
+    pub fn port_peer(&self, switch: SwitchKind, port: PortId) -> Option<PortPeer> {
+        let (h, m, p) = (self.nodes_per_leaf, self.links_per_leaf_spine, port.idx());
+        match switch {
+            SwitchKind::Leaf(leaf) if leaf.idx() < self.leaves && p < h => {
+                let node = leaf.idx() * h + p;
+                (node < self.nodes).then_some(PortPeer::Node(NodeId(node as u16)))
+            }
+            SwitchKind::Leaf(leaf) if leaf.idx() < self.leaves && p < 2 * h => {
+                let (spine, port) = self.uplink_peer(leaf, (p - h) as u16);
+                Some(PortPeer::Spine { spine, port })
+            }
+            SwitchKind::Spine(spine) if spine.idx() < self.spines && p < self.leaves * m => {
+                let uplink = spine.idx() * m + p % m;
+                Some(PortPeer::Leaf {
+                    leaf: LeafId((p / m) as u16),
+                    port: PortId((h + uplink) as u16),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The smallest even `k >= 4` with `k²/2 >= nodes`.
 pub fn min_ports_for(nodes: usize) -> usize {
     let mut k = 4;
@@ -442,6 +480,51 @@ impl Clos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every cable read from either end names the other end: nodes to their leaf port, leaf
+    /// up-ports to spine ports and back, and each node and spine port used exactly once.
+    #[test]
+    fn cabling_is_a_perfect_pairing_of_ports() {
+        for (nodes, ports) in [(8, 4), (7, 4), (128, 16), (100, 16), (512, 32), (2048, 64)] {
+            let s = ClosShape::new(nodes, 1, ports).unwrap();
+            let mut seen_nodes = vec![0; nodes];
+            let mut spine_ports = 0;
+            for l in 0..s.leaves() {
+                let leaf = LeafId(l as u16);
+                for p in 0..ports {
+                    match s.port_peer(SwitchKind::Leaf(leaf), PortId(p as u16)) {
+                        Some(PortPeer::Node(n)) => {
+                            assert_eq!(s.attachment(n), (leaf, PortId(p as u16)));
+                            seen_nodes[n.idx()] += 1;
+                        }
+                        Some(PortPeer::Spine { spine, port }) => {
+                            let back = s.port_peer(SwitchKind::Spine(spine), port);
+                            let here = PortPeer::Leaf {
+                                leaf,
+                                port: PortId(p as u16),
+                            };
+                            assert_eq!(back, Some(here), "{nodes} nodes, leaf {l} port {p}");
+                            spine_ports += 1;
+                        }
+                        other => assert!(other.is_none() && p < ports / 2, "{other:?}"),
+                    }
+                }
+            }
+            assert!(seen_nodes.iter().all(|&c| c == 1));
+            let used: usize = (0..s.spines())
+                .map(|sp| {
+                    (0..ports)
+                        .filter(|&p| {
+                            let kind = SwitchKind::Spine(SpineId(sp as u16));
+                            s.port_peer(kind, PortId(p as u16)).is_some()
+                        })
+                        .count()
+                })
+                .sum();
+            assert_eq!(used, spine_ports);
+            assert_eq!(spine_ports, s.leaves() * ports / 2);
+        }
+    }
 
     #[test]
     fn plane_dimensions_match_the_paper() {

@@ -34,7 +34,7 @@ mod verify;
 mod violation;
 
 pub use arrangement::{Arrangement, UnknownArrangement};
-pub use clos::{Clos, ClosError, ClosShape, MAX_PORTS, Path, min_ports_for};
+pub use clos::{Clos, ClosError, ClosShape, MAX_PORTS, Path, PortPeer, min_ports_for};
 pub use fabric::{FabricSchedule, FabricSpec, MAX_CHANNELS, MAX_NODES, ScheduleError};
 pub use failure::{
     Accounting, Component, ComponentKind, FailureCost, FailureError, NodeSlots,

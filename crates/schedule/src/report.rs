@@ -2,9 +2,9 @@
 //! every crate that wants a schedule it can trust.
 
 use crate::arrangement::Arrangement;
-use crate::clos::{Clos, ClosError, ClosShape};
+use crate::clos::{Clos, ClosError, ClosShape, PortPeer};
 use crate::fabric::{FabricSchedule, FabricSpec, ScheduleError};
-use crate::ids::SwitchId;
+use crate::ids::{PortId, SwitchId};
 use crate::portmap::PortMap;
 use crate::verify::{Verdict, Violation, verify};
 use serde::Serialize;
@@ -93,11 +93,14 @@ pub struct ChannelPeers {
     pub peers: Vec<Option<u16>>,
 }
 
-/// One switch's port map in every slot of the epoch: `slots[t]` is its configuration in slot `t`.
+/// One switch's cabling and its port map in every slot of the epoch: `slots[t]` is its
+/// configuration in slot `t`.
 #[derive(Clone, Debug, Serialize)]
 pub struct SwitchSchedule {
     pub switch: SwitchId,
     pub ports: usize,
+    /// `cabling[p]`: what port `p` is cabled to (`null`: unused).
+    pub cabling: Vec<Option<PortPeer>>,
     pub slots: Vec<PortMap>,
 }
 
@@ -129,6 +132,9 @@ impl ScheduleReport {
             .map(|switch| SwitchSchedule {
                 switch,
                 ports: shape.ports(),
+                cabling: (0..shape.ports())
+                    .map(|p| shape.port_peer(switch.kind, PortId(p as u16)))
+                    .collect(),
                 slots: Vec::with_capacity(epoch),
             })
             .collect();

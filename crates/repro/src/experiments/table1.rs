@@ -3,12 +3,14 @@
 //! 2/N, spine 2√2/√N.
 //!
 //! We count, over one epoch of the verified schedule and its port maps, the surviving nodes'
-//! send and receive slots lost (`shoal_schedule::failure_cost`), two ways: only transmissions
-//! whose path crosses the component ("path only"), and with §3.5's symmetric detection (a pair
-//! that loses one direction stops using both). The table matches the symmetric count for the
-//! node, node link, leaf and spine, and the path-only count for a leaf-spine link; a full-duplex
-//! link under symmetric detection costs about twice the table's 2/N (the table's value is what
-//! one direction of the link, a fibre, costs). Each claim names the count it uses.
+//! send and receive slots lost (`shoal_schedule::failure_cost`) with §3.5's symmetric detection
+//! (a pair that loses one direction stops using both), which is what the simulator does, for
+//! every row alike. The count of only the transmissions whose path crosses the component ("path
+//! only") is shown beside it. The two agree for a node, a node link and a leaf; for a spine the
+//! path-only count is half the table's value; for a leaf-spine link it is the symmetric count
+//! that is about twice the table's 2/N: a full-duplex link under symmetric detection costs both
+//! directions of every pair that crosses it, and the table's value is what one direction (a
+//! fibre) costs. That row misses, and says why.
 //!
 //! Full mode uses N = 2,048 on 64-port switches (one plane); quick mode N = 512 on 32-port
 //! switches, the same N = k²/2 shape.
@@ -16,7 +18,7 @@
 //! The simulator is checked against the count: a 128-node rack on 16-port switches runs 200
 //! epochs with a failed spine, then with a failed leaf-spine link, and the share of scheduled
 //! transmissions that were silent (the sender had declared the receiver failed) or lost in the
-//! fabric must match the symmetric count, which is what §3.5's detection does.
+//! fabric must match the symmetric count.
 
 use crate::{Claim, Options, ReproError};
 use shoal_base::{ChannelId, NodeId, Time};
@@ -46,61 +48,43 @@ pub(crate) fn run(
     let clos = Clos::new(&schedule, ports).map_err(|e| err(&e))?;
     let plane = ChannelId(0);
     let cases = [
-        ("a node", Component::Node(NodeId(5)), Accounting::Symmetric),
-        (
-            "a node link",
-            Component::NodeLink(plane, NodeId(5)),
-            Accounting::Symmetric,
-        ),
-        (
-            "a leaf switch",
-            Component::Leaf(plane, LeafId(1)),
-            Accounting::Symmetric,
-        ),
+        ("a node", Component::Node(NodeId(5))),
+        ("a node link", Component::NodeLink(plane, NodeId(5))),
+        ("a leaf switch", Component::Leaf(plane, LeafId(1))),
         (
             "a leaf-spine link",
             Component::LeafSpineLink(plane, LeafId(1), SpineId(1), 0),
-            Accounting::PathOnly,
         ),
-        (
-            "a spine switch",
-            Component::Spine(plane, SpineId(1)),
-            Accounting::Symmetric,
-        ),
+        ("a spine switch", Component::Spine(plane, SpineId(1))),
     ];
     let mut claims = Vec::new();
-    for (what, component, accounting) in cases {
+    for (what, component) in cases {
         let kind: ComponentKind = component.kind();
-        let ours = failure_cost(&schedule, &clos, &[component], accounting)
-            .map_err(|e| err(&e))?
-            .fraction();
-        let other = match accounting {
-            Accounting::Symmetric => Accounting::PathOnly,
-            Accounting::PathOnly => Accounting::Symmetric,
+        let count = |accounting| {
+            failure_cost(&schedule, &clos, &[component], accounting)
+                .map(|c| c.fraction())
+                .map_err(|e| err(&e))
         };
-        let alt = failure_cost(&schedule, &clos, &[component], other)
-            .map_err(|e| err(&e))?
-            .fraction();
+        let ours = count(Accounting::Symmetric)?;
+        let path_only = count(Accounting::PathOnly)?;
         let paper = table1_formula(kind, nodes);
-        let name = |a: Accounting| match a {
-            Accounting::Symmetric => "symmetric",
-            Accounting::PathOnly => "path only",
-        };
         progress(&format!(
-            "table1: {what}: table {paper:.5}, {} {ours:.5}, {} {alt:.5}",
-            name(accounting),
-            name(other)
+            "table1: {what}: table {paper:.5}, symmetric {ours:.5}, path only {path_only:.5}"
         ));
+        let pass = (ours - paper).abs() <= 0.10 * paper;
+        let mut claim = format!("slots lost to {what}, N = {nodes}, k = {ports} (symmetric)");
+        if !pass && (path_only - paper).abs() <= 0.10 * paper {
+            claim.push_str(
+                ": the table counts one direction of the link; §3.5's detection loses both",
+            );
+        }
         claims.push(Claim::new(
             FIG,
-            &format!(
-                "slots lost to {what}, N = {nodes}, k = {ports} ({})",
-                name(accounting)
-            ),
+            &claim,
             format!("{paper:.5}"),
-            format!("{ours:.5} ({} {alt:.5})", name(other)),
+            format!("{ours:.5} (path only {path_only:.5})"),
             "±10%",
-            (ours - paper).abs() <= 0.10 * paper,
+            pass,
         ));
     }
     for (what, component) in [
