@@ -135,6 +135,11 @@ impl FlowBook {
         self.arrival_at = None;
     }
 
+    /// The limits the run stops at.
+    pub fn limits(&self) -> RunLimits {
+        self.limits
+    }
+
     pub fn record(&self, record: u32) -> &FlowRecord {
         &self.records[record as usize]
     }
