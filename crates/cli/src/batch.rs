@@ -5,11 +5,11 @@
 //! Every run is a pure function of its scenario and writes only its own files, so the number
 //! of threads changes the wall time and nothing else (DESIGN.md, principles 5 and 9).
 
+use crate::folder::Folder;
 use crate::run::{Summary, run_one};
 use anyhow::Result;
 use indicatif::MultiProgress;
 use shoal_scenario::Scenario;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -57,8 +57,8 @@ pub(crate) fn map<T: Sync, R: Send>(
 /// One run of a sweep or comparison.
 pub(crate) struct Job<'a> {
     pub sc: &'a Scenario,
-    /// Its results folder, already prepared.
-    pub dir: PathBuf,
+    /// Its results folder, open.
+    pub folder: Folder,
     pub label: String,
 }
 
@@ -84,7 +84,7 @@ pub(crate) fn run_all(
                 None => eprintln!("{line}"),
             }
         }
-        run_one(job.sc, &job.dir, quiet, &job.label, bars.as_ref())
+        run_one(job.sc, &job.folder, quiet, &job.label, bars.as_ref())
     };
     map(jobs, threads, run, Result::is_err)
         .into_iter()

@@ -2,11 +2,13 @@
 //! metric.
 
 use crate::batch::{self, Job};
-use crate::run::{Summary, opt, prepare_dir, safe, write_file};
+use crate::folder::Folder;
+use crate::run::{Summary, opt, safe};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::{Scenario, SweepValue};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,7 +46,8 @@ pub struct CompareArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
-    /// Write into DIR even if it is not empty.
+    /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
+    /// .shoal-written lists) are removed first; other files stay.
     #[arg(long)]
     force: bool,
     /// Runs at once. Default: one per core. Each needs its own memory; 1 runs them one after
@@ -256,7 +259,8 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         }
     }
     let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
-    let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
+    // Each run's folder: <point>/<scenario> for a sweep, <scenario> otherwise.
+    let mut planned: Vec<(Option<String>, String, String)> = Vec::with_capacity(jobs.len());
     for (point, sc) in &jobs {
         let label = match point {
             Some(v) => format!(
@@ -266,29 +270,58 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             ),
             None => sc.name.clone(),
         };
-        let dir = match point {
-            Some(v) => dir.join(safe(&v.to_string())).join(safe(&sc.name)),
-            None => dir.join(safe(&sc.name)),
-        };
+        let place = (point.as_ref().map(|v| safe(&v.to_string())), safe(&sc.name));
         // Two sweep values may differ only in the characters `safe` replaces.
-        if let Some(other) = runs.iter().find(|r| r.dir == dir) {
+        if let Some((_, _, other)) = planned
+            .iter()
+            .find(|(p, n, _)| (p, n) == (&place.0, &place.1))
+        {
+            let shared = place
+                .0
+                .iter()
+                .fold(dir.clone(), |d, p| d.join(p))
+                .join(&place.1);
             bail!(
-                "{} and {label} would share the results folder {}",
-                other.label,
-                dir.display()
+                "{other} and {label} would share the results folder {}",
+                shared.display()
             );
         }
-        runs.push(Job { sc, dir, label });
+        planned.push((place.0, place.1, label));
     }
-    // The folders are created once they are all known to differ.
-    prepare_dir(&dir, args.force)?;
-    for run in &runs {
-        prepare_dir(&run.dir, args.force)?;
+    // The folders are opened once they are all known to differ.
+    let top = Folder::open(&dir, args.force)?;
+    let mut point_folders: Vec<(String, Folder)> = Vec::new();
+    let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
+    for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
+        let parent = match point {
+            None => &top,
+            Some(p) => {
+                if !point_folders.iter().any(|(q, _)| *q == p) {
+                    let f = Folder::open(&dir.join(&p), args.force)?;
+                    top.note(&p)?;
+                    point_folders.push((p.clone(), f));
+                }
+                &point_folders
+                    .iter()
+                    .find(|(q, _)| *q == p)
+                    .expect("just opened")
+                    .1
+            }
+        };
+        let folder = Folder::open(&parent.path().join(&name), args.force)?;
+        parent.note(&name)?;
+        runs.push(Job { sc, folder, label });
     }
     let threads = batch::threads(args.jobs);
     let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
+    for run in &runs {
+        run.folder.finish()?;
+    }
+    for (_, f) in &point_folders {
+        f.finish()?;
+    }
     let rows: Vec<Row> = jobs
         .iter()
         .zip(summaries)
@@ -298,11 +331,11 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             summary,
         })
         .collect();
-    write_csv(&dir, parameter.as_deref(), &rows)?;
+    write_csv(&top, parameter.as_deref(), &rows)?;
     print(parameter.as_deref(), &rows);
-    plots(&dir, parameter.as_deref(), &names, &rows)?;
-    write_file(
-        &dir.join("README.txt"),
+    plots(&top, parameter.as_deref(), &names, &rows)?;
+    top.write(
+        "README.txt",
         &format!(
             "shoal compare of {}\nsettings: {}\n",
             args.scenarios
@@ -317,6 +350,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             }
         ),
     )?;
+    top.finish()?;
     println!("results      {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -345,8 +379,8 @@ fn header(parameter: Option<&str>) -> Vec<&str> {
     h
 }
 
-fn write_csv(dir: &Path, parameter: Option<&str>, rows: &[Row]) -> Result<()> {
-    let mut w = csv::Writer::from_path(dir.join("compare.csv"))?;
+fn write_csv(folder: &Folder, parameter: Option<&str>, rows: &[Row]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header(parameter))?;
     for r in rows {
         let mut line: Vec<String> = r.point.iter().map(|v| v.to_string()).collect();
@@ -357,8 +391,10 @@ fn write_csv(dir: &Path, parameter: Option<&str>, rows: &[Row]) -> Result<()> {
         );
         w.write_record(&line)?;
     }
-    w.flush()?;
-    Ok(())
+    let bytes = w
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("compare.csv: {e}"))?;
+    folder.write_with("compare.csv", |f| f.write_all(&bytes))
 }
 
 fn print(parameter: Option<&str>, rows: &[Row]) {
@@ -375,7 +411,8 @@ fn print(parameter: Option<&str>, rows: &[Row]) {
 
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
-fn plots(dir: &Path, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
+fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
+    let dir = folder.path();
     for (col, label, f, log) in METRICS {
         let y = if log {
             Axis::log(label)
@@ -426,6 +463,9 @@ fn plots(dir: &Path, parameter: Option<&str>, names: &[String], rows: &[Row]) ->
         }
         shoal_plot::write(&fig, dir, col)
             .map_err(|e| anyhow::anyhow!("{col}: cannot write the figure: {e}"))?;
+        for ext in ["svg", "png", "csv"] {
+            folder.note(&format!("{col}.{ext}"))?;
+        }
     }
     Ok(())
 }

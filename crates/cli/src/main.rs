@@ -7,6 +7,7 @@ mod batch;
 mod bench;
 mod cell;
 mod compare;
+mod folder;
 mod huge_pages;
 mod live;
 mod plot;
@@ -22,10 +23,13 @@ use std::process::ExitCode;
 #[command(
     name = "shoal",
     version,
-    about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells",
-    long_about = "Simulate the Shoal rack fabric (NSDI 2019) and check its schedules and cells.\n\n\
-        Scenarios are TOML files (see docs/scenarios.md); `shoal run` with no file runs the \
-        built-in default, the paper's 512-node rack under a permutation.\n\n\
+    about = "Simulate and compare rack fabrics: Shoal (NSDI 2019), Stardust, XFabric, Aquila, the packet baselines and the ideal switch",
+    long_about = "Simulate and compare rack fabrics on identical flows: Shoal (NSDI 2019, the \
+        centre: its schedules, cells and live rack too), Stardust, XFabric, Aquila, the packet \
+        baselines (DCTCP, DCQCN, NDP, TCP, R2C2) and the ideal output-queued switch.\n\n\
+        Scenarios are TOML files (see docs/scenarios.md; `scenario.fabric` picks the fabric); \
+        `shoal run` with no file runs the built-in default, the Shoal paper's 512-node rack \
+        under a permutation.\n\n\
         Environment: SHOAL_HUGE_PAGES=0 keeps ordinary memory pages (by default, on Linux with \
         glibc, shoal runs itself again with glibc's transparent huge pages asked for, which \
         makes large racks faster and changes no result).",

@@ -1,7 +1,8 @@
 //! `shoal run`: run a scenario and write its results folder.
 
 use crate::batch::{self, Job};
-use anyhow::{Context, Result, bail};
+use crate::folder::Folder;
+use anyhow::Result;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -60,7 +61,8 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
-    /// Write into DIR even if it is not empty (files of the same name are replaced).
+    /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
+    /// .shoal-written lists: files and point folders) are removed first; other files stay.
     #[arg(long)]
     force: bool,
     /// Sweep points run at once. Default: one per core. Each needs its own memory (a 512-node
@@ -294,9 +296,9 @@ fn summarize(
     }
 }
 
-fn write_flows(path: &Path, records: &[FlowRecord]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+/// `flows.csv`: one row per flow.
+fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Result<()> {
+    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(out));
     w.write_record([
         "id",
         "src",
@@ -325,53 +327,14 @@ fn write_flows(path: &Path, records: &[FlowRecord]) -> Result<()> {
             fct,
         ])?;
     }
-    w.flush()?;
-    Ok(())
+    w.flush()
 }
 
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Creates `dir`, refusing a non-empty one unless `force`.
-///
-/// The folder is created first and its contents read afterwards: asking `dir.exists()` first
-/// misses a folder that a path like `out/..` names only once `out/` exists, and the run would
-/// then replace the files of the current folder. When refused, the folders created here are
-/// removed again, so a refusal leaves the disk as it was.
-pub(crate) fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        bail!("{} exists and is not a directory", dir.display());
-    }
-    // The folders `create_dir_all` will make, deepest first: ancestors that do not exist yet
-    // (one ending in ".." names a folder that exists once its parent does, so it is left be).
-    let missing: Vec<&Path> = dir
-        .ancestors()
-        .filter(|a| a.file_name().is_some() && std::fs::symlink_metadata(a).is_err())
-        .collect();
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let non_empty = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .next()
-        .is_some();
-    if non_empty && !force {
-        for created in missing {
-            // Only empty folders go; one that is not empty was not made here.
-            let _ = std::fs::remove_dir(created);
-        }
-        bail!(
-            "{} is not empty: choose another --out DIR, or pass --force to write into it",
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
-/// Runs one scenario into `dir`; returns its summary. `bars` holds the progress bars of runs
-/// going on beside it.
+/// Runs one scenario into `folder` (the summary written last; the caller finishes the folder);
+/// returns its summary. `bars` holds the progress bars of runs going on beside it.
 pub(crate) fn run_one(
     sc: &Scenario,
-    dir: &Path,
+    folder: &Folder,
     quiet: bool,
     label: &str,
     bars: Option<&MultiProgress>,
@@ -399,17 +362,13 @@ pub(crate) fn run_one(
     let summary = summarize(sc, &ideal, &out, started.elapsed(), run_wall);
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');
-    write_file(&dir.join("summary.json"), &json)?;
-    write_file(&dir.join("scenario.toml"), &sc.resolved_toml())?;
-    write_flows(&dir.join("flows.csv"), &out.records)?;
+    folder.write("scenario.toml", &sc.resolved_toml())?;
+    folder.write_with("flows.csv", |f| write_flows(f, &out.records))?;
     if !out.series.samples.is_empty() {
-        let path = dir.join("series.csv");
-        let file = std::fs::File::create(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        out.series
-            .write_csv(file)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        folder.write_with("series.csv", |f| out.series.write_csv(f))?;
     }
+    // Last: a folder with a summary holds everything the summary describes.
+    folder.write("summary.json", &json)?;
     Ok(summary)
 }
 
@@ -465,7 +424,8 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.realised_load, 3)
     );
     let u = s.queue_unit;
-    if s.queue_unit == "cells" {
+    // The slotted rack counts node-channel-slots; the event-driven fabrics count events.
+    if s.counters.contains_key("node_channel_slots") {
         println!(
             "queues       max {} {u} in one queue, {} {u} at one node ({} in transit); \
              max reordering {} B",
@@ -531,17 +491,18 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
-    prepare_dir(&dir, args.force)?;
+    let folder = Folder::open(&dir, args.force)?;
 
     let Some(sweep) = &sc.sweep else {
-        let summary = run_one(&sc, &dir, args.quiet, &sc.name, None)?;
+        let summary = run_one(&sc, &folder, args.quiet, &sc.name, None)?;
+        folder.finish()?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
     };
 
     let points = sc.sweep_points()?;
-    write_file(&dir.join("scenario.toml"), &sc.document_toml())?;
-    let mut table = csv::Writer::from_path(dir.join("sweep.csv"))?;
+    folder.write("scenario.toml", &sc.document_toml())?;
+    let mut table = csv::Writer::from_writer(Vec::new());
     table.write_record([
         sweep.parameter.as_str(),
         "dir",
@@ -561,11 +522,12 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     ])?;
     let mut jobs = Vec::with_capacity(points.len());
     for (i, (value, point)) in points.iter().enumerate() {
-        let dir = dir.join(format!("{i}-{}", safe(&value.to_string())));
-        prepare_dir(&dir, args.force)?;
+        let name = format!("{i}-{}", safe(&value.to_string()));
+        let sub = Folder::open(&dir.join(&name), args.force)?;
+        folder.note(&name)?;
         jobs.push(Job {
             sc: point,
-            dir,
+            folder: sub,
             label: format!("{} = {value}", sweep.parameter),
         });
     }
@@ -583,7 +545,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
                 break;
             }
         };
-        let sub = &job.dir;
+        job.folder.finish()?;
+        let sub = job.folder.path();
         let short = s.short_fct_us.as_ref();
         let row = vec![
             value.to_string(),
@@ -616,10 +579,15 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         table.write_record(&csv_row)?;
         rows.push(row);
     }
-    table.flush()?;
+    // The table holds the points that finished, written whole even when one failed.
+    let table = table
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("sweep.csv: {e}"))?;
+    folder.write_with("sweep.csv", |f| f.write_all(&table))?;
     if let Some(e) = failure {
         return Err(e);
     }
+    folder.finish()?;
     crate::repro::print_table(
         &[
             &sweep.parameter,

@@ -1325,3 +1325,283 @@ fn compare_names_the_default_that_makes_workloads_differ() {
         "{err}"
     );
 }
+
+/// A scenario that runs for many seconds: a sweep of two long points.
+const LONG: &str = r#"
+[scenario]
+name = "long"
+[rack]
+nodes = 64
+channels = 2
+switch_ports = 16
+[workload]
+kind = "open-loop"
+load = 0.5
+matrix = "uniform"
+size = { dist = "pareto", shape = 1.05, mean_bytes = 100000, cap_bytes = 1e9 }
+[run]
+completed_flows = 1000000
+sample_every_us = 10.0
+[sweep]
+parameter = "workload.load"
+values = [0.3, 0.5]
+"#;
+
+/// Starts `shoal run LONG` into `out` and waits until its folder is marked incomplete.
+fn start_long(dir: &Path, out: &str) -> std::process::Child {
+    let scenario = write(dir, "long.toml", LONG);
+    let mut child = Command::new(SHOAL)
+        .args(["run", &scenario, "--out", out, "--quiet", "--jobs", "1"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the shoal binary runs");
+    let marker = dir.join(out).join("0-0.3").join("INCOMPLETE");
+    for _ in 0..600 {
+        if marker.exists() {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the long run never opened its first point's folder");
+}
+
+#[test]
+fn a_killed_sweep_leaves_its_folders_marked_incomplete_and_no_torn_table() {
+    let dir = scratch("killed-sweep");
+    let mut child = start_long(&dir, "res");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let res = dir.join("res");
+    assert!(res.join("INCOMPLETE").exists());
+    assert!(res.join("0-0.3").join("INCOMPLETE").exists());
+    assert!(!res.join("0-0.3").join("summary.json").exists());
+    assert!(
+        !res.join("sweep.csv").exists(),
+        "no table of points that did not finish"
+    );
+    // A rerun is refused without --force; with it, the killed run's files are replaced.
+    let again = shoal_in(&dir, &["run", "long.toml", "--out", "res", "--quiet"]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+}
+
+#[test]
+fn a_second_run_into_a_folder_being_written_is_refused() {
+    let dir = scratch("concurrent");
+    let mut child = start_long(&dir, "res");
+    let second = write(&dir, "tiny.toml", TINY);
+    let out = shoal_in(
+        &dir,
+        &["run", &second, "--out", "res", "--force", "--quiet"],
+    );
+    child.kill().expect("kill");
+    let _ = child.wait();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("another shoal run is writing into"),
+        "{}",
+        stderr(&out)
+    );
+    // The first run's files are still there: the refused run touched nothing.
+    assert!(dir.join("res").join("0-0.3").exists());
+}
+
+#[test]
+fn force_replaces_the_previous_results_and_nothing_else() {
+    let dir = scratch("force-clears");
+    let sweep = write(
+        &dir,
+        "sweep.toml",
+        &format!(
+            "{TINY}[run]\nsample_every_us = 1.0\n[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [1000, 2000, 3000]\n"
+        ),
+    );
+    let first = shoal_in(&dir, &["run", &sweep, "--out", "res", "--quiet"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    std::fs::write(dir.join("res").join("notes.txt"), "mine").expect("write");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let second = shoal_in(&dir, &["run", &tiny, "--out", "res", "--quiet", "--force"]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let mut left: Vec<String> = std::fs::read_dir(dir.join("res"))
+        .expect("read")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            ".shoal-written",
+            "flows.csv",
+            "notes.txt",
+            "scenario.toml",
+            "summary.json"
+        ],
+        "no point folder, sweep.csv or series.csv of the sweep is left"
+    );
+}
+
+#[test]
+fn an_unwritable_results_folder_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("unwritable");
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let scenario = write(&dir, "long.toml", LONG);
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        // Root writes into read-only folders: make the folder unwritable for the run another
+        // way, a folder where its lock file goes.
+        std::fs::create_dir_all(locked.join(".shoal.lock")).expect("mkdir");
+    }
+    let started = std::time::Instant::now();
+    let out = shoal_in(
+        &dir,
+        &["run", &scenario, "--out", "locked", "--quiet", "--force"],
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("locked"), "{}", stderr(&out));
+    assert!(started.elapsed().as_secs() < 30, "it ran before refusing");
+}
+
+/// Hostile flag values for the commands that take numbers: each call ends without a panic
+/// (exit status 101), refused with a message or answered; one that takes too long is stopped
+/// (a bounded budget, not a failure).
+#[test]
+fn hostile_flags_never_panic() {
+    use std::process::Stdio;
+    let values = [
+        "-1",
+        "0",
+        "1",
+        "2",
+        "3",
+        "7",
+        "64",
+        "65535",
+        "65536",
+        "4294967296",
+        "1e308",
+        "nan",
+        "inf",
+        "-inf",
+        "0.5",
+        "1e-300",
+        "",
+        "x",
+        "18446744073709551616",
+    ];
+    let commands: &[(&[&str], &[&str])] = &[
+        (&["schedule"], &["--nodes", "--ports", "--channels"]),
+        (
+            &["cell", "encode"],
+            &["--dst", "--src", "--seq", "--feedback", "--class"],
+        ),
+        (
+            &["size"],
+            &[
+                "--nodes",
+                "--channels",
+                "--channel-gbps",
+                "--switch-ports",
+                "--cell-bytes",
+                "--slot-ns",
+                "--cable-m",
+                "--on-chip-mbit",
+                "--packet-switch-ports",
+                "--circuit-cost-ratio",
+            ],
+        ),
+        (
+            &["bench"],
+            &["--nodes", "--pairs", "--slots", "--warmup-slots"],
+        ),
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for _ in 0..80 {
+        let (cmd, flags) = commands[next(commands.len())];
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        for flag in flags {
+            if next(2) == 0 {
+                args.push(format!("{flag}={}", values[next(values.len())]));
+            } else if cmd == ["schedule"] {
+                // Its required flags, so that values and not the usage are checked.
+                args.push(format!("{flag}=4"));
+            }
+        }
+        let mut child = Command::new(SHOAL)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the shoal binary runs");
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break Some(status);
+            }
+            if started.elapsed().as_secs() >= 3 {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        if let Some(status) = status {
+            assert_ne!(status.code(), Some(101), "shoal {}: {err}", args.join(" "));
+            assert!(!err.contains("panicked"), "shoal {}: {err}", args.join(" "));
+        }
+    }
+}
+
+/// A full disk (a temporary file that is /dev/full) fails the run naming the file, and the
+/// folder stays marked incomplete with no summary.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_names_the_file_and_leaves_no_summary() {
+    let dir = scratch("full-disk");
+    let res = dir.join("res");
+    std::fs::create_dir_all(&res).expect("mkdir");
+    std::os::unix::fs::symlink("/dev/full", res.join(".flows.csv.tmp")).expect("symlink");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let out = shoal_in(&dir, &["run", &tiny, "--out", "res", "--force", "--quiet"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("flows.csv"), "{err}");
+    assert!(res.join("INCOMPLETE").exists());
+    assert!(!res.join("summary.json").exists());
+}
+
+#[test]
+fn bench_refuses_a_load_whose_flows_are_seconds_apart() {
+    let out = shoal(&[
+        "bench",
+        "--datacenter",
+        "--load",
+        "1e-9",
+        "--nodes",
+        "16",
+        "--flows",
+        "10",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("above the 1 s allowed"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -222,7 +222,8 @@ impl<'a> Keys<'a> {
                 format!("{v} us is longer than the simulator can count"),
             ));
         }
-        if positive && ps < 1.0 {
+        // A time that is not zero but rounds to it is a typo for a unit, not a time to clamp.
+        if (positive || v > 0.0) && ps < 1.0 {
             return Err(self.value(key, format!("{v} us is below one picosecond")));
         }
         Ok(ps as u64)
@@ -237,7 +238,7 @@ impl<'a> Keys<'a> {
                 format!("{v} ns is longer than the simulator can count"),
             )
         })?;
-        if positive && d.0 == 0 {
+        if (positive || v > 0.0) && d.0 == 0 {
             return Err(self.value(key, format!("{v} ns is below one picosecond")));
         }
         Ok(d)

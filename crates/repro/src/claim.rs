@@ -32,6 +32,24 @@ impl Claim {
         }
     }
 
+    /// A claim whose input is missing (a baseline not computed, a run that measured nothing):
+    /// reported as not checked, and counted as a miss.
+    pub(crate) fn not_checked(
+        figure: &str,
+        claim: &str,
+        paper: impl Into<String>,
+        why: &str,
+    ) -> Claim {
+        Claim::new(
+            figure,
+            claim,
+            paper,
+            format!("not checked: {why}"),
+            "-",
+            false,
+        )
+    }
+
     /// `ours` within `rel` (a fraction) of `paper`.
     pub(crate) fn relative(
         figure: &str,

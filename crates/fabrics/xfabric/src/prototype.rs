@@ -224,8 +224,9 @@ pub struct PrototypeResult {
     /// From the end of the warm-up to the last flow's completion ("completion time").
     pub completion: Dur,
     /// The mean completion time of the flows that started after the warm-up: less hostage to
-    /// the few largest flows than `completion`, which ends with the slowest SoC's list.
-    pub mean_fct: Dur,
+    /// the few largest flows than `completion`, which ends with the slowest SoC's list. `None`
+    /// when no flow that started after the warm-up completed: nothing was measured.
+    pub mean_fct: Option<Dur>,
     pub rewirings: u64,
     /// Packets cut by rewiring, per rewiring and full-duplex link.
     pub lost_per_link: f64,
@@ -342,9 +343,9 @@ pub fn run_prototype(
         .filter(|r| r.start >= warm)
         .filter_map(|r| r.finish.map(|f| (f - r.start).0))
         .collect();
-    let mean_fct = Dur(
-        (after.iter().map(|&d| u128::from(d)).sum::<u128>() / after.len().max(1) as u128) as u64
-    );
+    let mean_fct = (!after.is_empty()).then(|| {
+        Dur((after.iter().map(|&d| u128::from(d)).sum::<u128>() / after.len() as u128) as u64)
+    });
     Ok(PrototypeResult {
         mean_path: c("data_packet_hops") as f64 / c("data_packets_arrived").max(1) as f64,
         completion: last - warm,

@@ -154,22 +154,35 @@ pub(crate) fn run(
     ));
     for (w, row) in rows {
         let d: Vec<f64> = (0..4).map(|i| div(row, i)).collect();
-        let reconf_max = d[0].max(if d[1].is_nan() { d[0] } else { d[1] });
+        let b: Vec<f64> = (0..4).map(|i| bott(row, i)).collect();
+        let diversity = c(&format!(
+            "{w}: reconfigurable fabrics have less path diversity, torus most"
+        ));
+        let bottleneck = c(&format!("{w}: torus has the least loaded bottleneck link"));
+        // OSA is skipped where its exact b-matching takes too long: a claim that needs it is
+        // then not checked, never passed on the values that are there.
+        if d.iter().chain(&b).any(|v| v.is_nan()) {
+            let why = "OSA was not computed at this size";
+            claims.push(Claim::not_checked(
+                FIG,
+                &diversity,
+                "XFabric, OSA < Random < torus",
+                why,
+            ));
+            claims.push(Claim::not_checked(FIG, &bottleneck, "torus lowest", why));
+            continue;
+        }
         claims.push(Claim::new(
             FIG,
-            &c(&format!(
-                "{w}: reconfigurable fabrics have less path diversity, torus most"
-            )),
+            &diversity,
             "XFabric, OSA < Random < torus",
             format!("{:.2}, {:.2}, {:.2}, {:.2}", d[0], d[1], d[3], d[2]),
             "ordering",
-            reconf_max < d[3].min(d[2]) && d[2] >= d[3],
+            d[0].max(d[1]) < d[3].min(d[2]) && d[2] >= d[3],
         ));
-        let b: Vec<f64> = (0..4).map(|i| bott(row, i)).collect();
-        let others = [b[0], b[1], b[3]];
         claims.push(Claim::new(
             FIG,
-            &c(&format!("{w}: torus has the least loaded bottleneck link")),
+            &bottleneck,
             "torus lowest",
             format!(
                 "XFabric {:.2}%, OSA {:.2}%, torus {:.2}%, Random {:.2}%",
@@ -179,7 +192,7 @@ pub(crate) fn run(
                 100.0 * b[3]
             ),
             "ordering",
-            others.iter().all(|&o| o.is_nan() || b[2] <= o),
+            [b[0], b[1], b[3]].iter().all(|&o| b[2] <= o),
         ));
     }
     plot(opts, &rows, progress)?;

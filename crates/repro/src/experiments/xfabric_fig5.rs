@@ -179,11 +179,14 @@ fn run_one(
         .expect("the closure ran")
         .map_err(|e| err(label)(&e))?;
     progress(&format!(
-        "fig5: {label}: path {:.3} links, completion {:.2} s, mean FCT {:.1} ms, {} rewirings, \
+        "fig5: {label}: path {:.3} links, completion {:.2} s, mean FCT {}, {} rewirings, \
          {:.3} lost/link/rewiring, {} timeouts, {} flows of mean {:.2} MB ({:.1} s wall)",
         r.mean_path,
         r.completion.0 as f64 * 1e-12,
-        r.mean_fct.0 as f64 * 1e-9,
+        r.mean_fct.map_or_else(
+            || "not measured (no flow started after the warm-up completed)".to_owned(),
+            |d| format!("{:.1} ms", d.0 as f64 * 1e-9)
+        ),
         r.rewirings,
         r.lost_per_link,
         r.retransmission_timeouts,
@@ -378,11 +381,20 @@ fn plot(
         series: vec![
             Series::new(
                 "XFabric",
-                swept.iter().map(|(t, r)| (*t, measure(r))).collect(),
+                // A run that measured nothing has no point (not a zero).
+                swept
+                    .iter()
+                    .map(|(t, r)| (*t, measure(r)))
+                    .filter(|(_, y)| y.is_finite())
+                    .collect(),
             ),
             Series::new(
                 "3D torus",
-                swept.iter().map(|(t, _)| (*t, measure(torus))).collect(),
+                swept
+                    .iter()
+                    .map(|(t, _)| (*t, measure(torus)))
+                    .filter(|(_, y)| y.is_finite())
+                    .collect(),
             ),
         ],
         kind: Kind::Lines,
@@ -403,7 +415,7 @@ fn plot(
         (
             "XFabric Fig. 5(b), companion: mean flow completion time",
             "Mean FCT after the warm-up (ms)",
-            &|r: &PrototypeResult| r.mean_fct.0 as f64 * 1e-9,
+            &|r: &PrototypeResult| r.mean_fct.map_or(f64::NAN, |d| d.0 as f64 * 1e-9),
             "xfabric-fig5b-mean-fct-vs-period",
         ),
     ];
