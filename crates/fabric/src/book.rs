@@ -118,10 +118,10 @@ impl FlowBook {
         source.on_complete(rec.id, rec.src, now);
     }
 
-    /// For an event-driven fabric at `now`: the time at which to schedule its "flows are due"
-    /// event, when `source` knows of a flow earlier than the event already pending (none when
-    /// it does not). The fabric calls [`FlowBook::arrival_fired`] when that event fires.
-    pub fn arm_arrival(&mut self, source: &mut dyn FlowSource, now: Time) -> Option<Time> {
+    /// For the event loop at `now`: the time at which to schedule its "flows are due" event,
+    /// when `source` knows of a flow earlier than the event already pending (none when it does
+    /// not). The loop calls [`FlowBook::arrival_fired`] when that event fires.
+    pub(crate) fn arm_arrival(&mut self, source: &mut dyn FlowSource, now: Time) -> Option<Time> {
         let t = source.next_start()?.max(now);
         if self.arrival_at.is_some_and(|a| a <= t) {
             return None;
@@ -131,8 +131,13 @@ impl FlowBook {
     }
 
     /// The pending "flows are due" event has fired.
-    pub fn arrival_fired(&mut self) {
+    pub(crate) fn arrival_fired(&mut self) {
         self.arrival_at = None;
+    }
+
+    /// The limits the run stops at.
+    pub fn limits(&self) -> RunLimits {
+        self.limits
     }
 
     pub fn record(&self, record: u32) -> &FlowRecord {

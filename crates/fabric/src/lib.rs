@@ -3,6 +3,7 @@
 //!
 //! - [`Fabric`]: flows in, records and statistics out ([`RunOutput`]).
 //! - [`book`]: the flow bookkeeping every fabric's run shares.
+//! - [`event_loop`]: the run loop every event-driven fabric shares ([`EventFabric`]).
 //! - [`plugin`]: a fabric as a scenario names it: its own table, checks and resolved form.
 //! - [`config`]: what a fabric needs to read and write its table.
 //! - [`bench`]: wall clock and peak memory for the benchmarks.
@@ -12,9 +13,11 @@
 pub mod bench;
 pub mod book;
 pub mod config;
+pub mod event_loop;
 pub mod plugin;
 
 pub use book::FlowBook;
+pub use event_loop::{Calendar, EventFabric};
 pub use plugin::{FabricKind, ResolvedFabric, Resolving};
 
 use serde::Serialize;

@@ -1,15 +1,13 @@
 //! Driving the simulator: a workload's flows through the common fabric interface, or
 //! synthetic traffic at full injection for the Dragonfly's theory.
 
-use crate::sim::{Control, Counters, Pattern, Sim, Source};
+use crate::sim::{Counters, Ev, Pattern, Sim, Source};
 use crate::spec::Spec;
 use shoal_base::{Dur, Time};
+use shoal_fabric::{Calendar, EventFabric, event_loop};
 use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_workload::FlowSource;
+use shoal_workload::{Flow, FlowSource};
 use std::collections::BTreeMap;
-
-/// Progress is reported every this many events.
-const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Runs the flows of `source` on the clique until `limits`.
 pub fn run_flows(
@@ -18,92 +16,80 @@ pub fn run_flows(
     limits: RunLimits,
     progress: &mut dyn Progress,
 ) -> Result<RunOutput, FabricError> {
-    let mut sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
-    let hosts = sim.hosts() as usize;
-    let mut book = FlowBook::new(hosts, limits);
-    let mut active = 0u64;
-    let mut flows_at: Option<Time> = None;
-    if let Some(until) = limits.until {
-        sim.schedule(until, Control::Stop);
-    }
-    if limits.sample_every.is_some() {
-        sim.schedule(Time::ZERO, Control::Sample);
-    }
-    arm_flows(&mut sim, source, &mut flows_at);
-    let mut last = Time::ZERO;
-    while let Some((now, control)) = sim.step(None) {
-        last = now;
-        match control {
-            Some(Control::Stop) => break,
-            Some(Control::Sample) => {
-                let (queued, most) = sim.queued_words();
-                book.sample(now, queued * 8, most * 8, active);
-                if sim.pending() > 0 || !source.is_exhausted() || active > 0 {
-                    let period = limits.sample_every.expect("sampling");
-                    sim.schedule(now + period, Control::Sample);
-                }
-            }
-            Some(Control::Flows) => {
-                flows_at = None;
-                while let Some(flow) = source.next_due(now) {
-                    let record = book.open(&flow, now)?;
-                    if flow.bytes == 0 {
-                        book.complete(record, now, source);
-                        continue;
-                    }
-                    active += 1;
-                    sim.add_flow(
-                        now,
-                        flow.src.0 as u32,
-                        record,
-                        flow.bytes,
-                        flow.dst.0 as u32,
-                    );
-                }
-                arm_flows(&mut sim, source, &mut flows_at);
-            }
-            None => {
-                let delivered = std::mem::take(&mut sim.delivered);
-                for &(flow, bytes) in &delivered {
-                    if book.deliver(flow, bytes as u64, now, source) {
-                        active -= 1;
-                        arm_flows(&mut sim, source, &mut flows_at);
-                    }
-                }
-                sim.delivered = delivered;
-                sim.delivered.clear();
-            }
-        }
-        if sim.counters.events.is_multiple_of(PROGRESS_EVERY) {
-            book.report(now, progress);
-        }
-        if book.enough_completed() {
-            break;
-        }
-    }
-    book.report(last, progress);
-    let c = &sim.counters;
-    let mut counters = counter_map(c);
-    counters.insert("flows_unfinished".into(), active);
-    let queues = QueueStats {
-        // In full-size (160 B) cells.
-        max_queue: u64::from(c.max_output_words.div_ceil(20)),
-        max_node_queue: 0,
-        max_node_transit: 0,
-        max_reorder_bytes: 0,
+    let sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
+    let book = FlowBook::new(sim.hosts() as usize, limits);
+    let run = FlowRun {
+        sim,
+        book,
+        active: 0,
     };
-    Ok(book.finish(last, queues, counters))
+    event_loop::run(run, source, progress)
 }
 
-/// Schedules the next `Flows` event if the source knows of a flow earlier than the one
-/// already scheduled.
-fn arm_flows(sim: &mut Sim<'_>, source: &mut dyn FlowSource, flows_at: &mut Option<Time>) {
-    if let Some(t) = source.next_start() {
-        let t = t.max(sim.now());
-        if flows_at.is_none_or(|a| t < a) {
-            sim.schedule(t, Control::Flows);
-            *flows_at = Some(t);
+/// The clique running a workload's flows: the simulator, the book, the flows in progress.
+struct FlowRun<'a> {
+    sim: Sim<'a>,
+    book: FlowBook,
+    active: u64,
+}
+
+impl EventFabric for FlowRun<'_> {
+    type Event = Ev;
+
+    /// The clique's driver first scheduled its stop and first sample, then the flows.
+    const FLOWS_FIRST: bool = false;
+
+    fn calendar_and_book(&mut self) -> (&mut Calendar<Ev>, &mut FlowBook) {
+        (self.sim.calendar(), &mut self.book)
+    }
+
+    fn handle(
+        &mut self,
+        now: Time,
+        ev: Ev,
+        source: &mut dyn FlowSource,
+    ) -> Result<(), FabricError> {
+        self.sim.handle(now, ev, None);
+        let delivered = std::mem::take(&mut self.sim.delivered);
+        for &(flow, bytes) in &delivered {
+            if self.book.deliver(flow, bytes as u64, now, source) {
+                self.active -= 1;
+                self.sim.calendar().arm_flows(&mut self.book, source);
+            }
         }
+        self.sim.delivered = delivered;
+        self.sim.delivered.clear();
+        Ok(())
+    }
+
+    fn add_flow(&mut self, now: Time, record: u32, flow: &Flow) -> Result<(), FabricError> {
+        if flow.bytes > 0 {
+            self.active += 1;
+            let (src, dst) = (flow.src.0 as u32, flow.dst.0 as u32);
+            self.sim.add_flow(now, src, record, flow.bytes, dst);
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
+        let (queued, most) = self.sim.queued_words();
+        self.book.sample(now, queued * 8, most * 8, self.active);
+        self.sim.pending() > 0 || !source.is_exhausted() || self.active > 0
+    }
+
+    fn finish(mut self, events: u64) -> RunOutput {
+        self.sim.counters.events = events;
+        let c = &self.sim.counters;
+        let mut counters = counter_map(c);
+        counters.insert("flows_unfinished".into(), self.active);
+        let queues = QueueStats {
+            // In full-size (160 B) cells.
+            max_queue: u64::from(c.max_output_words.div_ceil(20)),
+            max_node_queue: 0,
+            max_node_transit: 0,
+            max_reorder_bytes: 0,
+        };
+        self.book.finish(self.sim.now(), queues, counters)
     }
 }
 
@@ -149,9 +135,9 @@ pub fn saturate(
         packets: None,
     };
     sim.start_saturation(&source);
-    sim.schedule(Time::ZERO + warmup + window, Control::Stop);
-    while let Some((_, control)) = sim.step(Some(&source)) {
-        if control == Some(Control::Stop) {
+    sim.calendar().stop_at(Time::ZERO + warmup + window);
+    while let Some((_, stop)) = sim.step(Some(&source)) {
+        if stop {
             break;
         }
     }

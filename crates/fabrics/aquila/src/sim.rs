@@ -33,7 +33,8 @@ use crate::wire::{VCS, WORD};
 use rand::RngExt;
 use shoal_base::rng::{StreamRng, stream};
 use shoal_base::{Dur, Fifo, Rate, Slab, Time};
-use shoal_engine::EventQueue;
+use shoal_fabric::Calendar;
+use shoal_fabric::event_loop::Event;
 use shoal_topology::DragonflyPort;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -58,18 +59,8 @@ pub enum Pattern {
     PodShift,
 }
 
-/// Events of the driver, handed back by [`Sim::step`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Control {
-    /// Flows are due.
-    Flows,
-    Sample,
-    Stop,
-}
-
 #[derive(Clone, Copy, Debug)]
-enum Ev {
-    Control(Control),
+pub(crate) enum Ev {
     /// A cell's head reaches input port `port` (global port index).
     Arrive {
         port: u32,
@@ -189,7 +180,7 @@ pub struct Counters {
 pub(crate) struct Sim<'a> {
     spec: &'a Spec,
     router: Router,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     /// First global port index of each TiN; a TiN's ports are its network ports, then one
     /// endpoint port per host.
     base: Vec<u32>,
@@ -298,7 +289,7 @@ impl<'a> Sim<'a> {
         Ok(Sim {
             spec,
             router,
-            q: EventQueue::new(),
+            q: Calendar::new(),
             base,
             far,
             is_endpoint,
@@ -370,18 +361,26 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Schedules a driver event.
-    pub(crate) fn schedule(&mut self, at: Time, c: Control) {
-        self.q.schedule(at, Ev::Control(c));
+    /// The calendar of the simulator's events (the flow run's loop schedules its own on it).
+    pub(crate) fn calendar(&mut self) -> &mut Calendar<Ev> {
+        &mut self.q
     }
 
-    /// Pops and handles one event; `None` when none is left, and the driver's own events
-    /// handed back.
-    pub(crate) fn step(&mut self, source: Option<&Source>) -> Option<(Time, Option<Control>)> {
+    /// For the synthetic drivers: pops and handles one event; `None` when none is left, else
+    /// its time and whether it was the stop.
+    pub(crate) fn step(&mut self, source: Option<&Source>) -> Option<(Time, bool)> {
         let (now, ev) = self.q.pop()?;
         self.counters.events += 1;
+        let Event::Model(ev) = ev else {
+            return Some((now, matches!(ev, Event::Stop)));
+        };
+        self.handle(now, ev, source);
+        Some((now, false))
+    }
+
+    /// Handles one of the simulator's events.
+    pub(crate) fn handle(&mut self, now: Time, ev: Ev, source: Option<&Source>) {
         match ev {
-            Ev::Control(c) => return Some((now, Some(c))),
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
                 if self.arb_at[tin as usize] == Some(now) {
@@ -410,7 +409,6 @@ impl<'a> Sim<'a> {
             }
             Ev::Eject { cell } => self.eject(now, cell),
         }
-        Some((now, None))
     }
 
     /// Puts the host's next cell on its link into the TiN, if the link is free and the

@@ -48,6 +48,7 @@ impl Fabric for IdealSwitch {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        sim::Sim::new(&self.spec, limits).run(flows, progress)
+        let sim = sim::Sim::new(&self.spec, limits);
+        shoal_fabric::event_loop::run(sim, flows, progress)
     }
 }

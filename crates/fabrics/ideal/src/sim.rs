@@ -1,41 +1,25 @@
 //! One run of the ideal switch on the discrete-event engine. Each host link and each switch
 //! output port has at most one pending event (its packet on the wire), so the event list grows
-//! with ports, not with packets.
+//! with ports, not with packets. The run loop is the one every event-driven fabric shares
+//! (`shoal_fabric::event_loop`); this module is how the switch moves bytes.
 
 use crate::SwitchSpec;
 use shoal_base::{Dur, Time};
-use shoal_engine::EventQueue;
-use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_workload::FlowSource;
+use shoal_fabric::{Calendar, EventFabric};
+use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
+use shoal_workload::{Flow, FlowSource};
 use std::collections::{BTreeMap, VecDeque};
 
-/// Progress is reported every this many events.
-const PROGRESS_EVERY: u64 = 1 << 16;
-
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     /// Host `host`'s link finished serializing its packet.
-    HostDone {
-        host: u32,
-    },
+    HostDone { host: u32 },
     /// A packet of `payload` bytes of flow `flow` has arrived whole at the switch.
-    AtSwitch {
-        flow: u32,
-        payload: u32,
-    },
+    AtSwitch { flow: u32, payload: u32 },
     /// Output port `port` finished serializing its packet.
-    PortDone {
-        port: u32,
-    },
+    PortDone { port: u32 },
     /// A packet of flow `flow` has arrived whole at its destination.
-    Delivered {
-        flow: u32,
-        payload: u32,
-    },
-    /// New flows are due.
-    Flows,
-    Sample,
-    Stop,
+    Delivered { flow: u32, payload: u32 },
 }
 
 /// A packet waiting at an output port.
@@ -62,13 +46,14 @@ struct Port {
 
 pub(crate) struct Sim<'a> {
     spec: &'a SwitchSpec,
-    limits: RunLimits,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     book: FlowBook,
     /// Payload bytes each flow has yet to put on its host's link.
     unsent: Vec<u64>,
     hosts: Vec<Host>,
     ports: Vec<Port>,
+    /// Hosts with new flows, sent from once every flow due at the time has joined.
+    kick: Vec<u32>,
     active: u64,
     /// Wire bytes queued at the output ports, and the most ever queued at one.
     queued_bytes: u64,
@@ -82,12 +67,12 @@ impl<'a> Sim<'a> {
         let n = spec.hosts as usize;
         Sim {
             spec,
-            limits,
-            q: EventQueue::new(),
+            q: Calendar::new(),
             book: FlowBook::new(n, limits),
             unsent: Vec::new(),
             hosts: (0..n).map(|_| Host::default()).collect(),
             ports: (0..n).map(|_| Port::default()).collect(),
+            kick: Vec::new(),
             active: 0,
             queued_bytes: 0,
             max_port_bytes: 0,
@@ -95,82 +80,90 @@ impl<'a> Sim<'a> {
             packets: 0,
         }
     }
+}
 
-    pub(crate) fn run(
-        mut self,
+impl EventFabric for Sim<'_> {
+    type Event = Ev;
+
+    fn calendar_and_book(&mut self) -> (&mut Calendar<Ev>, &mut FlowBook) {
+        (&mut self.q, &mut self.book)
+    }
+
+    fn handle(
+        &mut self,
+        now: Time,
+        ev: Ev,
         source: &mut dyn FlowSource,
-        progress: &mut dyn Progress,
-    ) -> Result<RunOutput, FabricError> {
-        self.arm_flows(source);
-        if let Some(until) = self.limits.until {
-            self.q.schedule(until, Ev::Stop);
-        }
-        if self.limits.sample_every.is_some() {
-            self.q.schedule(Time::ZERO, Ev::Sample);
-        }
-        let mut events = 0u64;
-        while let Some((now, ev)) = self.q.pop() {
-            events += 1;
-            if events.is_multiple_of(PROGRESS_EVERY) {
-                self.book.report(now, progress);
+    ) -> Result<(), FabricError> {
+        match ev {
+            Ev::HostDone { host } => {
+                self.hosts[host as usize].busy = false;
+                self.host_send(now, host);
             }
-            match ev {
-                Ev::HostDone { host } => {
-                    self.hosts[host as usize].busy = false;
-                    self.host_send(now, host);
-                }
-                Ev::AtSwitch { flow, payload } => self.at_switch(now, flow, payload),
-                Ev::PortDone { port } => {
-                    self.ports[port as usize].busy = false;
-                    self.port_send(now, port);
-                }
-                Ev::Delivered { flow, payload } => {
-                    if self.book.deliver(flow, payload as u64, now, source) {
-                        self.active -= 1;
-                        self.arm_flows(source);
-                    }
-                }
-                Ev::Flows => {
-                    self.book.arrival_fired();
-                    // Every flow due now joins its host's round before any host sends, so
-                    // flows that start together share their link from the first packet.
-                    let mut kick = Vec::new();
-                    while let Some(flow) = source.next_due(now) {
-                        let record = self.book.open(&flow, now)?;
-                        self.unsent.push(flow.bytes);
-                        if flow.bytes == 0 {
-                            self.book.complete(record, now, source);
-                            continue;
-                        }
-                        self.active += 1;
-                        let host = flow.src.0 as u32;
-                        self.hosts[host as usize].flows.push_back(record);
-                        kick.push(host);
-                    }
-                    for host in kick {
-                        self.host_send(now, host);
-                    }
-                    self.arm_flows(source);
-                }
-                Ev::Sample => self.sample(now, source),
-                Ev::Stop => break,
+            Ev::AtSwitch { flow, payload } => self.at_switch(now, flow, payload),
+            Ev::PortDone { port } => {
+                self.ports[port as usize].busy = false;
+                self.port_send(now, port);
             }
-            if self.book.enough_completed() {
-                break;
+            Ev::Delivered { flow, payload } => {
+                if self.book.deliver(flow, payload as u64, now, source) {
+                    self.active -= 1;
+                    self.q.arm_flows(&mut self.book, source);
+                }
             }
         }
-        self.book.report(self.q.now(), progress);
-        Ok(self.finish(events))
+        Ok(())
     }
 
-    /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
-    /// already scheduled.
-    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = self.book.arm_arrival(source, self.q.now()) {
-            self.q.schedule(t, Ev::Flows);
+    fn add_flow(&mut self, _now: Time, record: u32, flow: &Flow) -> Result<(), FabricError> {
+        self.unsent.push(flow.bytes);
+        if flow.bytes > 0 {
+            self.active += 1;
+            let host = flow.src.0 as u32;
+            self.hosts[host as usize].flows.push_back(record);
+            self.kick.push(host);
+        }
+        Ok(())
+    }
+
+    /// Every flow due now has joined its host's round before any host sends, so flows that
+    /// start together share their link from the first packet.
+    fn flows_added(&mut self, now: Time) {
+        for host in std::mem::take(&mut self.kick) {
+            self.host_send(now, host);
         }
     }
 
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
+        let longest = self.ports.iter().map(|p| p.bytes).max().unwrap_or(0);
+        self.book
+            .sample(now, self.queued_bytes, longest, self.active);
+        // Keep sampling while anything can still happen.
+        !self.q.is_empty() || !source.is_exhausted() || self.active > 0
+    }
+
+    fn finish(self, events: u64) -> RunOutput {
+        let mtu = self.spec.packet_bytes as u64;
+        let counters: BTreeMap<String, u64> = [
+            ("events", events),
+            ("packets_sent", self.packets),
+            ("flows_unfinished", self.active),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let queues = QueueStats {
+            // In full-size packets, rounded up, as the packet baselines report them.
+            max_queue: self.max_port_bytes.div_ceil(mtu),
+            max_node_queue: self.max_queued_bytes.div_ceil(mtu),
+            max_node_transit: 0,
+            max_reorder_bytes: 0,
+        };
+        self.book.finish(self.q.now(), queues, counters)
+    }
+}
+
+impl<'a> Sim<'a> {
     fn wire(&self, payload: u32) -> Dur {
         self.spec
             .link_rate
@@ -230,36 +223,5 @@ impl<'a> Sim<'a> {
         self.q.schedule(done, Ev::PortDone { port });
         self.q
             .schedule(done + self.spec.link_delay, Ev::Delivered { flow, payload });
-    }
-
-    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) {
-        let longest = self.ports.iter().map(|p| p.bytes).max().unwrap_or(0);
-        self.book
-            .sample(now, self.queued_bytes, longest, self.active);
-        let period = self.limits.sample_every.unwrap_or(Dur(1));
-        // Keep sampling while anything can still happen.
-        if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
-            self.q.schedule(now + period, Ev::Sample);
-        }
-    }
-
-    fn finish(self, events: u64) -> RunOutput {
-        let mtu = self.spec.packet_bytes as u64;
-        let counters: BTreeMap<String, u64> = [
-            ("events", events),
-            ("packets_sent", self.packets),
-            ("flows_unfinished", self.active),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let queues = QueueStats {
-            // In full-size packets, rounded up, as the packet baselines report them.
-            max_queue: self.max_port_bytes.div_ceil(mtu),
-            max_node_queue: self.max_queued_bytes.div_ceil(mtu),
-            max_node_transit: 0,
-            max_reorder_bytes: 0,
-        };
-        self.book.finish(self.q.now(), queues, counters)
     }
 }

@@ -97,7 +97,7 @@ impl<T: Transport> Fabric for PacketFabric<T> {
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
         let rewiring = self.rewiring.as_deref_mut().map(|r| r as &mut dyn Rewiring);
-        sim::Sim::new(&self.topology, self.net, &self.transport, limits, rewiring)
-            .run(flows, progress)
+        let sim = sim::Sim::new(&self.topology, self.net, &self.transport, limits, rewiring);
+        shoal_fabric::event_loop::run(sim, flows, progress)
     }
 }

@@ -4,7 +4,9 @@
 //! Events carry 4-byte ids (a port, a packet slot, a flow record), never closures; the `match`
 //! in [`Sim::run`] is the whole dispatcher. Each port has at most one pending wake-up, each flow
 //! at most one pending timer (an earlier-due timer replaces nothing: a stale one is recognised by
-//! its time and ignored), so the event list grows with packets in flight, not with flows.
+//! its time and ignored), so the event list grows with packets in flight, not with flows. The
+//! run loop (flows due, samples, stop) is the one every event-driven fabric shares
+//! (`shoal_fabric::event_loop`).
 
 use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
@@ -13,8 +15,8 @@ use crate::r2c2::{R2c2State, Routing, next_solve};
 use crate::rewire::{Rewiring, check_shape};
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
-use shoal_engine::EventQueue;
-use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
+use shoal_fabric::{Calendar, EventFabric};
+use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
 use shoal_topology::Topology;
 use shoal_transport::segment::{CE, TRIMMED};
 use shoal_transport::{Kind, Receiver, Segment, Sender, Transport};
@@ -23,51 +25,29 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     /// Packet `pkt` arrives at global port `port` (the receiving end of a link).
-    Arrive {
-        port: u32,
-        pkt: u32,
-    },
+    Arrive { port: u32, pkt: u32 },
     /// Port `port` finished serializing and has packets waiting.
-    Wake {
-        port: u32,
-    },
+    Wake { port: u32 },
     /// The flow with record `flow` asked to be woken.
-    Timer {
-        flow: u32,
-    },
+    Timer { flow: u32 },
     /// Host `host`'s pull pacer may send the next pull.
-    Pull {
-        host: u32,
-    },
+    Pull { host: u32 },
     /// A PFC PAUSE (`pause`) or RESUME reaches output port `port`.
-    Pfc {
-        port: u32,
-        pause: bool,
-    },
-    /// New flows are due.
-    Flows,
+    Pfc { port: u32, pause: bool },
     /// R2C2: the broadcast of flow `flow`'s start has reached every node.
-    R2c2Start {
-        flow: u32,
-    },
+    R2c2Start { flow: u32 },
     /// R2C2: the broadcast of flow `flow`'s finish has reached every node.
-    R2c2Finish {
-        flow: u32,
-    },
+    R2c2Finish { flow: u32 },
     /// R2C2: recompute the rates after the flow events of the interval.
     R2c2Solve,
     /// The rewiring controller's turn.
     Rewire,
-    Sample,
-    Stop,
 }
 
 /// Marks a record whose flow state has been freed.
 const GONE: u32 = u32::MAX;
-/// Progress is reported every this many events.
-const PROGRESS_EVERY: u64 = 1 << 16;
 
 struct Live<T: Transport> {
     sender: T::Sender,
@@ -101,7 +81,7 @@ pub(crate) struct Sim<'a, T: Transport> {
     net: NetConfig,
     transport: &'a T,
     limits: RunLimits,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     ports: Ports,
     pkts: PacketSlab,
     mtu: u64,
@@ -169,7 +149,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             net,
             transport,
             limits,
-            q: EventQueue::new(),
+            q: Calendar::new(),
             ports: Ports::new(topo),
             pkts: PacketSlab::default(),
             mtu: net.mtu(transport.mss()) as u64,
@@ -204,19 +184,16 @@ impl<'a, T: Transport> Sim<'a, T> {
             red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
         }
     }
+}
 
-    pub(crate) fn run(
-        mut self,
-        source: &mut dyn FlowSource,
-        progress: &mut dyn Progress,
-    ) -> Result<RunOutput, FabricError> {
-        self.arm_flows(source);
-        if let Some(until) = self.limits.until {
-            self.q.schedule(until, Ev::Stop);
-        }
-        if self.limits.sample_every.is_some() {
-            self.q.schedule(Time::ZERO, Ev::Sample);
-        }
+impl<T: Transport> EventFabric for Sim<'_, T> {
+    type Event = Ev;
+
+    fn calendar_and_book(&mut self) -> (&mut Calendar<Ev>, &mut FlowBook) {
+        (&mut self.q, &mut self.book)
+    }
+
+    fn start(&mut self) -> Result<(), FabricError> {
         if let Some(r) = &self.rewiring {
             if self.r2c2.is_some() || self.net.pfc.is_some() {
                 return Err(FabricError(
@@ -229,72 +206,108 @@ impl<'a, T: Transport> Sim<'a, T> {
                 self.q.schedule(at, Ev::Rewire);
             }
         }
-        let mut events = 0u64;
-        while let Some((now, ev)) = self.q.pop() {
-            events += 1;
-            if events.is_multiple_of(PROGRESS_EVERY) {
-                self.book.report(now, progress);
-            }
-            match ev {
-                Ev::Arrive { port, pkt } => self.arrive(now, port, pkt, source),
-                Ev::Wake { port } => {
-                    let p = &mut self.ports.ports[port as usize];
-                    p.wake_pending = false;
-                    if !p.queue.is_empty() {
-                        self.start_tx(now, port);
-                    }
-                }
-                Ev::Timer { flow } => self.timer(now, flow),
-                Ev::Pfc { port, pause } => {
-                    self.ports.ports[port as usize].paused = pause;
-                    if !pause {
-                        self.kick(now, port);
-                    }
-                }
-                Ev::Pull { host } => {
-                    self.pacers[host as usize].wake_pending = false;
-                    self.pull(now, host);
-                }
-                Ev::Flows => {
-                    self.book.arrival_fired();
-                    self.start_due(now, source)?;
-                }
-                Ev::Sample => self.sample(now, source),
-                Ev::R2c2Start { flow } => self.r2c2_event(now, flow, true),
-                Ev::R2c2Finish { flow } => self.r2c2_event(now, flow, false),
-                Ev::R2c2Solve => self.r2c2_solve(now),
-                Ev::Rewire => self.rewire(now, source)?,
-                Ev::Stop => break,
-            }
-            if self.book.enough_completed() {
-                break;
-            }
-        }
-        self.book.report(self.q.now(), progress);
-        Ok(self.finish(events))
-    }
-
-    /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
-    /// already scheduled.
-    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = self.book.arm_arrival(source, self.q.now()) {
-            self.q.schedule(t, Ev::Flows);
-        }
-    }
-
-    fn start_due(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
-        while let Some(flow) = source.next_due(now) {
-            let record = self.book.open(&flow, now)?;
-            self.start_flow(now, record, &flow, source);
-        }
-        self.arm_flows(source);
         Ok(())
     }
 
-    fn start_flow(&mut self, now: Time, record: u32, flow: &Flow, source: &mut dyn FlowSource) {
+    fn handle(
+        &mut self,
+        now: Time,
+        ev: Ev,
+        source: &mut dyn FlowSource,
+    ) -> Result<(), FabricError> {
+        match ev {
+            Ev::Arrive { port, pkt } => self.arrive(now, port, pkt, source),
+            Ev::Wake { port } => {
+                let p = &mut self.ports.ports[port as usize];
+                p.wake_pending = false;
+                if !p.queue.is_empty() {
+                    self.start_tx(now, port);
+                }
+            }
+            Ev::Timer { flow } => self.timer(now, flow),
+            Ev::Pfc { port, pause } => {
+                self.ports.ports[port as usize].paused = pause;
+                if !pause {
+                    self.kick(now, port);
+                }
+            }
+            Ev::Pull { host } => {
+                self.pacers[host as usize].wake_pending = false;
+                self.pull(now, host);
+            }
+            Ev::R2c2Start { flow } => self.r2c2_event(now, flow, true),
+            Ev::R2c2Finish { flow } => self.r2c2_event(now, flow, false),
+            Ev::R2c2Solve => self.r2c2_solve(now),
+            Ev::Rewire => self.rewire(now, source)?,
+        }
+        Ok(())
+    }
+
+    fn add_flow(&mut self, now: Time, record: u32, flow: &Flow) -> Result<(), FabricError> {
+        self.start_flow(now, record, flow);
+        Ok(())
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
+        let mut queued = 0;
+        let mut longest = 0;
+        for p in &self.ports.ports {
+            let b = p.queue.bytes();
+            queued += b;
+            longest = longest.max(b);
+        }
+        self.book.sample(now, queued, longest, self.active);
+        // Keep sampling while anything can still happen.
+        !self.q.is_empty() || !source.is_exhausted() || self.active > 0
+    }
+
+    fn finish(mut self, events: u64) -> RunOutput {
+        for live in self.live.iter().flatten() {
+            self.timeouts += live.sender.timeouts();
+        }
+        // Queues in full-size packets (bytes / MTU, rounded up), so that acks and trimmed
+        // headers count for what they occupy and the figure compares with `queue_packets`.
+        let max_queue = self
+            .ports
+            .ports
+            .iter()
+            .filter(|p| !self.topo.is_host(p.node))
+            .map(|p| p.max_bytes.div_ceil(self.mtu))
+            .max()
+            .unwrap_or(0);
+        let counters: BTreeMap<String, u64> = [
+            ("events", events),
+            ("packet_hops", self.hops),
+            ("packets_dropped", self.drops),
+            ("packets_marked", self.marks),
+            ("packets_trimmed", self.trims),
+            ("pfc_pauses", self.pauses),
+            ("retransmission_timeouts", self.timeouts),
+            ("flows_unfinished", self.active),
+            ("data_packet_hops", self.data_hops),
+            ("data_packets_arrived", self.data_arrivals),
+            ("rewirings", self.rewirings),
+            ("packets_lost_rewiring", self.lost_rewiring),
+        ]
+        .into_iter()
+        .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let queues = QueueStats {
+            max_queue,
+            max_node_queue: self.max_node_bytes.div_ceil(self.mtu),
+            max_node_transit: 0,
+            max_reorder_bytes: self.max_reorder,
+        };
+        self.book.finish(self.q.now(), queues, counters)
+    }
+}
+
+impl<'a, T: Transport> Sim<'a, T> {
+    /// Starts the flow's transport (a flow of no bytes has none: the loop completes it).
+    fn start_flow(&mut self, now: Time, record: u32, flow: &Flow) {
         if flow.bytes == 0 {
             self.slot_of.push(GONE);
-            self.book.complete(record, now, source);
             return;
         }
         let state = Live {
@@ -695,7 +708,7 @@ impl<'a, T: Transport> Sim<'a, T> {
                     let at = now + r.delay;
                     self.q.schedule(at, Ev::R2c2Finish { flow: p.flow });
                 }
-                self.arm_flows(source);
+                self.q.arm_flows(&mut self.book, source);
             }
             if let Some(reply) = reply {
                 self.send(now, p.flow, node, p.src, reply);
@@ -808,62 +821,5 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.free.push(slot);
             self.slot_of[record as usize] = GONE;
         }
-    }
-
-    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) {
-        let mut queued = 0;
-        let mut longest = 0;
-        for p in &self.ports.ports {
-            let b = p.queue.bytes();
-            queued += b;
-            longest = longest.max(b);
-        }
-        self.book.sample(now, queued, longest, self.active);
-        let period = self.limits.sample_every.unwrap_or(Dur(1));
-        // Keep sampling while anything can still happen.
-        if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
-            self.q.schedule(now + period, Ev::Sample);
-        }
-    }
-
-    fn finish(mut self, events: u64) -> RunOutput {
-        for live in self.live.iter().flatten() {
-            self.timeouts += live.sender.timeouts();
-        }
-        // Queues in full-size packets (bytes / MTU, rounded up), so that acks and trimmed
-        // headers count for what they occupy and the figure compares with `queue_packets`.
-        let max_queue = self
-            .ports
-            .ports
-            .iter()
-            .filter(|p| !self.topo.is_host(p.node))
-            .map(|p| p.max_bytes.div_ceil(self.mtu))
-            .max()
-            .unwrap_or(0);
-        let counters: BTreeMap<String, u64> = [
-            ("events", events),
-            ("packet_hops", self.hops),
-            ("packets_dropped", self.drops),
-            ("packets_marked", self.marks),
-            ("packets_trimmed", self.trims),
-            ("pfc_pauses", self.pauses),
-            ("retransmission_timeouts", self.timeouts),
-            ("flows_unfinished", self.active),
-            ("data_packet_hops", self.data_hops),
-            ("data_packets_arrived", self.data_arrivals),
-            ("rewirings", self.rewirings),
-            ("packets_lost_rewiring", self.lost_rewiring),
-        ]
-        .into_iter()
-        .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let queues = QueueStats {
-            max_queue,
-            max_node_queue: self.max_node_bytes.div_ceil(self.mtu),
-            max_node_transit: 0,
-            max_reorder_bytes: self.max_reorder,
-        };
-        self.book.finish(self.q.now(), queues, counters)
     }
 }

@@ -61,7 +61,8 @@ impl Fabric for Stardust {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        sim::Sim::new(&self.net, limits).run(flows, progress)
+        let sim = sim::Sim::new(&self.net, limits);
+        shoal_fabric::event_loop::run(sim, flows, progress)
     }
 }
 pub mod models;

@@ -4,26 +4,21 @@
 //!
 //! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
 //! among their flows (no transport on top: the fabric's own scheduling is what is measured);
-//! an adapter whose ingress buffer runs high pauses its hosts.
+//! an adapter whose ingress buffer runs high pauses its hosts. The run loop (flows due,
+//! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
 use crate::adapter::{Adapter, AdapterStats};
 use crate::cell::{Cell, Packet};
 use crate::element::{Element, ElementStats, Received};
 use crate::net::Network;
-use shoal_base::{Dur, Time};
-use shoal_engine::EventQueue;
-use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_workload::FlowSource;
+use shoal_base::Time;
+use shoal_fabric::{Calendar, EventFabric};
+use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
+use shoal_workload::{Flow, FlowSource};
 use std::collections::{BTreeMap, VecDeque};
 
-/// Progress is reported every this many events.
-const PROGRESS_EVERY: u64 = 1 << 16;
-
 #[derive(Clone, Copy, Debug)]
-enum Ev {
-    Flows,
-    Sample,
-    Stop,
+pub(crate) enum Ev {
     /// Host `node`'s link to its adapter is free.
     HostDone {
         node: u32,
@@ -75,8 +70,7 @@ struct Host {
 
 pub(crate) struct Sim<'a> {
     net: &'a Network,
-    limits: RunLimits,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     book: FlowBook,
     fas: Vec<Adapter>,
     fes: Vec<Element>,
@@ -89,7 +83,8 @@ pub(crate) struct Sim<'a> {
     unsent: Vec<u64>,
     class: Vec<u8>,
     armed: Vec<Option<Time>>,
-    flows_at: Option<Time>,
+    /// Hosts with new flows, sent from once every flow due at the time has joined.
+    kick: Vec<u32>,
     active: u64,
     /// Fabric traversal of data cells (adapter link to adapter), for Fig. 9.
     traversal_max: u64,
@@ -102,8 +97,7 @@ impl<'a> Sim<'a> {
         let links = net.directed_links();
         Sim {
             net,
-            limits,
-            q: EventQueue::new(),
+            q: Calendar::new(),
             book: FlowBook::new(net.nodes(), limits),
             fas: net.adapters(),
             fes: net.elements(),
@@ -115,128 +109,122 @@ impl<'a> Sim<'a> {
             unsent: Vec::new(),
             class: Vec::new(),
             armed: vec![None; net.fas()],
-            flows_at: None,
+            kick: Vec::new(),
             active: 0,
             traversal_max: 0,
             traversal_sum: 0,
             traversal_cells: 0,
         }
     }
+}
 
-    pub(crate) fn run(
-        mut self,
+impl EventFabric for Sim<'_> {
+    type Event = Ev;
+
+    fn calendar_and_book(&mut self) -> (&mut Calendar<Ev>, &mut FlowBook) {
+        (&mut self.q, &mut self.book)
+    }
+
+    fn handle(
+        &mut self,
+        now: Time,
+        ev: Ev,
         source: &mut dyn FlowSource,
-        progress: &mut dyn Progress,
-    ) -> Result<RunOutput, FabricError> {
-        self.arm_flows(source);
-        if let Some(until) = self.limits.until {
-            self.q.schedule(until, Ev::Stop);
-        }
-        if self.limits.sample_every.is_some() {
-            self.q.schedule(Time::ZERO, Ev::Sample);
-        }
-        let mut events = 0u64;
-        while let Some((now, ev)) = self.q.pop() {
-            events += 1;
-            if events.is_multiple_of(PROGRESS_EVERY) {
-                self.book.report(now, progress);
+    ) -> Result<(), FabricError> {
+        match ev {
+            Ev::HostDone { node } => {
+                self.hosts[node as usize].busy = false;
+                self.host_send(now, node);
             }
-            match ev {
-                Ev::Flows => self.flows(now, source)?,
-                Ev::Sample => self.sample(now, source),
-                Ev::Stop => break,
-                Ev::HostDone { node } => {
-                    self.hosts[node as usize].busy = false;
-                    self.host_send(now, node);
+            Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
+            Ev::LinkDone { link } => {
+                self.busy[link as usize] = false;
+                self.try_send(now, link);
+            }
+            Ev::Arrive { link } => self.arrive(now, link),
+            Ev::PortDone { node } => {
+                self.port_busy[node as usize] = false;
+                self.try_port(now, node);
+                self.service(now, node / self.net.ports());
+            }
+            Ev::Delivered { record, payload } => {
+                if self.book.deliver(record, payload as u64, now, source) {
+                    self.active -= 1;
+                    self.q.arm_flows(&mut self.book, source);
                 }
-                Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
-                Ev::LinkDone { link } => {
-                    self.busy[link as usize] = false;
+            }
+            Ev::Wake { fa } => {
+                if self.armed[fa as usize] == Some(now) {
+                    self.armed[fa as usize] = None;
+                    self.fas[fa as usize].handle_timeout(now);
+                    self.service(now, fa);
+                }
+            }
+            Ev::Pause { link, on } => {
+                self.paused[link as usize] = on;
+                if !on {
                     self.try_send(now, link);
                 }
-                Ev::Arrive { link } => self.arrive(now, link),
-                Ev::PortDone { node } => {
-                    self.port_busy[node as usize] = false;
-                    self.try_port(now, node);
-                    self.service(now, node / self.net.ports());
-                }
-                Ev::Delivered { record, payload } => {
-                    if self.book.deliver(record, payload as u64, now, source) {
-                        self.active -= 1;
-                        self.arm_flows(source);
-                    }
-                }
-                Ev::Wake { fa } => {
-                    if self.armed[fa as usize] == Some(now) {
-                        self.armed[fa as usize] = None;
-                        self.fas[fa as usize].handle_timeout(now);
-                        self.service(now, fa);
-                    }
-                }
-                Ev::Pause { link, on } => {
-                    self.paused[link as usize] = on;
+            }
+            Ev::HostPause { fa, on } => {
+                let ports = self.net.ports();
+                for node in fa * ports..(fa + 1) * ports {
+                    self.hosts[node as usize].paused = on;
                     if !on {
-                        self.try_send(now, link);
-                    }
-                }
-                Ev::HostPause { fa, on } => {
-                    let ports = self.net.ports();
-                    for node in fa * ports..(fa + 1) * ports {
-                        self.hosts[node as usize].paused = on;
-                        if !on {
-                            self.host_send(now, node);
-                        }
+                        self.host_send(now, node);
                     }
                 }
             }
-            if self.book.enough_completed() {
-                break;
-            }
         }
-        self.book.report(self.q.now(), progress);
-        Ok(self.finish(events))
-    }
-
-    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = source.next_start() {
-            let t = t.max(self.q.now());
-            if self.flows_at.is_none_or(|a| t < a) {
-                self.q.schedule(t, Ev::Flows);
-                self.flows_at = Some(t);
-            }
-        }
-    }
-
-    fn flows(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
-        self.flows_at = None;
-        let classes = self.net.adapter.classes;
-        let mut kick = Vec::new();
-        while let Some(flow) = source.next_due(now) {
-            let record = self.book.open(&flow, now)?;
-            if flow.class >= classes {
-                return Err(FabricError(format!(
-                    "flow {} is in class {}, but the fabric has {classes} class(es)",
-                    flow.id, flow.class
-                )));
-            }
-            self.unsent.push(flow.bytes);
-            self.class.push(flow.class);
-            if flow.bytes == 0 {
-                self.book.complete(record, now, source);
-                continue;
-            }
-            self.active += 1;
-            let node = flow.src.0 as u32;
-            self.hosts[node as usize].flows.push_back(record);
-            kick.push(node);
-        }
-        for node in kick {
-            self.host_send(now, node);
-        }
-        self.arm_flows(source);
         Ok(())
     }
 
+    fn add_flow(&mut self, _now: Time, record: u32, flow: &Flow) -> Result<(), FabricError> {
+        let classes = self.net.adapter.classes;
+        if flow.class >= classes {
+            return Err(FabricError(format!(
+                "flow {} is in class {}, but the fabric has {classes} class(es)",
+                flow.id, flow.class
+            )));
+        }
+        self.unsent.push(flow.bytes);
+        self.class.push(flow.class);
+        if flow.bytes > 0 {
+            self.active += 1;
+            let node = flow.src.0 as u32;
+            self.hosts[node as usize].flows.push_back(record);
+            self.kick.push(node);
+        }
+        Ok(())
+    }
+
+    fn flows_added(&mut self, now: Time) {
+        for node in std::mem::take(&mut self.kick) {
+            self.host_send(now, node);
+        }
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
+        let cell = self.net.adapter.cell_bytes as u64;
+        let ingress: u64 = self.fas.iter().map(|a| a.ingress_bytes()).sum();
+        let fabric: u64 = self.fes.iter().map(|e| e.pool() as u64).sum::<u64>() * cell;
+        let longest = self
+            .fas
+            .iter()
+            .map(|a| a.ingress_bytes())
+            .max()
+            .unwrap_or(0);
+        self.book
+            .sample(now, ingress + fabric, longest, self.active);
+        !self.q.is_empty() || !source.is_exhausted() || self.active > 0
+    }
+
+    fn finish(self, events: u64) -> RunOutput {
+        self.output(events)
+    }
+}
+
+impl<'a> Sim<'a> {
     /// The host puts its next flow's next packet on its link to the adapter.
     fn host_send(&mut self, now: Time, node: u32) {
         let h = &mut self.hosts[node as usize];
@@ -389,25 +377,8 @@ impl<'a> Sim<'a> {
         );
     }
 
-    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) {
-        let cell = self.net.adapter.cell_bytes as u64;
-        let ingress: u64 = self.fas.iter().map(|a| a.ingress_bytes()).sum();
-        let fabric: u64 = self.fes.iter().map(|e| e.pool() as u64).sum::<u64>() * cell;
-        let longest = self
-            .fas
-            .iter()
-            .map(|a| a.ingress_bytes())
-            .max()
-            .unwrap_or(0);
-        self.book
-            .sample(now, ingress + fabric, longest, self.active);
-        let period = self.limits.sample_every.unwrap_or(Dur(1));
-        if !self.q.is_empty() || !source.is_exhausted() || self.active > 0 {
-            self.q.schedule(now + period, Ev::Sample);
-        }
-    }
-
-    fn finish(self, events: u64) -> RunOutput {
+    /// The run's output: the adapters' and elements' counters summed.
+    fn output(self, events: u64) -> RunOutput {
         let mut a = AdapterStats::default();
         for s in self.fas.iter().map(|f| *f.stats()) {
             a.packets_in += s.packets_in;

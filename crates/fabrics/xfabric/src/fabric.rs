@@ -23,6 +23,9 @@
 //!   every flow in progress is routed again on the new circuits at once.
 //! - Static topologies (`"torus"`, `"random"`) never rewire.
 //! - A fluid model has no queues: the run's queue statistics are zero.
+//!
+//! The run loop (flows due, samples, stop) is the one every event-driven fabric shares
+//! (`shoal_fabric::event_loop`); the engine moves to each event's time before it is handled.
 
 use crate::baselines::{random_regular, torus_3d, torus_sides};
 use crate::demand::{Demand, DemandMatrix, DemandReport, Smoothing};
@@ -35,14 +38,11 @@ use crate::rack::Rack;
 use crate::scenario::{Topology, XFabricSpec};
 use crate::uplink::place_uplinks;
 use shoal_base::{Dur, Time, rng};
-use shoal_engine::{EventQueue, FluidNet};
-use shoal_fabric::Fabric;
+use shoal_engine::FluidNet;
+use shoal_fabric::{Calendar, EventFabric, Fabric, event_loop};
 use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
-use shoal_workload::FlowSource;
+use shoal_workload::{Flow, FlowSource};
 use std::collections::BTreeMap;
-
-/// Progress is reported every this many events.
-const PROGRESS_EVERY: u64 = 1 << 14;
 
 /// A built rack, ready to run.
 pub struct XFabricRack {
@@ -70,14 +70,12 @@ impl Fabric for XFabricRack {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        Sim::new(&self.spec, limits)?.run(flows, progress)
+        event_loop::run(Sim::new(&self.spec, limits)?, flows, progress)
     }
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    /// New flows are due.
-    Flows,
     /// A flow may have finished in the engine.
     Finish,
     /// Flow `record`'s last bit has arrived.
@@ -85,8 +83,6 @@ enum Ev {
         record: u32,
     },
     Rewire,
-    Sample,
-    Stop,
 }
 
 /// A flow in progress.
@@ -108,8 +104,7 @@ fn fail(what: &str) -> impl Fn(crate::Error) -> FabricError + '_ {
 
 struct Sim<'a> {
     spec: &'a XFabricSpec,
-    limits: RunLimits,
-    q: EventQueue<Ev>,
+    q: Calendar<Ev>,
     book: FlowBook,
     router: Router<SocGraph, ForwardingTables>,
     net: FluidNet,
@@ -149,8 +144,7 @@ impl<'a> Sim<'a> {
         };
         let mut sim = Sim {
             spec,
-            limits,
-            q: EventQueue::new(),
+            q: Calendar::new(),
             book: FlowBook::new(n, limits),
             router: Router::new(
                 graph.clone(),
@@ -176,84 +170,82 @@ impl<'a> Sim<'a> {
     fn capacities(&self) -> Vec<f64> {
         vec![self.spec.link_rate.0 as f64; 2 * self.router.graph().links().len()]
     }
+}
 
-    fn run(
-        mut self,
-        source: &mut dyn FlowSource,
-        progress: &mut dyn Progress,
-    ) -> Result<RunOutput, FabricError> {
-        self.arm_flows(source);
-        if let Some(until) = self.limits.until {
-            self.q.schedule(until, Ev::Stop);
-        }
-        if self.limits.sample_every.is_some() {
-            self.q.schedule(Time::ZERO, Ev::Sample);
-        }
+impl EventFabric for Sim<'_> {
+    type Event = Ev;
+
+    fn calendar_and_book(&mut self) -> (&mut Calendar<Ev>, &mut FlowBook) {
+        (&mut self.q, &mut self.book)
+    }
+
+    fn start(&mut self) -> Result<(), FabricError> {
         if self.spec.topology.reconfigurable() {
             self.q.schedule(Time::ZERO + self.spec.period, Ev::Rewire);
         }
-        let mut events = 0u64;
-        while let Some((now, ev)) = self.q.pop() {
-            events += 1;
-            if events.is_multiple_of(PROGRESS_EVERY) {
-                self.book.report(now, progress);
+        Ok(())
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.advance_to(now);
+    }
+
+    fn handle(
+        &mut self,
+        now: Time,
+        ev: Ev,
+        source: &mut dyn FlowSource,
+    ) -> Result<(), FabricError> {
+        match ev {
+            Ev::Finish => {}
+            Ev::Delivered { record } => {
+                let bytes = self.book.record(record).bytes;
+                self.in_flight -= 1;
+                if self.book.deliver(record, bytes, now, source) {
+                    self.q.arm_flows(&mut self.book, source);
+                }
             }
-            self.advance(now);
-            match ev {
-                Ev::Flows => {
-                    self.book.arrival_fired();
-                    while let Some(flow) = source.next_due(now) {
-                        let record = self.book.open(&flow, now)?;
-                        self.flows.push(None);
-                        if flow.bytes == 0 {
-                            self.book.complete(record, now, source);
-                            continue;
-                        }
-                        let r = rng::stream(self.spec.seed, "xfabric.fabric.paths", flow.id);
-                        let mut active = Active {
-                            src: flow.src,
-                            dst: flow.dst,
-                            bytes: flow.bytes,
-                            counted: 0,
-                            paths: Vec::new(),
-                            rng: r,
-                        };
-                        let route = self.route(&mut active)?;
-                        self.net.start(record, route, flow.bytes);
-                        self.flows[record as usize] = Some(active);
-                        self.in_flight += 1;
-                    }
-                    self.arm_flows(source);
+            Ev::Rewire => {
+                self.rewire()?;
+                if self.more_to_come(source) {
+                    self.q.schedule(now + self.spec.period, Ev::Rewire);
                 }
-                Ev::Finish => {}
-                Ev::Delivered { record } => {
-                    let bytes = self.book.record(record).bytes;
-                    self.in_flight -= 1;
-                    if self.book.deliver(record, bytes, now, source) {
-                        self.arm_flows(source);
-                    }
-                }
-                Ev::Rewire => {
-                    self.rewire()?;
-                    if self.more_to_come(source) {
-                        self.q.schedule(now + self.spec.period, Ev::Rewire);
-                    }
-                }
-                Ev::Sample => {
-                    self.book.sample(now, 0, 0, self.in_flight);
-                    if self.more_to_come(source) {
-                        let period = self.limits.sample_every.unwrap_or(Dur(1));
-                        self.q.schedule(now + period, Ev::Sample);
-                    }
-                }
-                Ev::Stop => break,
-            }
-            self.arm_finish();
-            if self.book.enough_completed() {
-                break;
             }
         }
-        self.book.report(self.q.now(), progress);
+        Ok(())
+    }
+
+    fn add_flow(&mut self, _now: Time, record: u32, flow: &Flow) -> Result<(), FabricError> {
+        self.flows.push(None);
+        if flow.bytes == 0 {
+            return Ok(());
+        }
+        let r = rng::stream(self.spec.seed, "xfabric.fabric.paths", flow.id);
+        let mut active = Active {
+            src: flow.src,
+            dst: flow.dst,
+            bytes: flow.bytes,
+            counted: 0,
+            paths: Vec::new(),
+            rng: r,
+        };
+        let route = self.route(&mut active)?;
+        self.net.start(record, route, flow.bytes);
+        self.flows[record as usize] = Some(active);
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
+        self.book.sample(now, 0, 0, self.in_flight);
+        self.more_to_come(source)
+    }
+
+    fn settle(&mut self) {
+        self.arm_finish();
+    }
+
+    fn finish(self, events: u64) -> RunOutput {
         let counters: BTreeMap<String, u64> = [
             ("events", events),
             ("rewirings", self.rewirings),
@@ -263,22 +255,15 @@ impl<'a> Sim<'a> {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        Ok(self
-            .book
-            .finish(self.q.now(), QueueStats::default(), counters))
+        self.book
+            .finish(self.q.now(), QueueStats::default(), counters)
     }
+}
 
+impl<'a> Sim<'a> {
     /// Whether anything can still happen: flows to come or in progress.
     fn more_to_come(&mut self, source: &mut dyn FlowSource) -> bool {
         self.in_flight > 0 || !source.is_exhausted()
-    }
-
-    /// Schedules the next `Flows` event if the source knows of a flow earlier than the one
-    /// already scheduled.
-    fn arm_flows(&mut self, source: &mut dyn FlowSource) {
-        if let Some(t) = self.book.arm_arrival(source, self.q.now()) {
-            self.q.schedule(t, Ev::Flows);
-        }
     }
 
     /// Schedules a `Finish` event at the engine's next finish, unless one is pending for it.
@@ -295,7 +280,7 @@ impl<'a> Sim<'a> {
 
     /// Moves the engine to `now`; flows that finished leave their links and arrive after their
     /// hops.
-    fn advance(&mut self, now: Time) {
+    fn advance_to(&mut self, now: Time) {
         let mut done = std::mem::take(&mut self.finished);
         done.clear();
         self.net.advance(now, &mut done);
