@@ -38,6 +38,8 @@ use shoal_topology::DragonflyPort;
 use std::collections::{BTreeMap, VecDeque};
 
 const NONE: u32 = u32::MAX;
+// A port's VCs are the bits of a u32 mask.
+const _: () = assert!(VCS == 32);
 
 /// Synthetic traffic at full rate (a host given no source sends the flows handed to it).
 pub enum Source {
@@ -193,6 +195,8 @@ pub(crate) struct Sim<'a> {
     /// First global port index of each TiN; a TiN's ports are its network ports, then one
     /// endpoint port per host.
     base: Vec<u32>,
+    /// Per port: its TiN.
+    tin: Vec<u32>,
     /// Per port: peer port (network) or host (endpoint), link rate and delay, kind.
     far: Vec<u32>,
     is_endpoint: Vec<bool>,
@@ -205,6 +209,10 @@ pub(crate) struct Sim<'a> {
     link_busy: Vec<bool>,
     send_at: Vec<Option<Time>>,
     rr: Vec<u8>,
+    /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
+    /// cell, so that arbitration and output scheduling visit only VCs with something to do.
+    in_mask: Vec<u32>,
+    out_mask: Vec<u32>,
     /// Per (port, VC).
     inq: Vec<Fifo>,
     in_words: Vec<u32>,
@@ -246,6 +254,10 @@ impl<'a> Sim<'a> {
             base.push(base[x as usize] + topo.ports(x) as u32 + hpt);
         }
         let ports = base[tins as usize] as usize;
+        let mut tin = vec![0; ports];
+        for x in 0..tins {
+            tin[base[x as usize] as usize..base[x as usize + 1] as usize].fill(x);
+        }
         let mut far = vec![0; ports];
         let mut is_endpoint = vec![false; ports];
         let mut rate = vec![spec.host_rate; ports];
@@ -300,6 +312,7 @@ impl<'a> Sim<'a> {
             router,
             q: EventQueue::new(),
             base,
+            tin,
             far,
             is_endpoint,
             rate,
@@ -310,6 +323,8 @@ impl<'a> Sim<'a> {
             link_busy: vec![false; ports],
             send_at: vec![None; ports],
             rr: vec![0; ports],
+            in_mask: vec![0; ports],
+            out_mask: vec![0; ports],
             inq: vec![Fifo::EMPTY; ports * VCS],
             in_words: vec![0; ports * VCS],
             outq: vec![Fifo::EMPTY; ports * VCS],
@@ -547,7 +562,7 @@ impl<'a> Sim<'a> {
     }
 
     fn tin_of(&self, port: u32) -> u32 {
-        (self.base.partition_point(|&b| b <= port) - 1) as u32
+        self.tin[port as usize]
     }
 
     fn arrive(&mut self, now: Time, port: u32, id: u32) {
@@ -563,6 +578,7 @@ impl<'a> Sim<'a> {
         self.counters.max_input_words = self.counters.max_input_words.max(self.in_words[qi]);
         let was_empty = self.inq[qi].is_empty();
         self.slab.push_back(&mut self.inq[qi], id);
+        self.in_mask[port as usize] |= 1 << v;
         if was_empty {
             let tin = self.tin_of(port);
             self.wake_arbiter(tin, c.ready.max(now));
@@ -659,9 +675,9 @@ impl<'a> Sim<'a> {
         for i in 0..k.min(n) {
             let mut j = self.rng.random_range(0..n - i);
             // The j-th index not yet picked.
-            let mut sorted = picked[..i].to_vec();
-            sorted.sort_unstable();
-            for &p in &sorted {
+            let mut sorted = picked;
+            sorted[..i].sort_unstable();
+            for &p in &sorted[..i] {
                 if p <= j {
                     j += 1;
                 }
@@ -685,11 +701,12 @@ impl<'a> Sim<'a> {
             if self.in_busy[port as usize] > now {
                 continue;
             }
-            for v in 0..VCS {
+            let mut vcs = self.in_mask[port as usize];
+            while vcs != 0 {
+                let v = vcs.trailing_zeros() as usize;
+                vcs &= vcs - 1;
                 let qi = port as usize * VCS + v;
-                let Some(&id) = self.slab.front(&self.inq[qi]) else {
-                    continue;
-                };
+                let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
                 let c = self.cells[id as usize];
                 if c.ready > now {
                     next_ready = Some(next_ready.map_or(c.ready, |t| t.min(c.ready)));
@@ -740,8 +757,7 @@ impl<'a> Sim<'a> {
 
     /// Drops the head cell of an input FIFO (hop limit): its space and credit go back.
     fn drop_head(&mut self, now: Time, port: u32, v: u8, id: u32) {
-        let qi = port as usize * VCS + v as usize;
-        self.slab.pop_front(&mut self.inq[qi]);
+        self.pop_input(port, v);
         let words = self.cells[id as usize].words;
         self.free_input(now, port, v, words);
         self.free_cell(id);
@@ -749,8 +765,7 @@ impl<'a> Sim<'a> {
 
     /// Moves cell `id` from input `port` across the crossbar into its output queue.
     fn cross(&mut self, now: Time, port: u32, v: u8, id: u32) {
-        let qi = port as usize * VCS + v as usize;
-        self.slab.pop_front(&mut self.inq[qi]);
+        self.pop_input(port, v);
         let c = self.cells[id as usize];
         let out = c.out;
         let xbar = self
@@ -778,7 +793,17 @@ impl<'a> Sim<'a> {
         self.out_words[oq] += c.words as u32;
         self.counters.max_output_words = self.counters.max_output_words.max(self.out_words[oq]);
         self.slab.push_back(&mut self.outq[oq], id);
+        self.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
         self.try_send(now, out);
+    }
+
+    /// Takes the head cell off input FIFO (`port`, `v`).
+    fn pop_input(&mut self, port: u32, v: u8) {
+        let qi = port as usize * VCS + v as usize;
+        self.slab.pop_front(&mut self.inq[qi]);
+        if self.inq[qi].is_empty() {
+            self.in_mask[port as usize] &= !(1 << v);
+        }
     }
 
     fn crossed(&mut self, now: Time, input: u32, v: u8, words: u8) {
@@ -820,13 +845,15 @@ impl<'a> Sim<'a> {
             return;
         }
         let mut wake: Option<Time> = None;
-        let start = self.rr[p] as usize;
-        for k in 0..VCS {
-            let v = (start + k) % VCS;
+        // The VCs holding a cell, in round-robin order from the pointer.
+        let start = self.rr[p] as u32;
+        let mut vcs = self.out_mask[p].rotate_right(start);
+        while vcs != 0 {
+            let k = vcs.trailing_zeros();
+            vcs &= vcs - 1;
+            let v = ((start + k) % VCS as u32) as usize;
             let oq = p * VCS + v;
-            let Some(&id) = self.slab.front(&self.outq[oq]) else {
-                continue;
-            };
+            let id = *self.slab.front(&self.outq[oq]).expect("a VC in the mask holds a cell");
             let c = self.cells[id as usize];
             if c.ready > now {
                 wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
@@ -836,6 +863,9 @@ impl<'a> Sim<'a> {
                 continue;
             }
             self.slab.pop_front(&mut self.outq[oq]);
+            if self.outq[oq].is_empty() {
+                self.out_mask[p] &= !(1 << v);
+            }
             self.out_words[oq] -= c.words as u32;
             if !self.is_endpoint[p] {
                 self.credits[oq] -= c.words as u32;
