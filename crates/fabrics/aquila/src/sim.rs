@@ -132,6 +132,22 @@ struct Cell {
     non_minimal: bool,
 }
 
+/// What arbitration reads of the head cell of an input FIFO, kept beside the FIFO so that a
+/// blocked head costs no look-up of the cell itself.
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    ready: Time,
+    /// Output queue (port · VCS + VC) once routed, else `NONE`.
+    oq: u32,
+    words: u8,
+}
+
+const NO_HEAD: Head = Head {
+    ready: Time::ZERO,
+    oq: NONE,
+    words: 0,
+};
+
 /// An IP packet being carried.
 #[derive(Clone, Copy, Debug)]
 struct Packet {
@@ -215,6 +231,7 @@ pub(crate) struct Sim<'a> {
     out_mask: Vec<u32>,
     /// Per (port, VC).
     inq: Vec<Fifo>,
+    in_head: Vec<Head>,
     in_words: Vec<u32>,
     outq: Vec<Fifo>,
     out_words: Vec<u32>,
@@ -326,6 +343,7 @@ impl<'a> Sim<'a> {
             in_mask: vec![0; ports],
             out_mask: vec![0; ports],
             inq: vec![Fifo::EMPTY; ports * VCS],
+            in_head: vec![NO_HEAD; ports * VCS],
             in_words: vec![0; ports * VCS],
             outq: vec![Fifo::EMPTY; ports * VCS],
             out_words: vec![0; ports * VCS],
@@ -580,6 +598,11 @@ impl<'a> Sim<'a> {
         self.slab.push_back(&mut self.inq[qi], id);
         self.in_mask[port as usize] |= 1 << v;
         if was_empty {
+            self.in_head[qi] = Head {
+                ready: c.ready,
+                oq: NONE,
+                words: c.words,
+            };
             let tin = self.tin_of(port);
             self.wake_arbiter(tin, c.ready.max(now));
         }
@@ -706,31 +729,36 @@ impl<'a> Sim<'a> {
                 let v = vcs.trailing_zeros() as usize;
                 vcs &= vcs - 1;
                 let qi = port as usize * VCS + v;
-                let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
-                let c = self.cells[id as usize];
-                if c.ready > now {
-                    next_ready = Some(next_ready.map_or(c.ready, |t| t.min(c.ready)));
+                let head = self.in_head[qi];
+                if head.ready > now {
+                    next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
                     continue;
                 }
-                if c.out == NONE {
+                let mut oq = head.oq;
+                if oq == NONE {
+                    let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
+                    let c = self.cells[id as usize];
                     if c.hops_left == 0 && c.dst_tin != tin {
                         self.counters.hop_limit_drops += 1;
                         self.drop_head(now, port, v as u8, id);
                         continue;
                     }
                     self.route(tin, id);
+                    let c = self.cells[id as usize];
+                    oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
+                    self.in_head[qi].oq = oq;
                 }
-                let c = self.cells[id as usize];
-                let oq = c.out as usize * VCS + vc(c.class, c.out_level) as usize;
-                if self.xbar_out_busy[c.out as usize] > now
-                    || self.out_words[oq] + c.words as u32 > self.spec.output_vc_words
+                let out = oq / VCS as u32;
+                if self.xbar_out_busy[out as usize] > now
+                    || self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words
                 {
                     continue;
                 }
+                let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
                 self.requests.push(Request {
                     input: (port - lo) as u16,
                     vc: v as u8,
-                    output: (c.out - lo) as u16,
+                    output: (out - lo) as u16,
                 });
                 self.req_ports.push((port, id));
             }
@@ -801,8 +829,16 @@ impl<'a> Sim<'a> {
     fn pop_input(&mut self, port: u32, v: u8) {
         let qi = port as usize * VCS + v as usize;
         self.slab.pop_front(&mut self.inq[qi]);
-        if self.inq[qi].is_empty() {
-            self.in_mask[port as usize] &= !(1 << v);
+        match self.slab.front(&self.inq[qi]) {
+            None => self.in_mask[port as usize] &= !(1 << v),
+            Some(&id) => {
+                let c = &self.cells[id as usize];
+                self.in_head[qi] = Head {
+                    ready: c.ready,
+                    oq: NONE,
+                    words: c.words,
+                };
+            }
         }
     }
 
