@@ -72,7 +72,8 @@ pub struct AquilaBenchReport {
 /// size; a pod keeps 24 local and 8 global ports' worth of links where they fit.
 pub fn spec(opts: &AquilaBenchOptions) -> Result<Spec, String> {
     let full = Spec::aquila();
-    let mode = Mode::from_name(opts.mode).ok_or_else(|| format!("no routing mode {}", opts.mode))?;
+    let mode =
+        Mode::from_name(opts.mode).ok_or_else(|| format!("no routing mode {}", opts.mode))?;
     let mut df = full.dragonfly.clone();
     df.pods = opts.pods;
     df.tins_per_pod = opts.tins_per_pod;

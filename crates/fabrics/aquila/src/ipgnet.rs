@@ -173,7 +173,10 @@ impl Egress {
             .as_mut()
             .expect("data for a granted packet");
         d.received += bytes;
-        assert!(d.received <= d.rts.bytes, "more data than the RTS announced");
+        assert!(
+            d.received <= d.rts.bytes,
+            "more data than the RTS announced"
+        );
         if d.received < d.rts.bytes {
             return;
         }
@@ -442,7 +445,14 @@ mod tests {
             e.on_rts(rts(slot));
         }
         // One granted (space for one), four waiting: above the threshold of 2.
-        assert_eq!(e.poll_grant(), Some(Grant::Cts { src: 0, slot: 0, desc: 0 }));
+        assert_eq!(
+            e.poll_grant(),
+            Some(Grant::Cts {
+                src: 0,
+                slot: 0,
+                desc: 0
+            })
+        );
         assert_eq!(e.poll_grant(), None);
         e.on_data(0, 1000);
         assert!(e.poll_release().expect("released").ecn);

@@ -736,7 +736,10 @@ impl<'a> Sim<'a> {
                 }
                 let mut oq = head.oq;
                 if oq == NONE {
-                    let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
+                    let id = *self
+                        .slab
+                        .front(&self.inq[qi])
+                        .expect("a VC in the mask holds a cell");
                     let c = self.cells[id as usize];
                     if c.hops_left == 0 && c.dst_tin != tin {
                         self.counters.hop_limit_drops += 1;
@@ -754,7 +757,10 @@ impl<'a> Sim<'a> {
                 {
                     continue;
                 }
-                let id = *self.slab.front(&self.inq[qi]).expect("a VC in the mask holds a cell");
+                let id = *self
+                    .slab
+                    .front(&self.inq[qi])
+                    .expect("a VC in the mask holds a cell");
                 self.requests.push(Request {
                     input: (port - lo) as u16,
                     vc: v as u8,
@@ -889,7 +895,10 @@ impl<'a> Sim<'a> {
             vcs &= vcs - 1;
             let v = ((start + k) % VCS as u32) as usize;
             let oq = p * VCS + v;
-            let id = *self.slab.front(&self.outq[oq]).expect("a VC in the mask holds a cell");
+            let id = *self
+                .slab
+                .front(&self.outq[oq])
+                .expect("a VC in the mask holds a cell");
             let c = self.cells[id as usize];
             if c.ready > now {
                 wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));

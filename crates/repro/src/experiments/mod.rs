@@ -2,6 +2,7 @@
 
 use crate::Experiment;
 
+mod aquila_theory;
 mod epoch;
 mod fairness;
 mod fig09;
@@ -136,6 +137,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust App. A, B, E, §4-§6",
         summary: "models: fat-tree counts, parallelism, credit size, element memory, reachability, M/D/1",
         run: stardust_models::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "aquila-theory",
+        figure: "Aquila §3.2-3.3",
+        summary: "Dragonfly at full load: uniform random, pod shift (minimal, Valiant, adaptive), RTS incast",
+        run: aquila_theory::run,
         timed: false,
         scale: None,
     },
