@@ -53,6 +53,8 @@ impl Default for AquilaBenchOptions {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AquilaBenchReport {
     pub options: AquilaBenchOptions,
+    /// How hosts inject: the clique's default, IP over GNet's RTS/CTS admission.
+    pub injection: &'static str,
     pub hosts: u32,
     pub build_s: f64,
     pub wall_s: f64,
@@ -117,6 +119,7 @@ pub fn run(opts: &AquilaBenchOptions) -> Result<AquilaBenchReport, String> {
     let capacity = spec.host_rate.bytes_in(end - Time::ZERO) as f64 * f64::from(sim.hosts());
     Ok(AquilaBenchReport {
         options: opts.clone(),
+        injection: spec.injection.name(),
         hosts: sim.hosts(),
         build_s,
         wall_s,
@@ -155,8 +158,8 @@ impl fmt::Display for AquilaBenchReport {
         let o = &self.options;
         writeln!(
             f,
-            "shoal bench --aquila: {} pods x {} TiNs ({} hosts), {:?}, {} routing, {} us simulated",
-            o.pods, o.tins_per_pod, self.hosts, o.pattern, o.mode, o.sim_us
+            "shoal bench --aquila: {} pods x {} TiNs ({} hosts), {:?}, {} routing, {} injection, {} us simulated",
+            o.pods, o.tins_per_pod, self.hosts, o.pattern, o.mode, self.injection, o.sim_us
         )?;
         writeln!(
             f,

@@ -117,6 +117,9 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("packets_delivered", c.packets_delivered),
         ("credit_overflows", c.credit_overflows),
         ("hop_limit_drops", c.hop_limit_drops),
+        ("control_cells", c.control_cells),
+        ("ctd_drops", c.ctd_drops),
+        ("ecn_marks", c.ecn_marks),
         ("max_input_fifo_words", u64::from(c.max_input_words)),
         ("max_output_queue_words", u64::from(c.max_output_words)),
     ]
