@@ -108,6 +108,16 @@ fn aquila_theory() {
     }
 }
 
+/// Aquila Fig. 6 on 72 hosts: the fabric RTT bounds at 70% and 90% load.
+#[test]
+fn aquila_fig6() {
+    let claims = common::run("aquila-fig6", true);
+    assert_eq!(claims.len(), 2);
+    for c in &claims {
+        assert!(c.pass, "{}: ours {}", c.claim, c.ours);
+    }
+}
+
 #[test]
 fn section_5_power() {
     common::check("power", true);

@@ -147,6 +147,10 @@ impl Kind {
     }
 }
 
+/// The VCs of the control classes (RTS, then CTS and CTD), served before data.
+const CONTROL_VCS: u32 = ((1 << (2 * LEVELS)) - 1) << (Kind::Rts.class() * LEVELS);
+const _: () = assert!(Kind::Cts.class() == Kind::Rts.class() + 1);
+
 /// A control cell (RTS, CTS, CTD): 16 B (§3.3).
 const CONTROL_WORDS: u8 = 2;
 
@@ -197,6 +201,10 @@ const NO_HEAD: Head = Head {
 #[derive(Clone, Copy, Debug)]
 struct Packet {
     src_host: u32,
+    /// When its RTS went on the wire (IP over GNet), and for an acknowledgement, when the
+    /// RTS of the packet it acknowledges did: the start of that packet's fabric RTT.
+    rts_at: Time,
+    ack_for: Option<Time>,
     /// Reassembly descriptor its CTS named (IP over GNet).
     desc: u32,
     flow: u32,
@@ -223,6 +231,8 @@ struct Host {
     control: VecDeque<(Kind, u32)>,
     granted: VecDeque<u32>,
     announced: u32,
+    /// Acknowledgements to announce (ahead of new packets, and past the ingress limit).
+    acks: VecDeque<u32>,
     sent_packets: u64,
     rng: StreamRng,
 }
@@ -319,6 +329,8 @@ pub(crate) struct Sim<'a> {
     matched: Vec<usize>,
     /// Packets delivered in order: (flow, payload bytes, time), drained by the caller.
     pub(crate) delivered: Vec<(u32, u32)>,
+    /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
+    pub(crate) rtts: Vec<u64>,
 }
 
 impl<'a> Sim<'a> {
@@ -382,6 +394,7 @@ impl<'a> Sim<'a> {
                 control: VecDeque::new(),
                 granted: VecDeque::new(),
                 announced: 0,
+                acks: VecDeque::new(),
                 sent_packets: 0,
                 rng: stream(spec.seed, "aquila.host", h as u64),
             })
@@ -447,6 +460,7 @@ impl<'a> Sim<'a> {
             req_ports: Vec::new(),
             matched: Vec::new(),
             delivered: Vec::new(),
+            rtts: Vec::new(),
         })
     }
 
@@ -600,6 +614,9 @@ impl<'a> Sim<'a> {
         let h = &mut self.hosts[host as usize];
         h.control.pop_front();
         h.credits[class] -= u32::from(CONTROL_WORDS);
+        if kind == Kind::Rts {
+            self.packets[packet as usize].rts_at = now;
+        }
         let p = self.packets[packet as usize];
         // An RTS goes to the packet's destination; a grant back to its source. Both are
         // routed deterministically by the flow-invariant fields (§3.3).
@@ -612,8 +629,14 @@ impl<'a> Sim<'a> {
         true
     }
 
-    /// The ingress announces new packets by RTS while it holds fewer than its limit.
+    /// The ingress announces its acknowledgements, then new packets by RTS while it holds
+    /// fewer than its limit.
     fn announce(&mut self, host: u32, source: Option<&Source>) {
+        let h = &mut self.hosts[host as usize];
+        while let Some(ack) = h.acks.pop_front() {
+            h.announced += 1;
+            h.control.push_back((Kind::Rts, ack));
+        }
         while self.hosts[host as usize].announced < self.spec.ingress_packets {
             let Some(packet) = self.new_packet(host, source) else {
                 return;
@@ -710,6 +733,8 @@ impl<'a> Sim<'a> {
         let wire = payload + spec.header_bytes;
         let packet = Packet {
             src_host: host,
+            rts_at: Time::ZERO,
+            ack_for: None,
             desc: NONE,
             flow,
             seq,
@@ -718,14 +743,17 @@ impl<'a> Sim<'a> {
             cells_left: Spec::cells_of(wire),
             dst_host,
         };
-        let id = if let Some(id) = self.free_packets.pop() {
+        Some(self.alloc_packet(packet))
+    }
+
+    fn alloc_packet(&mut self, packet: Packet) -> u32 {
+        if let Some(id) = self.free_packets.pop() {
             self.packets[id as usize] = packet;
             id
         } else {
             self.packets.push(packet);
             self.packets.len() as u32 - 1
-        };
-        Some(id)
+        }
     }
 
     /// Has the host try to send now, unless its link is busy (it will try when free).
@@ -1060,8 +1088,9 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Sends the next cell of output `port` if its link is free: VCs in round-robin order,
-    /// a VC eligible when its head cell is ready and has credit downstream.
+    /// Sends the next cell of output `port` if its link is free: the VCs of RTS, CTS and CTD
+    /// first (§3.3: they travel at high priority), then the others, each group in round-robin
+    /// order; a VC eligible when its head cell is ready and has credit downstream.
     fn try_send(&mut self, now: Time, port: u32) {
         let p = port as usize;
         if self.link_busy[p] {
@@ -1070,54 +1099,57 @@ impl<'a> Sim<'a> {
         let mut wake: Option<Time> = None;
         // The VCs holding a cell, in round-robin order from the pointer.
         let start = self.rr[p] as u32;
-        let mut vcs = self.out_mask[p].rotate_right(start);
-        while vcs != 0 {
-            let k = vcs.trailing_zeros();
-            vcs &= vcs - 1;
-            let v = ((start + k) % VCS as u32) as usize;
-            let oq = p * VCS + v;
-            let id = *self
-                .slab
-                .front(&self.outq[oq])
-                .expect("a VC in the mask holds a cell");
-            let c = self.cells[id as usize];
-            if c.ready > now {
-                wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
-                continue;
+        let mask = self.out_mask[p];
+        for group in [mask & CONTROL_VCS, mask & !CONTROL_VCS] {
+            let mut vcs = group.rotate_right(start);
+            while vcs != 0 {
+                let k = vcs.trailing_zeros();
+                vcs &= vcs - 1;
+                let v = ((start + k) % VCS as u32) as usize;
+                let oq = p * VCS + v;
+                let id = *self
+                    .slab
+                    .front(&self.outq[oq])
+                    .expect("a VC in the mask holds a cell");
+                let c = self.cells[id as usize];
+                if c.ready > now {
+                    wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
+                    continue;
+                }
+                if self.credits[oq] < c.words as u32 {
+                    continue;
+                }
+                self.slab.pop_front(&mut self.outq[oq]);
+                if self.outq[oq].is_empty() {
+                    self.out_mask[p] &= !(1 << v);
+                }
+                self.out_words[oq] -= c.words as u32;
+                if !self.is_endpoint[p] {
+                    self.credits[oq] -= c.words as u32;
+                }
+                self.rr[p] = ((v + 1) % VCS) as u8;
+                self.link_busy[p] = true;
+                let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
+                self.q.schedule(now + ser, Ev::LinkFree { port });
+                let tin = self.tin_of(port);
+                self.wake_arbiter(tin, now);
+                if self.is_endpoint[p] {
+                    let at = now + self.delay[p] + ser;
+                    self.q.schedule(at, Ev::Eject { cell: id });
+                } else {
+                    self.counters.cell_hops += 1;
+                    let cell = &mut self.cells[id as usize];
+                    cell.hops_left = cell.hops_left.saturating_sub(1);
+                    cell.out = NONE;
+                    cell.from = match self.router.far_end(tin, port - self.base[tin as usize]).2 {
+                        InKind::Global => InKind::Global,
+                        _ => InKind::Local,
+                    };
+                    let to = self.far[p];
+                    self.launch(now, to, id, ser);
+                }
+                return;
             }
-            if self.credits[oq] < c.words as u32 {
-                continue;
-            }
-            self.slab.pop_front(&mut self.outq[oq]);
-            if self.outq[oq].is_empty() {
-                self.out_mask[p] &= !(1 << v);
-            }
-            self.out_words[oq] -= c.words as u32;
-            if !self.is_endpoint[p] {
-                self.credits[oq] -= c.words as u32;
-            }
-            self.rr[p] = ((v + 1) % VCS) as u8;
-            self.link_busy[p] = true;
-            let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
-            self.q.schedule(now + ser, Ev::LinkFree { port });
-            let tin = self.tin_of(port);
-            self.wake_arbiter(tin, now);
-            if self.is_endpoint[p] {
-                let at = now + self.delay[p] + ser;
-                self.q.schedule(at, Ev::Eject { cell: id });
-            } else {
-                self.counters.cell_hops += 1;
-                let cell = &mut self.cells[id as usize];
-                cell.hops_left = cell.hops_left.saturating_sub(1);
-                cell.out = NONE;
-                cell.from = match self.router.far_end(tin, port - self.base[tin as usize]).2 {
-                    InKind::Global => InKind::Global,
-                    _ => InKind::Local,
-                };
-                let to = self.far[p];
-                self.launch(now, to, id, ser);
-            }
-            return;
         }
         // Nothing sendable: the link idles until a credit, a new cell or a head's ready time.
         if let Some(t) = wake
@@ -1235,8 +1267,36 @@ impl<'a> Sim<'a> {
             }
             if p.flow != NONE {
                 self.delivered.push((p.flow, p.payload));
+                self.acknowledge(now, &p);
+            }
+            if let Some(start) = p.ack_for
+                && start >= self.measure_from
+            {
+                self.rtts.push(now.0 - start.0);
             }
         }
+    }
+
+    /// The destination acknowledges a flow's packet at once (no host processing: the fabric
+    /// RTT of §5 excludes it) by a one-cell IP packet of the headers alone, as the transports
+    /// under the paper's workloads do; it goes through RTS/CTS like any packet, so a round
+    /// trip is §3.4's six GNet half round trips.
+    fn acknowledge(&mut self, now: Time, p: &Packet) {
+        let wire = self.spec.header_bytes.max(WORD as u32);
+        let ack = self.alloc_packet(Packet {
+            src_host: p.dst_host,
+            rts_at: Time::ZERO,
+            ack_for: Some(p.rts_at),
+            desc: NONE,
+            flow: NONE,
+            seq: 0,
+            payload: 0,
+            wire,
+            cells_left: Spec::cells_of(wire),
+            dst_host: p.src_host,
+        });
+        self.hosts[p.dst_host as usize].acks.push_back(ack);
+        self.wake_host(now, p.dst_host);
     }
 
     fn free_cell(&mut self, id: u32) {

@@ -165,6 +165,8 @@ fn flows_complete_no_faster_than_their_ideal() {
 }
 
 fn flows_complete(spec: Spec) {
+    let spec_ip = spec.injection == Injection::RtsCts;
+    let (host_delay, fall_through) = (spec.host_delay, spec.fall_through);
     use shoal_aquila::scenario::CliqueSpec;
     use shoal_base::{NodeId, Time};
     use shoal_fabric::{NoProgress, ResolvedFabric, RunLimits};
@@ -198,6 +200,21 @@ fn flows_complete(spec: Spec) {
         )
         .expect("runs");
     assert_eq!(out.counters["credit_overflows"], 0);
+    if spec_ip {
+        // Every packet of every flow was acknowledged back within the run, and no RTT is
+        // shorter than its six half round trips' host links and fall-throughs.
+        let c = &out.counters;
+        let floor_ns = 6 * (2 * host_delay.0 + fall_through.0) / 1000;
+        assert!(c["rtt_samples"] > 0);
+        assert!(
+            c["rtt_p50_ns"] >= floor_ns,
+            "{} < {floor_ns}",
+            c["rtt_p50_ns"]
+        );
+        assert!(c["rtt_p50_ns"] <= c["rtt_p99_ns"] && c["rtt_p99_ns"] <= c["rtt_max_ns"]);
+    } else {
+        assert!(!out.counters.contains_key("rtt_samples"));
+    }
     for r in &out.records {
         let fct = r.finish.expect("every flow completes").0 - r.start.0;
         let floor = ideal.ideal_fct(r.bytes).expect("fits").0;
