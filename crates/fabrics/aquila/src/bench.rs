@@ -9,7 +9,7 @@
 //! event schedules one successor), the floor any model on this engine pays.
 
 use crate::routing::Mode;
-use crate::sim::{Control, Pattern, Sim, Source};
+use crate::sim::{Control, EVENT_KINDS, Pattern, Sim, Source};
 use crate::spec::Spec;
 use serde::Serialize;
 use shoal_base::{Dur, Time};
@@ -59,6 +59,8 @@ pub struct AquilaBenchReport {
     pub build_s: f64,
     pub wall_s: f64,
     pub events: u64,
+    /// Events by kind (`EVENT_KINDS`), so that the cost per cell-hop can be read as events.
+    pub events_by_kind: Vec<(&'static str, u64)>,
     pub cell_hops: u64,
     pub cells_delivered: u64,
     pub cell_hops_per_s: f64,
@@ -124,6 +126,12 @@ pub fn run(opts: &AquilaBenchOptions) -> Result<AquilaBenchReport, String> {
         build_s,
         wall_s,
         events: c.events,
+        events_by_kind: EVENT_KINDS
+            .iter()
+            .copied()
+            .zip(c.events_by_kind)
+            .filter(|&(_, n)| n > 0)
+            .collect(),
         cell_hops: c.cell_hops,
         cells_delivered: c.cells_delivered,
         cell_hops_per_s: c.cell_hops as f64 / wall_s,
@@ -178,6 +186,12 @@ impl fmt::Display for AquilaBenchReport {
             self.reference_events_per_s / 1e6,
             self.wall_s / self.reference_wall_s
         )?;
+        let per_hop: Vec<String> = self
+            .events_by_kind
+            .iter()
+            .map(|&(k, n)| format!("{k} {:.2}", n as f64 / self.cell_hops.max(1) as f64))
+            .collect();
+        writeln!(f, "  events per cell-hop: {}", per_hop.join(", "))?;
         write!(
             f,
             "  delivered {:.3} of injection capacity ({} cells)",

@@ -25,5 +25,5 @@ pub mod spec;
 pub mod wire;
 
 pub use run::{Drained, Saturation, drain, run_flows, saturate};
-pub use sim::{Counters, Pattern};
+pub use sim::{Counters, EVENT_KINDS, Pattern};
 pub use spec::Spec;

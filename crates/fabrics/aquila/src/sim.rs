@@ -154,6 +154,35 @@ const _: () = assert!(Kind::Cts.class() == Kind::Rts.class() + 1);
 /// A control cell (RTS, CTS, CTD): 16 B (§3.3).
 const CONTROL_WORDS: u8 = 2;
 
+/// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
+pub const EVENT_KINDS: [&str; 9] = [
+    "control",
+    "arrive",
+    "arbitrate",
+    "crossed",
+    "link_free",
+    "send",
+    "credit",
+    "host_send",
+    "eject",
+];
+
+impl Ev {
+    const fn kind(&self) -> usize {
+        match self {
+            Ev::Control(_) => 0,
+            Ev::Arrive { .. } => 1,
+            Ev::Arbitrate { .. } => 2,
+            Ev::Crossed { .. } => 3,
+            Ev::LinkFree { .. } => 4,
+            Ev::Send { .. } => 5,
+            Ev::Credit { .. } => 6,
+            Ev::HostSend { .. } => 7,
+            Ev::Eject { .. } => 8,
+        }
+    }
+}
+
 /// A cell in the fabric (no payload bytes: DESIGN.md principle 7).
 #[derive(Clone, Copy, Debug)]
 struct Cell {
@@ -259,6 +288,8 @@ pub struct Counters {
     /// Cells with no hop left at a TiN not their destination (dropped, counted).
     pub hop_limit_drops: u64,
     pub events: u64,
+    /// Events by kind, in the order of [`EVENT_KINDS`]: where a run's events go.
+    pub events_by_kind: [u64; EVENT_KINDS.len()],
     /// Most words ever held in one input FIFO, and its capacity.
     pub max_input_words: u32,
     pub max_output_words: u32,
@@ -508,6 +539,7 @@ impl<'a> Sim<'a> {
     pub(crate) fn step(&mut self, source: Option<&Source>) -> Option<(Time, Option<Control>)> {
         let (now, ev) = self.q.pop()?;
         self.counters.events += 1;
+        self.counters.events_by_kind[ev.kind()] += 1;
         match ev {
             Ev::Control(c) => return Some((now, Some(c))),
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),

@@ -72,13 +72,14 @@ fn adversarial_traffic_drains_completely_in_every_mode() {
 
 #[test]
 fn runs_are_deterministic() {
-    let spec = small(Mode::FullyAdaptive);
-    let a = drain(&spec, Pattern::UniformRandom, 10).expect("runs");
-    let b = drain(&spec, Pattern::UniformRandom, 10).expect("runs");
-    assert_eq!(a.counters, b.counters);
-    assert_eq!(a.end, b.end);
-    let other = drain(&Spec { seed: 2, ..spec }, Pattern::UniformRandom, 10).expect("runs");
-    assert_ne!(a.counters, other.counters, "the seed drives the traffic");
+    for spec in [small(Mode::FullyAdaptive), small_ip(Mode::FullyAdaptive)] {
+        let a = drain(&spec, Pattern::UniformRandom, 10).expect("runs");
+        let b = drain(&spec, Pattern::UniformRandom, 10).expect("runs");
+        assert_eq!(a.counters, b.counters);
+        assert_eq!(a.end, b.end);
+        let other = drain(&Spec { seed: 2, ..spec }, Pattern::UniformRandom, 10).expect("runs");
+        assert_ne!(a.counters, other.counters, "the seed drives the traffic");
+    }
 }
 
 /// Dragonfly bounds for pod shift (every pod sends to the next): minimal routing gets the
