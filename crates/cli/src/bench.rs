@@ -5,6 +5,8 @@ use anyhow::{Result, bail};
 use clap::Args;
 use clap::ValueEnum;
 use serde::Serialize;
+use shoal_aquila::bench::{self as aquila_bench, AquilaBenchOptions, BenchPattern};
+use shoal_aquila::routing::Mode;
 use shoal_psn::bench::{self as psn_bench, PsnBench, PsnBenchOptions};
 use shoal_rack::bench::{self, BenchOptions};
 use shoal_rack::bench_datacenter::{self, DatacenterOptions};
@@ -21,7 +23,8 @@ use std::process::ExitCode;
 #[command(
     after_help = "Examples:\n  shoal bench\n  shoal bench --seconds 10 --json > bench.json\n  \
     shoal bench --nodes 1024 --pairs 1024 --slots 5000\n  shoal bench --psn dctcp\n  \
-    shoal bench --psn ndp --sim-ms 2"
+    shoal bench --psn ndp --sim-ms 2\n  shoal bench --aquila\n  \
+    shoal bench --aquila --pods 9 --tins-per-pod 4 --sim-us 100"
 )]
 pub struct BenchArgs {
     /// Print the report as JSON on stdout.
@@ -75,6 +78,44 @@ pub struct BenchArgs {
           conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes",
                                 "load", "flows"])]
     sim_ms: Option<u64>,
+    /// Time the Aquila clique simulator instead: every host injecting at its full rate, in
+    /// cell-hops per second [default: the full clique, 48 pods x 12 TiNs, uniform random].
+    #[arg(long, conflicts_with_all = ["datacenter", "psn", "pairs", "slots", "warmup_slots",
+                                      "seconds", "nodes", "load", "flows", "sim_ms"])]
+    aquila: bool,
+    /// With --aquila: pods of the clique, 2 to 64 [default: 48].
+    #[arg(long, value_name = "P", requires = "aquila",
+          value_parser = clap::value_parser!(u32).range(2..=64))]
+    pods: Option<u32>,
+    /// With --aquila: TiNs per pod, 1 to 16 [default: 12].
+    #[arg(long, value_name = "T", requires = "aquila",
+          value_parser = clap::value_parser!(u32).range(1..=16))]
+    tins_per_pod: Option<u32>,
+    /// With --aquila: traffic pattern [default: uniform].
+    #[arg(long, value_enum, value_name = "PATTERN", requires = "aquila")]
+    pattern: Option<AquilaPattern>,
+    /// With --aquila: routing mode (adaptive, minimal-adaptive, deterministic,
+    /// minimal-deterministic, valiant) [default: adaptive].
+    #[arg(long, value_name = "MODE", requires = "aquila", value_parser = routing_mode)]
+    routing: Option<Mode>,
+    /// With --aquila: simulated microseconds, 1 to 1,000,000 [default: 20].
+    #[arg(long, value_name = "US", requires = "aquila",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    sim_us: Option<u64>,
+}
+
+/// The traffic patterns of `--aquila`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AquilaPattern {
+    Uniform,
+    PodShift,
+}
+
+fn routing_mode(text: &str) -> Result<Mode, String> {
+    Mode::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        format!("not a routing mode; one of {}", names.join(", "))
+    })
 }
 
 /// `--flows`: a run that stops at 0 completed flows measures nothing.
@@ -104,6 +145,9 @@ pub fn main(args: BenchArgs) -> Result<ExitCode> {
     }
     if let Some(transport) = args.psn {
         return psn(&args, transport);
+    }
+    if args.aquila {
+        return aquila(&args);
     }
     let defaults = BenchOptions::default();
     let nodes = args.nodes.unwrap_or(defaults.nodes);
@@ -180,5 +224,26 @@ fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
         which, opts.k, opts.sim_ms
     );
     let report = psn_bench::run(&opts)?;
+    print_report(args.json, &report)
+}
+
+fn aquila(args: &BenchArgs) -> Result<ExitCode> {
+    let defaults = AquilaBenchOptions::default();
+    let opts = AquilaBenchOptions {
+        pods: args.pods.unwrap_or(defaults.pods),
+        tins_per_pod: args.tins_per_pod.unwrap_or(defaults.tins_per_pod),
+        pattern: match args.pattern {
+            None => defaults.pattern,
+            Some(AquilaPattern::Uniform) => BenchPattern::UniformRandom,
+            Some(AquilaPattern::PodShift) => BenchPattern::PodShift,
+        },
+        mode: args.routing.map_or(defaults.mode, Mode::name),
+        sim_us: args.sim_us.unwrap_or(defaults.sim_us),
+    };
+    eprintln!(
+        "shoal bench: aquila, {} pods x {} TiNs, {:?}, {} routing, {} us",
+        opts.pods, opts.tins_per_pod, opts.pattern, opts.mode, opts.sim_us
+    );
+    let report = aquila_bench::run(&opts).map_err(anyhow::Error::msg)?;
     print_report(args.json, &report)
 }

@@ -57,6 +57,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/epoch-size.toml"),
     ),
     (
+        "aquila-fig6-uniform",
+        include_str!("../../../scenarios/aquila-fig6-uniform.toml"),
+    ),
+    (
         "fig17-node-failures",
         include_str!("../../../scenarios/fig17-node-failures.toml"),
     ),

@@ -1,7 +1,9 @@
 //! Aquila (NSDI 2022): a ToR-in-NIC (TiN) chip that is both a NIC and a cell switch, TiNs wired
 //! as a Dragonfly clique, GNet cells on credit-flow-controlled links.
 //!
+//! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
+//! - [`ipgnet`]: IP over GNet (§3.3), the RTS/CTS/CTD ingress and egress, sans-IO.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
 //! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
 //! - [`scenario`]: `fabric = "aquila"` and its `[clique]` table.
@@ -11,7 +13,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod cdg;
+pub mod ipgnet;
 pub mod islip;
 pub mod routing;
 pub mod run;
@@ -21,5 +25,5 @@ pub mod spec;
 pub mod wire;
 
 pub use run::{Drained, Saturation, drain, run_flows, saturate};
-pub use sim::{Counters, Pattern};
+pub use sim::{Counters, EVENT_KINDS, Pattern};
 pub use spec::Spec;

@@ -270,26 +270,26 @@ impl Router {
             }
             return;
         }
-        let own: Vec<Hop> = self.globals[x as usize]
+        let own = self.globals[x as usize]
             .iter()
             .filter(|&&(_, pod)| pod == q)
             .map(|&(port, _)| Hop {
                 port: Some(port),
                 level: global_level,
-            })
-            .collect();
+            });
+        // x's own global links to Q, if it has any, are its minimal routes.
+        out.minimal.extend(own);
         let holders = self.holders(p, q);
-        if !own.is_empty() {
-            out.minimal.extend(own);
-        } else if from == InKind::Local && level == 0 {
-            // A detour's second TiN: it holds no link to Q, so any of its global links.
-            out.minimal
-                .extend(self.globals[x as usize].iter().map(|&(port, _)| Hop {
-                    port: Some(port),
-                    level: global_level,
-                }));
-            return;
-        } else {
+        if out.minimal.is_empty() {
+            if from == InKind::Local && level == 0 {
+                // A detour's second TiN: it holds no link to Q, so any of its global links.
+                out.minimal
+                    .extend(self.globals[x as usize].iter().map(|&(port, _)| Hop {
+                        port: Some(port),
+                        level: global_level,
+                    }));
+                return;
+            }
             for &h in holders {
                 local(h, &mut out.minimal);
             }

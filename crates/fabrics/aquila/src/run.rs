@@ -82,6 +82,7 @@ impl EventFabric for FlowRun<'_> {
         let c = &self.sim.counters;
         let mut counters = counter_map(c);
         counters.insert("flows_unfinished".into(), self.active);
+        rtt_counters(&mut self.sim.rtts, &mut counters);
         let queues = QueueStats {
             // In full-size (160 B) cells.
             max_queue: u64::from(c.max_output_words.div_ceil(20)),
@@ -90,6 +91,28 @@ impl EventFabric for FlowRun<'_> {
             max_reorder_bytes: 0,
         };
         self.book.finish(self.sim.now(), queues, counters)
+    }
+}
+
+/// The fabric RTTs of a run (IP over GNet with flows: each packet's RTS leaving its host to
+/// its acknowledgement's release there) as counters: how many, and their mean, median, 99th
+/// percentile and largest in nanoseconds (nearest rank).
+fn rtt_counters(rtts: &mut [u64], counters: &mut BTreeMap<String, u64>) {
+    if rtts.is_empty() {
+        return;
+    }
+    rtts.sort_unstable();
+    let n = rtts.len();
+    let rank = |q: f64| rtts[((q * n as f64).ceil() as usize).clamp(1, n) - 1] / 1000;
+    let mean = rtts.iter().map(|&r| u128::from(r)).sum::<u128>() / n as u128 / 1000;
+    for (k, v) in [
+        ("rtt_samples", n as u64),
+        ("rtt_mean_ns", mean as u64),
+        ("rtt_p50_ns", rank(0.5)),
+        ("rtt_p99_ns", rank(0.99)),
+        ("rtt_max_ns", rtts[n - 1] / 1000),
+    ] {
+        counters.insert(k.into(), v);
     }
 }
 
@@ -103,6 +126,9 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("packets_delivered", c.packets_delivered),
         ("credit_overflows", c.credit_overflows),
         ("hop_limit_drops", c.hop_limit_drops),
+        ("control_cells", c.control_cells),
+        ("ctd_drops", c.ctd_drops),
+        ("ecn_marks", c.ecn_marks),
         ("max_input_fifo_words", u64::from(c.max_input_words)),
         ("max_output_queue_words", u64::from(c.max_output_words)),
     ]

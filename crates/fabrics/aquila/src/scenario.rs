@@ -2,7 +2,7 @@
 //! is in [`crate::spec::defaults`], with the paper section it comes from or why we chose it.
 
 use crate::routing::Mode;
-use crate::spec::{CELL_WORDS, Spec, defaults, rate};
+use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
 use crate::wire::{HEADER_LEN, MAX_CELL_LEN, MAX_HOPS};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
@@ -35,6 +35,11 @@ const BIAS: IntRule = IntRule::new("clique.nonminimal_bias_cells", 0, 1000);
 const HOP_LIMIT: IntRule = IntRule::new("clique.hop_limit", 1, MAX_HOPS as i64);
 const MTU: IntRule = IntRule::new("clique.mtu_bytes", 2, 65_535);
 const HEADER: IntRule = IntRule::new("clique.header_bytes", 0, 4096);
+const INGRESS: IntRule = IntRule::new("clique.ingress_packets", 1, 1 << 16);
+const REASSEMBLY: IntRule = IntRule::new("clique.reassembly_bytes", 1, 1 << 30);
+const WINDOW: IntRule = IntRule::new("clique.cts_window", 1, 1 << 16);
+const CTD: IntRule = IntRule::new("clique.ctd_depth", 0, 1 << 20);
+const ECN: IntRule = IntRule::new("clique.ecn_depth", 0, 1 << 20);
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a table of clique keys")]
@@ -66,6 +71,12 @@ struct RawClique {
     hop_limit: Option<i64>,
     mtu_bytes: Option<i64>,
     header_bytes: Option<i64>,
+    injection: Option<String>,
+    ingress_packets: Option<i64>,
+    reassembly_bytes: Option<i64>,
+    cts_window: Option<i64>,
+    ctd_depth: Option<i64>,
+    ecn_depth: Option<i64>,
 }
 
 /// The clique a scenario describes: the simulator's [`Spec`] and the figures it came from,
@@ -116,6 +127,16 @@ impl CliqueSpec {
                 e.to_string(),
             )
         })?;
+        if s.injection == Injection::RtsCts && s.reassembly_bytes < s.mtu_bytes {
+            return Err(value(
+                keys.blame(&["clique.mtu_bytes", "clique.reassembly_bytes"]),
+                format!(
+                    "{} B of reassembly space cannot hold one {} B packet: every RTS would \
+                     draw a CTD",
+                    s.reassembly_bytes, s.mtu_bytes
+                ),
+            ));
+        }
         if s.hosts() > u32::from(u16::MAX) {
             return Err(value(
                 keys.blame(&["clique.hosts_per_tin", "clique.pods"]),
@@ -195,6 +216,13 @@ impl FabricKind for Kind {
                 format!("unknown routing {routing:?}: one of {}", names.join(", ")),
             )
         })?;
+        let injection = raw.injection.as_deref().unwrap_or(Injection::RtsCts.name());
+        let injection = Injection::parse(injection).ok_or_else(|| {
+            value(
+                "clique.injection",
+                format!("unknown injection {injection:?}: one of rts-cts, raw-cells"),
+            )
+        })?;
         let cells = |rule: &IntRule, v: Option<i64>, default: u32| -> Result<u32, ConfigError> {
             Ok(rule.read::<u32>(v, i64::from(default))? * CELL_WORDS)
         };
@@ -239,6 +267,13 @@ impl FabricKind for Kind {
             hop_limit: HOP_LIMIT.read(raw.hop_limit, i64::from(d::HOP_LIMIT))?,
             mtu_bytes: MTU.read(raw.mtu_bytes, i64::from(d::MTU_BYTES))?,
             header_bytes: HEADER.read(raw.header_bytes, i64::from(d::HEADER_BYTES))?,
+            injection,
+            ingress_packets: INGRESS.read(raw.ingress_packets, i64::from(d::INGRESS_PACKETS))?,
+            reassembly_bytes: REASSEMBLY
+                .read(raw.reassembly_bytes, i64::from(d::REASSEMBLY_BYTES))?,
+            cts_window: WINDOW.read(raw.cts_window, i64::from(d::CTS_WINDOW))?,
+            ctd_depth: CTD.read(raw.ctd_depth, i64::from(d::CTD_DEPTH))?,
+            ecn_depth: ECN.read(raw.ecn_depth, i64::from(d::ECN_DEPTH))?,
             seed: input.seed,
         };
         let clique = CliqueSpec {
@@ -323,6 +358,12 @@ impl ResolvedFabric for CliqueSpec {
         t.kv("hop_limit", s.hop_limit);
         t.kv("mtu_bytes", s.mtu_bytes);
         t.kv("header_bytes", s.header_bytes);
+        t.kv("injection", text(s.injection.name()));
+        t.kv("ingress_packets", s.ingress_packets);
+        t.kv("reassembly_bytes", s.reassembly_bytes);
+        t.kv("cts_window", s.cts_window);
+        t.kv("ctd_depth", s.ctd_depth);
+        t.kv("ecn_depth", s.ecn_depth);
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {

@@ -2,6 +2,8 @@
 
 use crate::Experiment;
 
+mod aquila_fig6;
+mod aquila_theory;
 mod epoch;
 mod fairness;
 mod fig09;
@@ -136,6 +138,22 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust App. A, B, E, §4-§6",
         summary: "models: fat-tree counts, parallelism, credit size, element memory, reachability, M/D/1",
         run: stardust_models::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "aquila-fig6",
+        figure: "Aquila Fig. 6",
+        summary: "fabric RTT under uniform random IP traffic at growing load: < 20 us at 70%, < 40 us near line rate",
+        run: aquila_fig6::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "aquila-theory",
+        figure: "Aquila §3.2-3.3",
+        summary: "Dragonfly at full load: uniform random, pod shift (minimal, Valiant, adaptive), RTS incast",
+        run: aquila_theory::run,
         timed: false,
         scale: None,
     },
