@@ -25,7 +25,8 @@ use crate::scheduler::PortScheduler;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The FCI factor's unit: 1.0.
 pub const FULL_RATE: u32 = 1 << 16;
@@ -99,11 +100,14 @@ pub struct Adapter {
     ports: Vec<Port>,
     /// Per (source adapter, port, class).
     streams: Vec<Stream>,
-    /// Reassembly deadlines in the order they were set: (deadline, stream). Stale entries
-    /// (their gap closed) are skipped.
-    timers: VecDeque<(Time, u32)>,
-    /// When each stream's current gap opened.
-    gap_since: Vec<Option<Time>>,
+    /// Reassembly deadlines, earliest first: (deadline, stream), at most one per stream
+    /// (`timer_armed`). An entry whose gap closed is dropped when it comes due; one whose gap
+    /// got a new head is set again for the new head's deadline.
+    timers: BinaryHeap<Reverse<(Time, u32)>>,
+    timer_armed: Vec<bool>,
+    /// When each stream's oldest missing cell started holding the others up, and its
+    /// sequence number.
+    gap_since: Vec<Option<(Time, u32)>>,
     rate_factor: u32,
     last_decrease: Option<Time>,
     /// Links that got cells since the caller last asked, and ports that got packets.
@@ -141,7 +145,8 @@ impl Adapter {
                 })
                 .collect(),
             streams: (0..queues).map(|_| Stream::default()).collect(),
-            timers: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            timer_armed: vec![false; queues],
             gap_since: vec![None; queues],
             rate_factor: FULL_RATE,
             last_decrease: None,
@@ -512,16 +517,28 @@ impl Adapter {
         self.stats.lost_cells += freed.lost_cells;
     }
 
+    /// Times the cell at the head of stream `s`'s gap. Under load a stream's window is rarely
+    /// empty (cells of consecutive credits overtake each other), so the timer restarts whenever
+    /// the missing head arrives and another cell becomes the head: only a cell missing for the
+    /// whole timeout is given up, never one that has been missing for a moment behind a long
+    /// run of short gaps.
     fn track_gap(&mut self, now: Time, s: usize, gap: bool) {
+        let head = self.streams[s].head();
         match (gap, self.gap_since[s]) {
-            (true, None) => {
-                self.gap_since[s] = Some(now);
-                self.timers
-                    .push_back((now + self.cfg.reassembly_timeout, s as u32));
+            (true, Some((_, h))) if h == head => {}
+            (true, _) => {
+                self.gap_since[s] = Some((now, head));
+                if !self.timer_armed[s] {
+                    self.arm(now + self.cfg.reassembly_timeout, s);
+                }
             }
-            (false, Some(_)) => self.gap_since[s] = None,
-            _ => {}
+            (false, _) => self.gap_since[s] = None,
         }
+    }
+
+    fn arm(&mut self, at: Time, s: usize) {
+        self.timers.push(Reverse((at, s as u32)));
+        self.timer_armed[s] = true;
     }
 
     /// A port whose queue got a packet while it may have been idle.
@@ -559,7 +576,7 @@ impl Adapter {
             .filter(|&p| self.port_ready(p))
             .map(|p| self.ports[p].next_credit)
             .min();
-        let timer = self.timers.front().map(|&(t, _)| t);
+        let timer = self.timers.peek().map(|&Reverse((t, _))| t);
         match (credits, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -578,17 +595,20 @@ impl Adapter {
                 }
             }
         }
-        while let Some(&(t, s)) = self.timers.front() {
+        while let Some(&Reverse((t, s))) = self.timers.peek() {
             if t > now {
                 break;
             }
-            self.timers.pop_front();
+            self.timers.pop();
             let s = s as usize;
-            let Some(since) = self.gap_since[s] else {
+            self.timer_armed[s] = false;
+            let Some((since, _)) = self.gap_since[s] else {
                 continue;
             };
-            if since + self.cfg.reassembly_timeout > now {
-                continue; // a later gap, with its own entry
+            let due = since + self.cfg.reassembly_timeout;
+            if due > now {
+                self.arm(due, s); // the gap has a newer head
+                continue;
             }
             let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
             let mut freed = Freed::default();

@@ -18,6 +18,7 @@ pub mod cell;
 pub mod config;
 pub mod element;
 pub mod net;
+pub mod observe;
 pub mod reach;
 pub mod reassembly;
 pub mod scenario;
@@ -26,6 +27,7 @@ mod sim;
 pub mod spray;
 
 pub use net::{NetParams, Network};
+pub use observe::Observations;
 pub use scenario::{StardustSpec, defaults};
 
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
@@ -34,15 +36,24 @@ use shoal_workload::FlowSource;
 /// A built Stardust network, ready to run.
 pub struct Stardust {
     net: Network,
+    obs: Observations,
 }
 
 impl Stardust {
     pub fn new(net: Network) -> Stardust {
-        Stardust { net }
+        Stardust {
+            net,
+            obs: Observations::default(),
+        }
     }
 
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// Fig. 9's measurements of the last run.
+    pub fn observations(&self) -> &Observations {
+        &self.obs
     }
 }
 
@@ -61,7 +72,7 @@ impl Fabric for Stardust {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        sim::Sim::new(&self.net, limits).run(flows, progress)
+        sim::Sim::new(&self.net, &mut self.obs, limits).run(flows, progress)
     }
 }
 pub mod models;

@@ -10,6 +10,7 @@ use crate::adapter::{Adapter, AdapterStats};
 use crate::cell::{Cell, Packet};
 use crate::element::{Element, ElementStats, Received};
 use crate::net::Network;
+use crate::observe::Observations;
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
@@ -75,6 +76,9 @@ struct Host {
 
 pub(crate) struct Sim<'a> {
     net: &'a Network,
+    obs: &'a mut Observations,
+    /// Fig. 9's measurements start here.
+    measure_from: Time,
     limits: RunLimits,
     q: EventQueue<Ev>,
     book: FlowBook,
@@ -98,10 +102,20 @@ pub(crate) struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    pub(crate) fn new(net: &'a Network, limits: RunLimits) -> Sim<'a> {
+    pub(crate) fn new(net: &'a Network, obs: &'a mut Observations, limits: RunLimits) -> Sim<'a> {
         let links = net.directed_links();
+        let measure_from = limits.measure_from.unwrap_or(Time::ZERO);
+        *obs = Observations {
+            from: measure_from,
+            last_stage_links: (0..links as u32)
+                .filter(|&l| net.owner(l).0 >= net.fas() as u32 && net.peer(l).0 < net.fas() as u32)
+                .count() as u32,
+            ..Observations::default()
+        };
         Sim {
             net,
+            obs,
+            measure_from,
             limits,
             q: EventQueue::new(),
             book: FlowBook::new(net.nodes(), limits),
@@ -346,6 +360,9 @@ impl<'a> Sim<'a> {
                 self.traversal_max = self.traversal_max.max(t);
                 self.traversal_sum += t as u128;
                 self.traversal_cells += 1;
+                if now >= self.measure_from {
+                    self.obs.traversed(Dur(t));
+                }
             }
             self.fas[dev as usize].handle_cell(now, cell);
             self.service(now, dev);
@@ -353,7 +370,13 @@ impl<'a> Sim<'a> {
         }
         let fe = (dev - fas) as usize;
         match self.fes[fe].receive(cell) {
-            Received::Queued(out) => self.try_send(now, self.net.link(dev, out)),
+            Received::Queued(out) => {
+                let l = self.net.link(dev, out);
+                if now >= self.measure_from && self.net.peer(l).0 < fas {
+                    self.last_stage(fe, out, l, &cell);
+                }
+                self.try_send(now, l);
+            }
             // Counted by the element (full pool, or no link to the destination).
             Received::Dropped => {}
         }
@@ -365,6 +388,18 @@ impl<'a> Sim<'a> {
                 self.q.schedule(now + delay, Ev::Pause { link: into, on });
             }
         }
+    }
+
+    /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
+    /// queue as the cell finds it, in data cells waiting or being sent.
+    fn last_stage(&mut self, fe: usize, out: u32, l: u32, cell: &Cell) {
+        let crate::cell::Body::Data(d) = &cell.body else {
+            return;
+        };
+        let l = l as usize;
+        let sending = self.busy[l] && self.wire[l].back().is_some_and(Cell::is_data);
+        let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
+        self.obs.queue_seen(ahead, d.bytes);
     }
 
     /// Starts egress port `node`'s next packet towards its host.
@@ -408,6 +443,7 @@ impl<'a> Sim<'a> {
     }
 
     fn finish(self, events: u64) -> RunOutput {
+        self.obs.to = self.q.now();
         let mut a = AdapterStats::default();
         for s in self.fas.iter().map(|f| *f.stats()) {
             a.packets_in += s.packets_in;

@@ -16,6 +16,7 @@ mod fig17;
 mod fig18;
 mod power;
 mod sizing;
+mod stardust_fig9;
 mod stardust_models;
 mod table1;
 mod xfabric_common;
@@ -136,6 +137,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust App. A, B, E, §4-§6",
         summary: "models: fat-tree counts, parallelism, credit size, element memory, reachability, M/D/1",
         run: stardust_models::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig9",
+        figure: "Stardust Fig. 9",
+        summary: "two tiers, 128K flows: traversal latency and last-stage queue vs M/D/1, FCI at 120%",
+        run: stardust_fig9::run,
         timed: false,
         scale: None,
     },
