@@ -28,6 +28,11 @@ use shoal_base::{Dur, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// Serial-number order of cell sequence numbers: `a` comes after `b`.
+fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
 /// The FCI factor's unit: 1.0.
 pub const FULL_RATE: u32 = 1 << 16;
 
@@ -102,12 +107,13 @@ pub struct Adapter {
     streams: Vec<Stream>,
     /// Reassembly deadlines, earliest first: (deadline, stream), at most one per stream
     /// (`timer_armed`). An entry whose gap closed is dropped when it comes due; one whose gap
-    /// got a new head is set again for the new head's deadline.
+    /// is younger than it was is set again for the new deadline.
     timers: BinaryHeap<Reverse<(Time, u32)>>,
     timer_armed: Vec<bool>,
-    /// When each stream's oldest missing cell started holding the others up, and its
-    /// sequence number.
-    gap_since: Vec<Option<(Time, u32)>>,
+    /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
+    /// of every earlier one, oldest first. A missing cell has been missing since the first of
+    /// these beyond it arrived.
+    ahead: Vec<VecDeque<(Time, u32)>>,
     rate_factor: u32,
     last_decrease: Option<Time>,
     /// Links that got cells since the caller last asked, and ports that got packets.
@@ -147,7 +153,7 @@ impl Adapter {
             streams: (0..queues).map(|_| Stream::default()).collect(),
             timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
-            gap_since: vec![None; queues],
+            ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             last_decrease: None,
             link_kicks: Vec::new(),
@@ -383,6 +389,15 @@ impl Adapter {
         }
     }
 
+    /// Fabric link `link` was excluded from the forwarding table: its waiting cells go again
+    /// to the links that still reach their destinations (see [`Adapter::poll_link_kick`]).
+    pub fn reroute(&mut self, link: u32) {
+        let lq = std::mem::take(&mut self.links[link as usize]);
+        for cell in lq.ctrl.into_iter().chain(lq.data) {
+            self.route(cell);
+        }
+    }
+
     /// A link that has cells and may have been idle; the caller starts it if it is free.
     pub fn poll_link_kick(&mut self) -> Option<u32> {
         self.link_kicks.pop()
@@ -404,6 +419,13 @@ impl Adapter {
     /// Cells waiting for any link.
     pub fn queued_cells(&self) -> usize {
         self.links.iter().map(|l| l.ctrl.len() + l.data.len()).sum()
+    }
+
+    /// Cells waiting for any link: (data, control).
+    pub fn queued_split(&self) -> (u64, u64) {
+        let data = self.links.iter().map(|l| l.data.len() as u64).sum();
+        let ctrl = self.links.iter().map(|l| l.ctrl.len() as u64).sum();
+        (data, ctrl)
     }
 
     // ---------------------------------------------------------------- egress
@@ -491,14 +513,13 @@ impl Adapter {
             freed.bytes += d.bytes as u64;
         }
         let waiting = stream.waiting() as u64;
-        let gap = stream.has_gap();
         self.stats.max_reorder_cells = self.stats.max_reorder_cells.max(waiting);
         for p in out.drain(..) {
             self.finish_packet(d.port, p);
         }
         self.scratch = out;
         self.free(d.port, freed);
-        self.track_gap(now, s, gap);
+        self.track_gap(now, s, Some(d.seq));
         let occ = self.ports[d.port as usize].occupancy;
         self.stats.max_egress_bytes = self.stats.max_egress_bytes.max(occ);
     }
@@ -517,23 +538,63 @@ impl Adapter {
         self.stats.lost_cells += freed.lost_cells;
     }
 
-    /// Times the cell at the head of stream `s`'s gap. Under load a stream's window is rarely
-    /// empty (cells of consecutive credits overtake each other), so the timer restarts whenever
-    /// the missing head arrives and another cell becomes the head: only a cell missing for the
-    /// whole timeout is given up, never one that has been missing for a moment behind a long
-    /// run of short gaps.
-    fn track_gap(&mut self, now: Time, s: usize, gap: bool) {
-        let head = self.streams[s].head();
-        match (gap, self.gap_since[s]) {
-            (true, Some((_, h))) if h == head => {}
-            (true, _) => {
-                self.gap_since[s] = Some((now, head));
-                if !self.timer_armed[s] {
-                    self.arm(now + self.cfg.reassembly_timeout, s);
-                }
-            }
-            (false, _) => self.gap_since[s] = None,
+    /// Times each missing cell of stream `s` from the moment a later cell arrived (`seq`, if
+    /// one just did). Under load a stream's window is rarely empty (cells of consecutive
+    /// credits overtake each other), so timing the window as a whole would give up cells
+    /// missing for a moment behind a long run of short gaps; timing only its head would give
+    /// up a burst of lost cells one timeout after another.
+    fn track_gap(&mut self, now: Time, s: usize, seq: Option<u32>) {
+        if !self.prune(s) {
+            return;
         }
+        let head = self.streams[s].head();
+        let ahead = &mut self.ahead[s];
+        if let Some(q) = seq
+            && after(q, head)
+            && ahead.back().is_none_or(|&(_, b)| after(q, b))
+        {
+            ahead.push_back((now, q));
+        }
+        if !self.timer_armed[s]
+            && let Some(&(since, _)) = ahead.front()
+        {
+            self.arm(since + self.cfg.reassembly_timeout, s);
+        }
+    }
+
+    /// Forgets the cells ahead of stream `s` that are no longer ahead of its gap; whether it
+    /// has a gap.
+    fn prune(&mut self, s: usize) -> bool {
+        let st = &self.streams[s];
+        let ahead = &mut self.ahead[s];
+        if !st.has_gap() {
+            ahead.clear();
+            return false;
+        }
+        let head = st.head();
+        while ahead.front().is_some_and(|&(_, q)| !after(q, head)) {
+            ahead.pop_front();
+        }
+        true
+    }
+
+    /// Gives up stream `s`'s missing cells that have been missing for the timeout by `now`.
+    fn expire(&mut self, now: Time, s: usize) {
+        let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
+        while let Some(&(since, _)) = self.ahead[s].front() {
+            if since + self.cfg.reassembly_timeout > now {
+                break;
+            }
+            let mut freed = Freed::default();
+            let mut out = Vec::new();
+            self.streams[s].give_up(&mut |p| out.push(p), &mut freed);
+            for p in out {
+                self.finish_packet(port, p);
+            }
+            self.free(port, freed);
+            self.prune(s);
+        }
+        self.track_gap(now, s, None);
     }
 
     fn arm(&mut self, at: Time, s: usize) {
@@ -602,25 +663,7 @@ impl Adapter {
             self.timers.pop();
             let s = s as usize;
             self.timer_armed[s] = false;
-            let Some((since, _)) = self.gap_since[s] else {
-                continue;
-            };
-            let due = since + self.cfg.reassembly_timeout;
-            if due > now {
-                self.arm(due, s); // the gap has a newer head
-                continue;
-            }
-            let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
-            let mut freed = Freed::default();
-            let mut out = Vec::new();
-            self.streams[s].give_up(&mut |p| out.push(p), &mut freed);
-            for p in out {
-                self.finish_packet(port, p);
-            }
-            self.free(port, freed);
-            self.gap_since[s] = None;
-            let gap = self.streams[s].has_gap();
-            self.track_gap(now, s, gap);
+            self.expire(now, s);
         }
         self.drain_loopback(now);
     }

@@ -9,8 +9,9 @@
 use crate::adapter::{Adapter, AdapterStats};
 use crate::cell::{Cell, Packet};
 use crate::element::{Element, ElementStats, Received};
-use crate::net::Network;
+use crate::net::{Failure, Network};
 use crate::observe::Observations;
+use crate::reachability::{ReachMsg, ReachStats, Reachability};
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_fabric::{FabricError, FlowBook, Progress, QueueStats, RunLimits, RunOutput};
@@ -65,6 +66,33 @@ enum Ev {
         fa: u32,
         on: bool,
     },
+    /// Device `dev` sends its reachability messages, one per link.
+    ReachTick {
+        dev: u32,
+    },
+    /// The oldest reachability message on directed link `link` arrives.
+    ReachArrive {
+        link: u32,
+    },
+    /// Device `dev` looks for silent links.
+    ReachCheck {
+        dev: u32,
+    },
+    /// `Network::failures[index]` happens.
+    Fail {
+        index: u32,
+    },
+}
+
+/// What failures cost in a run.
+#[derive(Default)]
+struct FailStats {
+    first: Option<Time>,
+    data_lost: u64,
+    control_lost: u64,
+    /// The last forwarding-table change and the last cell sent into a failed link.
+    rerouted: Option<Time>,
+    last_use: Option<Time>,
 }
 
 #[derive(Default)]
@@ -95,6 +123,18 @@ pub(crate) struct Sim<'a> {
     armed: Vec<Option<Time>>,
     flows_at: Option<Time>,
     active: u64,
+    /// Reachability (§5.9) of every device, adapters first, the messages on each directed
+    /// link, and each device's armed silence check.
+    reach: Vec<Reachability>,
+    reach_wire: Vec<VecDeque<ReachMsg>>,
+    reach_armed: Vec<Option<Time>>,
+    /// Per directed link: excluded by its owner's reachability.
+    excluded: Vec<bool>,
+    dead_link: Vec<bool>,
+    dead_dev: Vec<bool>,
+    fail: FailStats,
+    /// The time of the last event other than the reachability protocol's: when the run ends.
+    last_event: Time,
     /// Fabric traversal of data cells (adapter link to adapter), for Fig. 9.
     traversal_max: u64,
     traversal_sum: u128,
@@ -131,6 +171,14 @@ impl<'a> Sim<'a> {
             armed: vec![None; net.fas()],
             flows_at: None,
             active: 0,
+            reach: net.reachability(),
+            reach_wire: (0..links).map(|_| VecDeque::new()).collect(),
+            reach_armed: vec![None; net.topo.nodes()],
+            excluded: vec![false; links],
+            dead_link: vec![false; links],
+            dead_dev: vec![false; net.topo.nodes()],
+            fail: FailStats::default(),
+            last_event: Time::ZERO,
             traversal_max: 0,
             traversal_sum: 0,
             traversal_cells: 0,
@@ -149,9 +197,31 @@ impl<'a> Sim<'a> {
         if self.limits.sample_every.is_some() {
             self.q.schedule(Time::ZERO, Ev::Sample);
         }
+        // Devices send their messages spread over the interval, not all at once.
+        let devs = self.reach.len() as u64;
+        let interval = self.net.reach.interval.0;
+        for dev in 0..devs {
+            let at = Time(interval * dev / devs);
+            self.q.schedule(at, Ev::ReachTick { dev: dev as u32 });
+            self.arm_reach(dev as u32);
+        }
+        for (index, &(at, _)) in self.net.failures.iter().enumerate() {
+            self.q.schedule(
+                at,
+                Ev::Fail {
+                    index: index as u32,
+                },
+            );
+        }
         let mut events = 0u64;
         while let Some((now, ev)) = self.q.pop() {
             events += 1;
+            if !matches!(
+                ev,
+                Ev::ReachTick { .. } | Ev::ReachArrive { .. } | Ev::ReachCheck { .. }
+            ) {
+                self.last_event = now;
+            }
             if events.is_multiple_of(PROGRESS_EVERY) {
                 self.book.report(now, progress);
             }
@@ -188,11 +258,31 @@ impl<'a> Sim<'a> {
                     }
                 }
                 Ev::Pause { link, on } => {
-                    self.paused[link as usize] = on;
-                    if !on {
-                        self.try_send(now, link);
+                    if !self.dead_link[link as usize] {
+                        self.paused[link as usize] = on;
+                        if !on {
+                            self.try_send(now, link);
+                        }
                     }
                 }
+                Ev::ReachTick { dev } => {
+                    if !self.idle(source) {
+                        self.reach_tick(now, dev);
+                    }
+                }
+                Ev::ReachArrive { link } => self.reach_arrive(now, link),
+                Ev::ReachCheck { dev } => {
+                    // Once idle, the silence is the protocol's own end, not a failure.
+                    if self.reach_armed[dev as usize] == Some(now) {
+                        self.reach_armed[dev as usize] = None;
+                        if !self.idle(source) && !self.dead_dev[dev as usize] {
+                            self.reach[dev as usize].handle_timeout(now);
+                            self.reach_update(now, dev);
+                            self.arm_reach(dev);
+                        }
+                    }
+                }
+                Ev::Fail { index } => self.fail(now, index),
                 Ev::HostPause { fa, on } => {
                     let ports = self.net.ports();
                     for node in fa * ports..(fa + 1) * ports {
@@ -207,8 +297,117 @@ impl<'a> Sim<'a> {
                 break;
             }
         }
-        self.book.report(self.q.now(), progress);
+        self.book.report(self.last_event, progress);
         Ok(self.finish(events))
+    }
+
+    /// Nothing left to carry: the protocol stops so that the run can end.
+    fn idle(&self, source: &mut dyn FlowSource) -> bool {
+        self.active == 0 && source.is_exhausted()
+    }
+
+    fn reach_tick(&mut self, now: Time, dev: u32) {
+        if self.dead_dev[dev as usize] {
+            return;
+        }
+        for p in 0..self.net.ports_of(dev) {
+            let l = self.net.link(dev, p);
+            let msg = self.reach[dev as usize].next_message(p);
+            self.reach_wire[l as usize].push_back(msg);
+            let (_, delay) = self.net.rate_delay(l);
+            self.q.schedule(now + delay, Ev::ReachArrive { link: l });
+        }
+        self.q
+            .schedule(now + self.net.reach.interval, Ev::ReachTick { dev });
+    }
+
+    fn reach_arrive(&mut self, now: Time, link: u32) {
+        let msg = self.reach_wire[link as usize]
+            .pop_front()
+            .expect("an arrival has its message on the wire");
+        let (dev, port) = self.net.peer(link);
+        if self.dead_link[link as usize] || self.dead_dev[dev as usize] {
+            return;
+        }
+        self.reach[dev as usize].handle_message(now, port, &msg);
+        self.reach_update(now, dev);
+        self.arm_reach(dev);
+    }
+
+    /// Arms device `dev`'s silence check if none is armed (messages only move it later).
+    fn arm_reach(&mut self, dev: u32) {
+        if self.reach_armed[dev as usize].is_some() {
+            return;
+        }
+        if let Some(t) = self.reach[dev as usize].poll_timeout() {
+            self.reach_armed[dev as usize] = Some(t);
+            self.q.schedule(t, Ev::ReachCheck { dev });
+        }
+    }
+
+    /// After device `dev`'s protocol took an input: a new table goes to its forwarding, and
+    /// the cells waiting for a link it excluded go to the others.
+    fn reach_update(&mut self, now: Time, dev: u32) {
+        if !self.reach[dev as usize].poll_changed() {
+            return;
+        }
+        if self.fail.first.is_some() {
+            self.fail.rerouted = Some(now);
+        }
+        let fas = self.fas.len() as u32;
+        let table = self.reach[dev as usize].table().clone();
+        if dev < fas {
+            *self.fas[dev as usize].reach_mut() = table;
+        } else {
+            *self.fes[(dev - fas) as usize].reach_mut() = table;
+        }
+        for p in 0..self.net.ports_of(dev) {
+            let l = self.net.link(dev, p);
+            let valid = self.reach[dev as usize].is_valid(p);
+            if self.excluded[l as usize] != valid {
+                continue;
+            }
+            self.excluded[l as usize] = !valid;
+            if valid {
+                continue;
+            }
+            if dev < fas {
+                self.fas[dev as usize].reroute(p);
+                self.service(now, dev);
+            } else {
+                for out in self.fes[(dev - fas) as usize].reroute(p) {
+                    self.try_send(now, self.net.link(dev, out));
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, now: Time, index: u32) {
+        self.fail.first.get_or_insert(now);
+        match self.net.failures[index as usize].1 {
+            Failure::Link { dev, port } => {
+                let l = self.net.link(dev, port);
+                self.dead_link[l as usize] = true;
+                self.dead_link[self.net.reverse(l) as usize] = true;
+            }
+            Failure::Device { dev } => {
+                self.dead_dev[dev as usize] = true;
+                for p in 0..self.net.ports_of(dev) {
+                    let l = self.net.link(dev, p);
+                    self.dead_link[l as usize] = true;
+                    self.dead_link[self.net.reverse(l) as usize] = true;
+                }
+                // What it held is lost with it.
+                let fas = self.fas.len() as u32;
+                let (data, control) = if dev < fas {
+                    self.fas[dev as usize].queued_split()
+                } else {
+                    self.fes[(dev - fas) as usize].queued_split()
+                };
+                self.fail.data_lost += data;
+                self.fail.control_lost += control;
+            }
+        }
     }
 
     fn arm_flows(&mut self, source: &mut dyn FlowSource) {
@@ -329,6 +528,9 @@ impl<'a> Sim<'a> {
             return;
         }
         let (dev, port) = self.net.owner(link);
+        if self.dead_dev[dev as usize] {
+            return;
+        }
         let paused = self.paused[l];
         let cell = if (dev as usize) < self.fas.len() {
             self.fas[dev as usize].next_tx(now, port, paused)
@@ -339,6 +541,9 @@ impl<'a> Sim<'a> {
             return;
         };
         self.busy[l] = true;
+        if self.dead_link[l] {
+            self.fail.last_use = Some(now);
+        }
         let a = &self.net.adapter;
         let bytes = cell.wire_bytes(a.cell_header_bytes, a.control_bytes);
         let (rate, delay) = self.net.rate_delay(link);
@@ -353,6 +558,14 @@ impl<'a> Sim<'a> {
             .pop_front()
             .expect("an arrival has its cell on the wire");
         let (dev, _) = self.net.peer(link);
+        if self.dead_link[link as usize] {
+            if cell.is_data() {
+                self.fail.data_lost += 1;
+            } else {
+                self.fail.control_lost += 1;
+            }
+            return;
+        }
         let fas = self.fas.len() as u32;
         if dev < fas {
             if cell.is_data() {
@@ -443,7 +656,7 @@ impl<'a> Sim<'a> {
     }
 
     fn finish(self, events: u64) -> RunOutput {
-        self.obs.to = self.q.now();
+        self.obs.to = self.last_event;
         let mut a = AdapterStats::default();
         for s in self.fas.iter().map(|f| *f.stats()) {
             a.packets_in += s.packets_in;
@@ -473,6 +686,18 @@ impl<'a> Sim<'a> {
             e.max_queue = e.max_queue.max(s.max_queue);
             e.max_pool = e.max_pool.max(s.max_pool);
         }
+        let mut r = ReachStats::default();
+        for s in self.reach.iter().map(|d| *d.stats()) {
+            r.messages_received += s.messages_received;
+            r.updates += s.updates;
+            r.silent += s.silent;
+            r.faulty += s.faulty;
+        }
+        let first = self.fail.first;
+        let since_failure = |t: Option<Time>| match (first, t) {
+            (Some(f), Some(t)) => t.0.saturating_sub(f.0),
+            _ => 0,
+        };
         let mean = if self.traversal_cells > 0 {
             (self.traversal_sum / self.traversal_cells as u128) as u64
         } else {
@@ -502,6 +727,13 @@ impl<'a> Sim<'a> {
             ("max_ingress_bytes", a.max_ingress_bytes),
             ("traversal_max_ps", self.traversal_max),
             ("traversal_mean_ps", mean),
+            ("reach_messages", r.messages_received),
+            ("reach_table_updates", r.updates),
+            ("reach_links_excluded", r.silent + r.faulty),
+            ("failure_data_lost", self.fail.data_lost),
+            ("failure_control_lost", self.fail.control_lost),
+            ("failure_rerouted_ps", since_failure(self.fail.rerouted)),
+            ("failure_last_use_ps", since_failure(self.fail.last_use)),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -512,6 +744,6 @@ impl<'a> Sim<'a> {
             max_node_transit: 0,
             max_reorder_bytes: a.max_reorder_cells * self.net.adapter.cell_payload() as u64,
         };
-        self.book.finish(self.q.now(), queues, counters)
+        self.book.finish(self.last_event, queues, counters)
     }
 }

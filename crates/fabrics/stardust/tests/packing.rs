@@ -319,3 +319,25 @@ fn the_reassembly_timer_times_the_missing_cell_not_the_stream() {
     assert_eq!(a.stats().lost_cells, 1);
     assert_eq!(a.next_packet(0).map(|p| p.record), Some(7));
 }
+
+#[test]
+fn a_burst_of_lost_cells_is_given_up_at_once() {
+    // Cells 1-3 never come; 0 and 4-7 arrive at time 0. All three have been missing since
+    // then: one timeout later all three are given up together, not one timeout each.
+    let c = cfg(256, 4096);
+    let cells = cells_to_0(c, 8, 240);
+    let mut a = adapter(c);
+    for k in [0, 4, 5, 6, 7] {
+        a.handle_cell(Time::ZERO, cells[k]);
+    }
+    let deadline = Time::ZERO + Dur::from_us(100);
+    assert_eq!(a.poll_timeout(), Some(deadline));
+    a.handle_timeout(deadline);
+    assert_eq!(a.stats().lost_cells, 3);
+    let mut out = Vec::new();
+    while let Some(p) = a.next_packet(0) {
+        out.push(p.record);
+    }
+    assert_eq!(out, [0, 4, 5, 6, 7]);
+    assert_eq!(a.poll_timeout(), None, "no gap left");
+}
