@@ -87,3 +87,10 @@ fn fig15_baselines() {
 fn stardust_fig9_two_tier_load() {
     common::check("stardust-fig9", false);
 }
+
+/// Stardust's failures on Fig. 9's full two-tier network, 1 ms measured after recovery.
+#[test]
+#[ignore = "paper scale: tens of minutes"]
+fn stardust_failures() {
+    common::check("stardust-failures", false);
+}

@@ -171,3 +171,10 @@ fn stardust_fig9_two_tier_load() {
         common::holds(&claims, held);
     }
 }
+
+/// Stardust §5.9 / App. E on Fig. 9's quick network at 0.8: a link between the tiers and a
+/// second-tier element fail mid-run.
+#[test]
+fn stardust_failures() {
+    common::check("stardust-failures", true);
+}

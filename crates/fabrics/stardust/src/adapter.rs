@@ -47,6 +47,10 @@ struct Voq {
     status_seq: u32,
     /// Whether the last status sent said "on".
     requested: bool,
+    /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
+    /// refresh entry for it waits in `Adapter::refresh`.
+    asked_at: Time,
+    refresh_armed: bool,
 }
 
 /// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
@@ -80,6 +84,8 @@ pub struct AdapterStats {
     /// Cells that found no link to their destination (dropped).
     pub unroutable_cells: u64,
     pub packets_out: u64,
+    /// VOQs that asked for credit again, unanswered for the refresh period.
+    pub status_refreshes: u64,
     pub reassembly_drops: u64,
     pub lost_cells: u64,
     pub late_cells: u64,
@@ -110,6 +116,9 @@ pub struct Adapter {
     /// is younger than it was is set again for the new deadline.
     timers: BinaryHeap<Reverse<(Time, u32)>>,
     timer_armed: Vec<bool>,
+    /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
+    /// a status lost with a failed link must not leave a VOQ waiting for ever.
+    refresh: BinaryHeap<Reverse<(Time, u32)>>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
@@ -153,6 +162,7 @@ impl Adapter {
             streams: (0..queues).map(|_| Stream::default()).collect(),
             timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
+            refresh: BinaryHeap::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             last_decrease: None,
@@ -227,22 +237,62 @@ impl Adapter {
         voq.packets.push_back(packet);
         if !voq.requested {
             voq.requested = true;
-            voq.status_seq = voq.status_seq.wrapping_add(1);
-            let seq = voq.status_seq;
-            self.send_control(
-                dst,
-                Control::Status {
-                    port,
-                    class,
-                    seq,
-                    on: true,
-                    returned: 0,
-                },
-            );
+            self.ask(now, q, dst, port, class);
         }
         self.release(now, dst, port, class);
         self.drain_loopback(now);
         true
+    }
+
+    /// VOQ `q` tells the destination's scheduler it wants credit (again), and arms its
+    /// refresh.
+    fn ask(&mut self, now: Time, q: usize, dst: u32, port: u16, class: u8) {
+        let voq = &mut self.voqs[q];
+        voq.status_seq = voq.status_seq.wrapping_add(1);
+        voq.asked_at = now;
+        let seq = voq.status_seq;
+        if !voq.refresh_armed {
+            voq.refresh_armed = true;
+            self.refresh
+                .push(Reverse((now + self.cfg.reassembly_timeout, q as u32)));
+        }
+        self.send_control(
+            dst,
+            Control::Status {
+                port,
+                class,
+                seq,
+                on: true,
+                returned: 0,
+            },
+        );
+    }
+
+    /// Asks again for the VOQs whose "on" nothing has answered for the refresh period (the
+    /// reassembly timeout: the scale on which a cell counts as lost).
+    fn refresh_due(&mut self, now: Time) {
+        let period = self.cfg.reassembly_timeout;
+        while let Some(&Reverse((t, q))) = self.refresh.peek() {
+            if t > now {
+                break;
+            }
+            self.refresh.pop();
+            let q = q as usize;
+            let voq = &mut self.voqs[q];
+            voq.refresh_armed = false;
+            if !voq.requested {
+                continue;
+            }
+            if voq.asked_at + period > now {
+                voq.refresh_armed = true;
+                let at = voq.asked_at + period;
+                self.refresh.push(Reverse((at, q as u32)));
+                continue;
+            }
+            let (dst, port, class) = self.cfg.voq_of(q);
+            self.stats.status_refreshes += 1;
+            self.ask(now, q, dst, port, class);
+        }
     }
 
     /// Resumes the hosts once the ingress buffer is back under `resume_at` bytes; returns
@@ -460,6 +510,7 @@ impl Adapter {
                 let q = self.cfg.queue_index(cell.src, port, class);
                 let voq = &mut self.voqs[q];
                 voq.balance += bytes;
+                voq.asked_at = now;
                 if voq.requested {
                     self.release(now, cell.src, port, class);
                 } else {
@@ -637,7 +688,11 @@ impl Adapter {
             .filter(|&p| self.port_ready(p))
             .map(|p| self.ports[p].next_credit)
             .min();
-        let timer = self.timers.peek().map(|&Reverse((t, _))| t);
+        let timer = [self.timers.peek(), self.refresh.peek()]
+            .into_iter()
+            .flatten()
+            .map(|&Reverse((t, _))| t)
+            .min();
         match (credits, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -665,6 +720,7 @@ impl Adapter {
             self.timer_armed[s] = false;
             self.expire(now, s);
         }
+        self.refresh_due(now);
         self.drain_loopback(now);
     }
 

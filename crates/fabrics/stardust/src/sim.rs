@@ -667,6 +667,7 @@ impl<'a> Sim<'a> {
             a.frag_limited_cells += s.frag_limited_cells;
             a.unroutable_cells += s.unroutable_cells;
             a.packets_out += s.packets_out;
+            a.status_refreshes += s.status_refreshes;
             a.reassembly_drops += s.reassembly_drops;
             a.lost_cells += s.lost_cells;
             a.late_cells += s.late_cells;
@@ -708,6 +709,7 @@ impl<'a> Sim<'a> {
             ("flows_unfinished", self.active),
             ("packets_in", a.packets_in),
             ("packets_out", a.packets_out),
+            ("status_refreshes", a.status_refreshes),
             ("ingress_drops", a.ingress_drops),
             ("data_cells", a.data_cells),
             ("control_cells", a.control_cells),

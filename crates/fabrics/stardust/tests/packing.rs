@@ -341,3 +341,70 @@ fn a_burst_of_lost_cells_is_given_up_at_once() {
     assert_eq!(out, [0, 4, 5, 6, 7]);
     assert_eq!(a.poll_timeout(), None, "no gap left");
 }
+
+#[test]
+fn a_voq_whose_request_goes_unanswered_asks_again() {
+    // A status "on" lost with a failed link must not leave the VOQ waiting for ever: after
+    // the refresh period (the reassembly timeout, 100 us here) without a credit it asks again,
+    // with a newer sequence number; a credit resets the clock.
+    let c = cfg(256, 4096);
+    let mut a = adapter(c);
+    a.handle_packet(
+        Time::ZERO,
+        1,
+        0,
+        0,
+        Packet {
+            record: 0,
+            wire: 1500,
+        },
+        u64::MAX,
+    );
+    a.handle_packet(
+        Time::ZERO,
+        1,
+        0,
+        0,
+        Packet {
+            record: 1,
+            wire: 1500,
+        },
+        u64::MAX,
+    );
+    let status = |cells: Vec<Cell>| -> Vec<u32> {
+        cells
+            .into_iter()
+            .filter_map(|c| match c.body {
+                Body::Control(Control::Status { on: true, seq, .. }) => Some(seq),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(status(drain(&mut a, Time::ZERO)), [1]);
+    let t = a.poll_timeout().expect("the refresh");
+    assert_eq!(t, Time::ZERO + Dur::from_us(100));
+    a.handle_timeout(t);
+    assert_eq!(status(drain(&mut a, t)), [2]);
+    assert_eq!(a.stats().status_refreshes, 1);
+    // A credit for one packet at 150 us: the VOQ still asks, but was answered.
+    let at = Time::ZERO + Dur::from_us(150);
+    a.handle_cell(
+        at,
+        Cell {
+            src: 1,
+            dst: 0,
+            fci: false,
+            sent_at: 0,
+            body: Body::Control(Control::Credit {
+                port: 0,
+                class: 0,
+                bytes: 1500,
+            }),
+        },
+    );
+    drain(&mut a, at);
+    let next = Time::ZERO + Dur::from_us(200);
+    a.handle_timeout(next);
+    assert!(status(drain(&mut a, next)).is_empty(), "answered at 150 us");
+    assert_eq!(a.poll_timeout(), Some(Time::ZERO + Dur::from_us(250)));
+}

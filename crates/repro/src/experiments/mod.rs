@@ -16,6 +16,7 @@ mod fig17;
 mod fig18;
 mod power;
 mod sizing;
+mod stardust_failures;
 mod stardust_fig9;
 mod stardust_models;
 mod table1;
@@ -145,6 +146,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust Fig. 9",
         summary: "two tiers, 128K flows: traversal latency and last-stage queue vs M/D/1, FCI at 120%",
         run: stardust_fig9::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-failures",
+        figure: "Stardust §5.9, App. E",
+        summary: "a link and a second-tier element fail under load: reroute time against App. E, cells lost, throughput kept",
+        run: stardust_failures::run,
         timed: false,
         scale: None,
     },

@@ -58,7 +58,7 @@ struct Point {
 /// An adapter's capacity for data into the fabric, b/s: its links at the link rate, less the
 /// cell headers, less a credit cell for every credit's worth of data cells (§6.2: "after
 /// deducting ... cell headers and control cell overheads").
-fn link_data_bps(spec: &StardustSpec) -> f64 {
+pub(crate) fn link_data_bps(spec: &StardustSpec) -> f64 {
     let a = &spec.adapter;
     let payload = a.cell_payload() as f64;
     let per_credit = a.credit_bytes as f64 / payload * a.cell_bytes as f64;
@@ -67,12 +67,12 @@ fn link_data_bps(spec: &StardustSpec) -> f64 {
         / (1.0 + a.control_bytes as f64 / per_credit)
 }
 
-fn set(s: &Scenario, settings: &[(&str, Value)]) -> Result<Scenario, ReproError> {
+pub(crate) fn set(s: &Scenario, settings: &[(&str, Value)]) -> Result<Scenario, ReproError> {
     s.with_settings(settings)
         .map_err(|e| ReproError(e.to_string()))
 }
 
-fn spec(s: &Scenario) -> Result<&StardustSpec, ReproError> {
+pub(crate) fn spec(s: &Scenario) -> Result<&StardustSpec, ReproError> {
     s.spec::<StardustSpec>()
         .ok_or_else(|| ReproError("stardust-fig9: the scenario is not a Stardust fabric".into()))
 }
@@ -107,6 +107,21 @@ fn run_point(base: &Scenario, u: f64) -> Result<Point, ReproError> {
     })
 }
 
+/// The quick version's network and run: 32 adapters x 8 links in two pods, 16 + 16 elements,
+/// two flows between every pair, 100 us of warm-up and 200 us measured.
+pub(crate) fn quick_settings() -> Vec<(&'static str, Value)> {
+    let fas = 32i64;
+    vec![
+        ("stardust.fas", Value::Integer(fas)),
+        ("stardust.fas_per_pod", Value::Integer(16)),
+        ("stardust.fe1_per_pod", Value::Integer(8)),
+        ("stardust.fe2", Value::Integer(16)),
+        ("workload.flows", Value::Integer(2 * fas * (fas - 1))),
+        ("run.measure_from_us", Value::Float(100.0)),
+        ("run.until_us", Value::Float(300.0)),
+    ]
+}
+
 /// Counters that must stay zero in a lossless run.
 const LOSSES: [&str; 6] = [
     "fe_drops",
@@ -123,19 +138,7 @@ pub(crate) fn run(
 ) -> Result<Vec<Claim>, ReproError> {
     let mut base = point::scenario("stardust-fig9")?;
     if opts.quick {
-        let fas = 32i64;
-        base = set(
-            &base,
-            &[
-                ("stardust.fas", Value::Integer(fas)),
-                ("stardust.fas_per_pod", Value::Integer(16)),
-                ("stardust.fe1_per_pod", Value::Integer(8)),
-                ("stardust.fe2", Value::Integer(16)),
-                ("workload.flows", Value::Integer(2 * fas * (fas - 1))),
-                ("run.measure_from_us", Value::Float(100.0)),
-                ("run.until_us", Value::Float(300.0)),
-            ],
-        )?;
+        base = set(&base, &quick_settings())?;
     }
     let mut pts = Vec::new();
     for u in UTILISATIONS {
