@@ -138,6 +138,21 @@ pub struct SizeArgs {
     /// XFabric: uplinks to the data center (default 8, or the SoC count if fewer).
     #[arg(long, value_name = "L")]
     xfabric_uplinks: Option<usize>,
+    /// Stardust Fig. 11: a Fabric Element platform's price over a ToR's (§7: 0.67).
+    #[arg(long, value_name = "RATIO")]
+    stardust_fe_cost_ratio: Option<f64>,
+    /// Stardust Fig. 11: a Fabric Element's power over a ToR's (ours: 0.67, the area ratio).
+    #[arg(long, value_name = "RATIO")]
+    stardust_fe_power_ratio: Option<f64>,
+    /// Stardust Fig. 11: a ToR or adapter platform's price in dollars (ours: 10000).
+    #[arg(long, value_name = "USD")]
+    stardust_tor_usd: Option<f64>,
+    /// Stardust Fig. 11: a ToR's power (ours: 230 W, §7's range 150-310 W).
+    #[arg(long, value_name = "W")]
+    stardust_tor_watts: Option<f64>,
+    /// Stardust Fig. 11: servers per ToR or adapter (§7: 40).
+    #[arg(long, value_name = "D")]
+    stardust_servers_per_tor: Option<u32>,
     /// Print everything as one JSON object instead of the summary and table.
     #[arg(long)]
     json: bool,
@@ -294,6 +309,13 @@ fn spec(args: &SizeArgs) -> Result<SizeSpec> {
     let x = &mut spec.xfabric;
     x.ports_per_soc = args.xfabric_ports_per_soc.unwrap_or(x.ports_per_soc);
     x.uplinks = args.xfabric_uplinks.or(x.uplinks);
+
+    let sd = &mut spec.stardust;
+    sd.fe_cost_ratio = args.stardust_fe_cost_ratio.unwrap_or(sd.fe_cost_ratio);
+    sd.fe_power_ratio = args.stardust_fe_power_ratio.unwrap_or(sd.fe_power_ratio);
+    sd.tor_usd = args.stardust_tor_usd.unwrap_or(sd.tor_usd);
+    sd.tor_watts = args.stardust_tor_watts.unwrap_or(sd.tor_watts);
+    sd.servers_per_tor = args.stardust_servers_per_tor.unwrap_or(sd.servers_per_tor);
     Ok(spec)
 }
 
@@ -465,6 +487,7 @@ fn summary(out: &mut impl Write, r: &Report) -> Result<()> {
     for row in &r.fabrics {
         let nic = row.nic_watts.map_or("-".to_string(), |w| format!("{w:.2}"));
         let cost = match (row.cost_vs_packet, row.cost_usd) {
+            (Some([lo, hi]), Some(usd)) if lo == hi => format!("{lo:.2}x packet, ${usd:.0}"),
             (Some([lo, hi]), _) if lo == hi => format!("{lo:.2}x packet"),
             (Some([lo, hi]), _) => format!("{lo:.2}-{hi:.2}x packet"),
             (None, Some(usd)) => format!("${usd:.0}"),

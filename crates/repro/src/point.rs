@@ -61,6 +61,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aquila-fig6-uniform.toml"),
     ),
     (
+        "stardust-fig9",
+        include_str!("../../../scenarios/stardust-fig9.toml"),
+    ),
+    (
         "fig17-node-failures",
         include_str!("../../../scenarios/fig17-node-failures.toml"),
     ),

@@ -182,3 +182,34 @@ fn fig15_baselines() {
         );
     }
 }
+
+/// Stardust Fig. 9 scaled down (32 adapters x 8 links in two pods, 100 us of warm-up and 200
+/// us measured per utilisation, against 256 x 32 and 1 ms at full scale), the same claims.
+/// Two kinds miss at this scale and are reported as misses: the last-stage queue at u = 0.5 to
+/// 0.8 has a heavier tail than the M/D/1 bound (ratio 1.8-13: a 4 KB credit's 17 cells over
+/// only 8 links put ~2 cells per last-stage link in one burst, which a Poisson stream does
+/// not), and FCI holds the 120% case at 0.63, not 0.9 (our AIMD law, the paper gives none,
+/// keeps cutting while the queue above the threshold drains slowly). u = 0.9 sits at the
+/// edge of its tolerance (1.19 against 1.2) and is not held either way. The test holds every
+/// other claim and that all eleven are reported.
+#[test]
+fn stardust_fig9_two_tier_load() {
+    let claims = common::run("stardust-fig9", true);
+    assert_eq!(claims.len(), 11, "{} claims", claims.len());
+    for held in [
+        "traversal latency at 95% utilisation",
+        "last-stage queue at utilisation 0.95 ",
+        "the last-stage queue's tail grows",
+        "§6.2: 128 cells per link",
+        "no cell lost",
+    ] {
+        common::holds(&claims, held);
+    }
+}
+
+/// Stardust §5.9 / App. E on Fig. 9's quick network at 0.8: a link between the tiers and a
+/// second-tier element fail mid-run.
+#[test]
+fn stardust_failures() {
+    common::check("stardust-failures", true);
+}

@@ -4,12 +4,14 @@
 //! The models do not share assumptions beyond the host count, and the rows say where each
 //! comes from: Shoal and its packet-switched baseline from Shoal's §5 and Fig. 11 (power in
 //! watts, cost relative to the packet network), XFabric from its own §2 and Table 1 (ports of
-//! 10 Gb/s crosspoints, priced in dollars and watts per port). A fabric added later (Stardust's
-//! §7, Aquila) implements the trait and takes one line in [`models`].
+//! 10 Gb/s crosspoints, priced in dollars and watts per port), Stardust from its §7 and Fig. 11
+//! (a data-center network of 25G links against fat-trees with bundled links, our prices; see
+//! [`crate::stardust`]). A fabric added later (Aquila) implements the trait and takes one line
+//! in [`models`].
 
 use crate::SizeSpec;
 use crate::error::SizingError;
-use crate::{cost, power, rack};
+use crate::{cost, power, rack, stardust};
 use serde::Serialize;
 use shoal_xfabric::{CostComparison, FabricCost, PortPrice, Rack, RackSpec};
 
@@ -49,7 +51,83 @@ pub fn models(spec: &SizeSpec) -> Vec<Box<dyn SizingModel + '_>> {
     vec![
         Box::new(ShoalModel(spec)),
         Box::new(XFabricModel(&spec.xfabric)),
+        Box::new(StardustModel(&spec.stardust)),
     ]
+}
+
+/// Stardust's Fig. 11: its network and the fat-trees of 25G, 50G and 100G links for the same
+/// hosts, costs in dollars at our prices and relative to the cheapest fat-tree.
+pub struct StardustModel<'a>(pub &'a stardust::StardustCostSpec);
+
+impl SizingModel for StardustModel<'_> {
+    fn name(&self) -> &'static str {
+        "stardust"
+    }
+
+    fn rows(&self, hosts: usize) -> Result<Vec<Row>, SizingError> {
+        let spec = self.0;
+        let nets = stardust::compare(spec, hosts)?;
+        let cheapest = nets[1..]
+            .iter()
+            .map(|n| n.cost_usd)
+            .fold(f64::INFINITY, f64::min);
+        let p = spec.transceiver_usd;
+        Ok(nets
+            .iter()
+            .map(|n| {
+                let gbps = spec.lane_gbps * n.bundle as f64;
+                let (fabric, what) = if n.stardust {
+                    (
+                        "stardust".to_string(),
+                        format!(
+                            "Fabric Elements at {} of a ToR's price and power, unbundled links \
+                             carried {} to a transceiver",
+                            spec.fe_cost_ratio, n.bundle
+                        ),
+                    )
+                } else {
+                    (
+                        format!("fat-tree-{gbps}g"),
+                        "ToR-class switches".to_string(),
+                    )
+                };
+                let rel = n.cost_usd / cheapest;
+                Row {
+                    fabric,
+                    source: "Stardust §7, Fig. 11, App. A",
+                    hosts,
+                    host_gbps: spec.lane_gbps,
+                    switches: (n.tors + n.switches) as usize,
+                    switch_ports: ((n.tors + n.switches) * n.radix as u64) as usize,
+                    switches_watts: n.devices_watts,
+                    nic_watts: None,
+                    total_watts: n.total_watts,
+                    cost_vs_packet: Some([rel, rel]),
+                    cost_usd: Some(n.cost_usd),
+                    note: format!(
+                        "{} tier(s) of {}-port {what} over {} ToRs/adapters of {} servers, \
+                         {} links of {gbps}G, {} transceivers; fabric {:.1} kW; our prices: \
+                         ToR ${}, transceivers ${}/${}/${} (25/50/100G), fibre ${}/fibre-m + \
+                         ${}, DAC ${}; cost relative to the cheapest fat-tree",
+                        n.tiers,
+                        n.radix,
+                        n.tors,
+                        spec.servers_per_tor,
+                        n.bundles,
+                        n.transceivers,
+                        n.fabric_watts / 1e3,
+                        spec.tor_usd,
+                        p[0],
+                        p[1],
+                        p[2],
+                        spec.fibre_usd_per_m,
+                        spec.cable_connectors_usd,
+                        spec.dac_usd,
+                    ),
+                }
+            })
+            .collect())
+    }
 }
 
 /// Shoal's §5 and Fig. 11, with the packet network they compare against.

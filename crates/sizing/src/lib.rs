@@ -11,7 +11,8 @@
 //! - [`power`]: §5's power comparison.
 //! - [`cost`]: Fig. 11's relative cost and §5's area argument, with the input the paper leaves
 //!   out reconstructed.
-//! - [`fabric`]: one table across fabrics; XFabric's port cost model answers beside Shoal's.
+//! - [`fabric`]: one table across fabrics; XFabric's port cost model and Stardust's Fig. 11
+//!   ([`stardust`]) answer beside Shoal's.
 //!
 //! Every input has its paper's value as its default, written once, where it is defined, with
 //! the section it comes from. The models are pure functions of their inputs; every input a
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod packet;
 pub mod power;
 pub mod rack;
+pub mod stardust;
 
 pub use error::SizingError;
 
@@ -41,6 +43,7 @@ pub struct SizeSpec {
     pub power: power::PowerSpec,
     pub cost: cost::CostSpec,
     pub xfabric: fabric::XFabricSpec,
+    pub stardust: stardust::StardustCostSpec,
 }
 
 impl Default for SizeSpec {
@@ -53,6 +56,7 @@ impl Default for SizeSpec {
             power: power::PowerSpec::default(),
             cost: cost::CostSpec::default(),
             xfabric: fabric::XFabricSpec::default(),
+            stardust: stardust::StardustCostSpec::default(),
         }
     }
 }
@@ -138,7 +142,19 @@ mod tests {
         assert_eq!(r.rack.clos.switches, 48);
         assert_eq!(r.power.packet.switches, 24);
         let names: Vec<&str> = r.fabrics.iter().map(|f| f.fabric.as_str()).collect();
-        assert_eq!(names, ["shoal", "packet", "xfabric", "xfabric-clos"]);
+        assert_eq!(
+            names,
+            [
+                "shoal",
+                "packet",
+                "xfabric",
+                "xfabric-clos",
+                "stardust",
+                "fat-tree-25g",
+                "fat-tree-50g",
+                "fat-tree-100g"
+            ]
+        );
         assert!(r.not_sized.is_empty());
     }
 
@@ -155,7 +171,7 @@ mod tests {
             ..SizeSpec::default()
         };
         let r = size(&spec).unwrap();
-        assert_eq!(r.fabrics.len(), 2);
+        assert_eq!(r.fabrics.len(), 6);
         assert_eq!(r.not_sized[0].model, "xfabric");
         assert!(r.not_sized[0].reason.contains("4096"), "{:?}", r.not_sized);
     }
@@ -241,6 +257,11 @@ mod tests {
                 xfabric: fabric::XFabricSpec {
                     uplinks: packet_ports,
                     ..fabric::XFabricSpec::default()
+                },
+                stardust: stardust::StardustCostSpec {
+                    fe_cost_ratio: ratio,
+                    tor_watts: watts,
+                    ..stardust::StardustCostSpec::default()
                 },
             };
             match size(&spec) {

@@ -25,7 +25,13 @@ use crate::scheduler::PortScheduler;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Serial-number order of cell sequence numbers: `a` comes after `b`.
+fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
 
 /// The FCI factor's unit: 1.0.
 pub const FULL_RATE: u32 = 1 << 16;
@@ -41,6 +47,10 @@ struct Voq {
     status_seq: u32,
     /// Whether the last status sent said "on".
     requested: bool,
+    /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
+    /// refresh entry for it waits in `Adapter::refresh`.
+    asked_at: Time,
+    refresh_armed: bool,
 }
 
 /// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
@@ -74,6 +84,8 @@ pub struct AdapterStats {
     /// Cells that found no link to their destination (dropped).
     pub unroutable_cells: u64,
     pub packets_out: u64,
+    /// VOQs that asked for credit again, unanswered for the refresh period.
+    pub status_refreshes: u64,
     pub reassembly_drops: u64,
     pub lost_cells: u64,
     pub late_cells: u64,
@@ -99,11 +111,18 @@ pub struct Adapter {
     ports: Vec<Port>,
     /// Per (source adapter, port, class).
     streams: Vec<Stream>,
-    /// Reassembly deadlines in the order they were set: (deadline, stream). Stale entries
-    /// (their gap closed) are skipped.
-    timers: VecDeque<(Time, u32)>,
-    /// When each stream's current gap opened.
-    gap_since: Vec<Option<Time>>,
+    /// Reassembly deadlines, earliest first: (deadline, stream), at most one per stream
+    /// (`timer_armed`). An entry whose gap closed is dropped when it comes due; one whose gap
+    /// is younger than it was is set again for the new deadline.
+    timers: BinaryHeap<Reverse<(Time, u32)>>,
+    timer_armed: Vec<bool>,
+    /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
+    /// a status lost with a failed link must not leave a VOQ waiting for ever.
+    refresh: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
+    /// of every earlier one, oldest first. A missing cell has been missing since the first of
+    /// these beyond it arrived.
+    ahead: Vec<VecDeque<(Time, u32)>>,
     rate_factor: u32,
     last_decrease: Option<Time>,
     /// Links that got cells since the caller last asked, and ports that got packets.
@@ -141,8 +160,10 @@ impl Adapter {
                 })
                 .collect(),
             streams: (0..queues).map(|_| Stream::default()).collect(),
-            timers: VecDeque::new(),
-            gap_since: vec![None; queues],
+            timers: BinaryHeap::new(),
+            timer_armed: vec![false; queues],
+            refresh: BinaryHeap::new(),
+            ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             last_decrease: None,
             link_kicks: Vec::new(),
@@ -216,22 +237,62 @@ impl Adapter {
         voq.packets.push_back(packet);
         if !voq.requested {
             voq.requested = true;
-            voq.status_seq = voq.status_seq.wrapping_add(1);
-            let seq = voq.status_seq;
-            self.send_control(
-                dst,
-                Control::Status {
-                    port,
-                    class,
-                    seq,
-                    on: true,
-                    returned: 0,
-                },
-            );
+            self.ask(now, q, dst, port, class);
         }
         self.release(now, dst, port, class);
         self.drain_loopback(now);
         true
+    }
+
+    /// VOQ `q` tells the destination's scheduler it wants credit (again), and arms its
+    /// refresh.
+    fn ask(&mut self, now: Time, q: usize, dst: u32, port: u16, class: u8) {
+        let voq = &mut self.voqs[q];
+        voq.status_seq = voq.status_seq.wrapping_add(1);
+        voq.asked_at = now;
+        let seq = voq.status_seq;
+        if !voq.refresh_armed {
+            voq.refresh_armed = true;
+            self.refresh
+                .push(Reverse((now + self.cfg.reassembly_timeout, q as u32)));
+        }
+        self.send_control(
+            dst,
+            Control::Status {
+                port,
+                class,
+                seq,
+                on: true,
+                returned: 0,
+            },
+        );
+    }
+
+    /// Asks again for the VOQs whose "on" nothing has answered for the refresh period (the
+    /// reassembly timeout: the scale on which a cell counts as lost).
+    fn refresh_due(&mut self, now: Time) {
+        let period = self.cfg.reassembly_timeout;
+        while let Some(&Reverse((t, q))) = self.refresh.peek() {
+            if t > now {
+                break;
+            }
+            self.refresh.pop();
+            let q = q as usize;
+            let voq = &mut self.voqs[q];
+            voq.refresh_armed = false;
+            if !voq.requested {
+                continue;
+            }
+            if voq.asked_at + period > now {
+                voq.refresh_armed = true;
+                let at = voq.asked_at + period;
+                self.refresh.push(Reverse((at, q as u32)));
+                continue;
+            }
+            let (dst, port, class) = self.cfg.voq_of(q);
+            self.stats.status_refreshes += 1;
+            self.ask(now, q, dst, port, class);
+        }
     }
 
     /// Resumes the hosts once the ingress buffer is back under `resume_at` bytes; returns
@@ -378,6 +439,15 @@ impl Adapter {
         }
     }
 
+    /// Fabric link `link` was excluded from the forwarding table: its waiting cells go again
+    /// to the links that still reach their destinations (see [`Adapter::poll_link_kick`]).
+    pub fn reroute(&mut self, link: u32) {
+        let lq = std::mem::take(&mut self.links[link as usize]);
+        for cell in lq.ctrl.into_iter().chain(lq.data) {
+            self.route(cell);
+        }
+    }
+
     /// A link that has cells and may have been idle; the caller starts it if it is free.
     pub fn poll_link_kick(&mut self) -> Option<u32> {
         self.link_kicks.pop()
@@ -399,6 +469,13 @@ impl Adapter {
     /// Cells waiting for any link.
     pub fn queued_cells(&self) -> usize {
         self.links.iter().map(|l| l.ctrl.len() + l.data.len()).sum()
+    }
+
+    /// Cells waiting for any link: (data, control).
+    pub fn queued_split(&self) -> (u64, u64) {
+        let data = self.links.iter().map(|l| l.data.len() as u64).sum();
+        let ctrl = self.links.iter().map(|l| l.ctrl.len() as u64).sum();
+        (data, ctrl)
     }
 
     // ---------------------------------------------------------------- egress
@@ -433,6 +510,7 @@ impl Adapter {
                 let q = self.cfg.queue_index(cell.src, port, class);
                 let voq = &mut self.voqs[q];
                 voq.balance += bytes;
+                voq.asked_at = now;
                 if voq.requested {
                     self.release(now, cell.src, port, class);
                 } else {
@@ -486,14 +564,13 @@ impl Adapter {
             freed.bytes += d.bytes as u64;
         }
         let waiting = stream.waiting() as u64;
-        let gap = stream.has_gap();
         self.stats.max_reorder_cells = self.stats.max_reorder_cells.max(waiting);
         for p in out.drain(..) {
             self.finish_packet(d.port, p);
         }
         self.scratch = out;
         self.free(d.port, freed);
-        self.track_gap(now, s, gap);
+        self.track_gap(now, s, Some(d.seq));
         let occ = self.ports[d.port as usize].occupancy;
         self.stats.max_egress_bytes = self.stats.max_egress_bytes.max(occ);
     }
@@ -512,16 +589,68 @@ impl Adapter {
         self.stats.lost_cells += freed.lost_cells;
     }
 
-    fn track_gap(&mut self, now: Time, s: usize, gap: bool) {
-        match (gap, self.gap_since[s]) {
-            (true, None) => {
-                self.gap_since[s] = Some(now);
-                self.timers
-                    .push_back((now + self.cfg.reassembly_timeout, s as u32));
-            }
-            (false, Some(_)) => self.gap_since[s] = None,
-            _ => {}
+    /// Times each missing cell of stream `s` from the moment a later cell arrived (`seq`, if
+    /// one just did). Under load a stream's window is rarely empty (cells of consecutive
+    /// credits overtake each other), so timing the window as a whole would give up cells
+    /// missing for a moment behind a long run of short gaps; timing only its head would give
+    /// up a burst of lost cells one timeout after another.
+    fn track_gap(&mut self, now: Time, s: usize, seq: Option<u32>) {
+        if !self.prune(s) {
+            return;
         }
+        let head = self.streams[s].head();
+        let ahead = &mut self.ahead[s];
+        if let Some(q) = seq
+            && after(q, head)
+            && ahead.back().is_none_or(|&(_, b)| after(q, b))
+        {
+            ahead.push_back((now, q));
+        }
+        if !self.timer_armed[s]
+            && let Some(&(since, _)) = ahead.front()
+        {
+            self.arm(since + self.cfg.reassembly_timeout, s);
+        }
+    }
+
+    /// Forgets the cells ahead of stream `s` that are no longer ahead of its gap; whether it
+    /// has a gap.
+    fn prune(&mut self, s: usize) -> bool {
+        let st = &self.streams[s];
+        let ahead = &mut self.ahead[s];
+        if !st.has_gap() {
+            ahead.clear();
+            return false;
+        }
+        let head = st.head();
+        while ahead.front().is_some_and(|&(_, q)| !after(q, head)) {
+            ahead.pop_front();
+        }
+        true
+    }
+
+    /// Gives up stream `s`'s missing cells that have been missing for the timeout by `now`.
+    fn expire(&mut self, now: Time, s: usize) {
+        let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
+        while let Some(&(since, _)) = self.ahead[s].front() {
+            if since + self.cfg.reassembly_timeout > now {
+                break;
+            }
+            let mut freed = Freed::default();
+            let mut out = Vec::new();
+            self.streams[s].give_up(&mut |p| out.push(p), &mut freed);
+            for p in out {
+                self.finish_packet(port, p);
+            }
+            self.free(port, freed);
+            self.prune(s);
+        }
+        self.track_gap(now, s, None);
+    }
+
+    fn arm(&mut self, at: Time, s: usize) {
+        self.timers.push(Reverse((at, s as u32)));
+        self.timer_armed[s] = true;
     }
 
     /// A port whose queue got a packet while it may have been idle.
@@ -559,7 +688,11 @@ impl Adapter {
             .filter(|&p| self.port_ready(p))
             .map(|p| self.ports[p].next_credit)
             .min();
-        let timer = self.timers.front().map(|&(t, _)| t);
+        let timer = [self.timers.peek(), self.refresh.peek()]
+            .into_iter()
+            .flatten()
+            .map(|&Reverse((t, _))| t)
+            .min();
         match (credits, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -578,30 +711,16 @@ impl Adapter {
                 }
             }
         }
-        while let Some(&(t, s)) = self.timers.front() {
+        while let Some(&Reverse((t, s))) = self.timers.peek() {
             if t > now {
                 break;
             }
-            self.timers.pop_front();
+            self.timers.pop();
             let s = s as usize;
-            let Some(since) = self.gap_since[s] else {
-                continue;
-            };
-            if since + self.cfg.reassembly_timeout > now {
-                continue; // a later gap, with its own entry
-            }
-            let port = (s / self.cfg.classes as usize % self.cfg.ports as usize) as u16;
-            let mut freed = Freed::default();
-            let mut out = Vec::new();
-            self.streams[s].give_up(&mut |p| out.push(p), &mut freed);
-            for p in out {
-                self.finish_packet(port, p);
-            }
-            self.free(port, freed);
-            self.gap_since[s] = None;
-            let gap = self.streams[s].has_gap();
-            self.track_gap(now, s, gap);
+            self.timer_armed[s] = false;
+            self.expire(now, s);
         }
+        self.refresh_due(now);
         self.drain_loopback(now);
     }
 

@@ -87,6 +87,16 @@ impl AdapterConfig {
     pub fn queue_index(&self, fa: u32, port: u16, class: u8) -> usize {
         (fa as usize * self.ports as usize + port as usize) * self.classes as usize + class as usize
     }
+
+    /// The (adapter, port, class) of queue index `q` ([`AdapterConfig::queue_index`]).
+    pub fn voq_of(&self, q: usize) -> (u32, u16, u8) {
+        let classes = self.classes as usize;
+        let ports = self.ports as usize;
+        let class = (q % classes) as u8;
+        let port = (q / classes % ports) as u16;
+        let fa = (q / classes / ports) as u32;
+        (fa, port, class)
+    }
 }
 
 /// A Fabric Element's parameters, in cells.

@@ -87,6 +87,13 @@ impl Element {
         self.pool
     }
 
+    /// Cells waiting in all outputs: (data, control).
+    pub fn queued_split(&self) -> (u64, u64) {
+        let data = self.outputs.iter().map(|o| o.data.len() as u64).sum();
+        let ctrl = self.outputs.iter().map(|o| o.ctrl.len() as u64).sum();
+        (data, ctrl)
+    }
+
     /// A cell arrived on some link.
     pub fn receive(&mut self, cell: Cell) -> Received {
         let Some(out) = self.sprayer.next(cell.dst, &self.reach) else {
@@ -138,6 +145,35 @@ impl Element {
             self.pause_change = Some(false);
         }
         Some(c)
+    }
+
+    /// Output `link` was excluded from the forwarding table: its waiting cells are sprayed
+    /// again over the links that still reach their destinations (those that none reaches are
+    /// dropped and counted as unroutable). Returns the outputs that got cells.
+    pub fn reroute(&mut self, link: u32) -> Vec<u32> {
+        let o = std::mem::take(&mut self.outputs[link as usize]);
+        let mut kicked = Vec::new();
+        for cell in o.ctrl.into_iter().chain(o.data) {
+            let data = cell.is_data();
+            match self.sprayer.next(cell.dst, &self.reach) {
+                Some(out) => {
+                    let q = &mut self.outputs[out as usize];
+                    if data {
+                        q.data.push_back(cell);
+                    } else {
+                        q.ctrl.push_back(cell);
+                    }
+                    kicked.push(out);
+                }
+                None => {
+                    self.stats.unroutable += 1;
+                    self.pool -= data as u32;
+                }
+            }
+        }
+        kicked.sort_unstable();
+        kicked.dedup();
+        kicked
     }
 
     /// A change of the pause this element asks of its upstream links, to be sent on all of

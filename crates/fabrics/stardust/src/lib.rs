@@ -18,31 +18,68 @@ pub mod cell;
 pub mod config;
 pub mod element;
 pub mod net;
+pub mod observe;
 pub mod reach;
+pub mod reachability;
 pub mod reassembly;
 pub mod scenario;
 pub mod scheduler;
 mod sim;
 pub mod spray;
 
-pub use net::{NetParams, Network};
+pub use net::{Failure, NetParams, Network};
+pub use observe::Observations;
 pub use scenario::{StardustSpec, defaults};
 
+use shoal_base::Time;
 use shoal_fabric::{Fabric, FabricError, Progress, RunLimits, RunOutput};
 use shoal_workload::FlowSource;
 
 /// A built Stardust network, ready to run.
 pub struct Stardust {
     net: Network,
+    obs: Observations,
 }
 
 impl Stardust {
     pub fn new(net: Network) -> Stardust {
-        Stardust { net }
+        Stardust {
+            net,
+            obs: Observations::default(),
+        }
     }
 
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// Fails a link (`Failure::Link`: a device and one of its ports) or a device at `at` in
+    /// every later run (§5.9: the devices find out from the silence of their reachability
+    /// messages).
+    pub fn fail(&mut self, at: Time, what: Failure) -> Result<(), FabricError> {
+        let nodes = self.net.topo.nodes() as u32;
+        let (Failure::Link { dev, .. } | Failure::Device { dev }) = what;
+        if dev >= nodes {
+            return Err(FabricError(format!(
+                "no device {dev}: the fabric has {nodes}"
+            )));
+        }
+        if let Failure::Link { port, .. } = what
+            && port >= self.net.ports_of(dev)
+        {
+            return Err(FabricError(format!(
+                "device {dev} has {} links, no port {port}",
+                self.net.ports_of(dev)
+            )));
+        }
+        self.net.failures.push((at, what));
+        self.net.failures.sort_by_key(|&(t, _)| t);
+        Ok(())
+    }
+
+    /// Fig. 9's measurements of the last run.
+    pub fn observations(&self) -> &Observations {
+        &self.obs
     }
 }
 
@@ -61,7 +98,7 @@ impl Fabric for Stardust {
         limits: RunLimits,
         progress: &mut dyn Progress,
     ) -> Result<RunOutput, FabricError> {
-        let sim = sim::Sim::new(&self.net, limits);
+        let sim = sim::Sim::new(&self.net, &mut self.obs, limits);
         shoal_fabric::event_loop::run(sim, flows, progress)
     }
 }

@@ -6,8 +6,9 @@ use crate::adapter::Adapter;
 use crate::config::{AdapterConfig, ElementConfig};
 use crate::element::Element;
 use crate::reach::ReachTable;
+use crate::reachability::{ReachConfig, Reachability};
 use shoal_base::rng::stream;
-use shoal_base::{Dur, Rate};
+use shoal_base::{Dur, Rate, Time};
 use shoal_topology::Topology;
 
 /// What a network needs beyond its topology and adapters.
@@ -24,6 +25,18 @@ pub struct NetParams {
     pub host_delay: Dur,
     /// The run's seed (the spraying permutations derive from it).
     pub seed: u64,
+    /// The reachability protocol (§5.9, Appendix E).
+    pub reach: ReachConfig,
+}
+
+/// What fails during a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The link at device `dev`'s port `port`, both ways: cells on it are lost; the devices at
+    /// its ends stop hearing each other.
+    Link { dev: u32, port: u32 },
+    /// A device: every link of it, its queued cells, and its reachability messages.
+    Device { dev: u32 },
 }
 
 pub struct Network {
@@ -43,6 +56,9 @@ pub struct Network {
     pub pause_at: u64,
     pub resume_at: u64,
     pub seed: u64,
+    pub reach: ReachConfig,
+    /// Failures to inject during a run.
+    pub failures: Vec<(Time, Failure)>,
     /// First directed-link index of each device.
     base: Vec<u32>,
     /// Per directed link: owner (device, port), and the reverse link.
@@ -59,6 +75,7 @@ impl Network {
             header_bytes,
             host_delay,
             seed,
+            reach,
         } = p;
         let mut base = Vec::with_capacity(topo.nodes() + 1);
         let mut owner = Vec::new();
@@ -94,6 +111,8 @@ impl Network {
             pause_at,
             resume_at: pause_at.saturating_sub(headroom),
             seed,
+            reach,
+            failures: Vec::new(),
             base,
             owner,
             reverse,
@@ -181,6 +200,74 @@ impl Network {
                 )
             })
             .collect()
+    }
+
+    /// Tier of every device: hops from the nearest adapter (adapters 0, first-tier elements 1,
+    /// ...). A link goes up when its peer's tier is higher.
+    pub fn tiers(&self) -> Vec<u32> {
+        let fas = self.fas() as u32;
+        (0..self.topo.nodes() as u32)
+            .map(|n| {
+                if n < fas {
+                    0
+                } else {
+                    (0..fas)
+                        .map(|h| self.topo.distance(n, h))
+                        .min()
+                        .unwrap_or(0)
+                }
+            })
+            .collect()
+    }
+
+    /// Every device's reachability protocol, converged at time 0: each link valid and each
+    /// neighbour's advertisement known, as th messages of every chunk would have left them.
+    pub fn reachability(&self) -> Vec<Reachability> {
+        let tier = self.tiers();
+        let fas = self.fas() as u32;
+        let mut devs: Vec<Reachability> = (0..self.topo.nodes() as u32)
+            .map(|n| {
+                let up = self
+                    .topo
+                    .links(n)
+                    .iter()
+                    .map(|l| tier[l.peer as usize] > tier[n as usize])
+                    .collect();
+                Reachability::new(self.reach, fas, (n < fas).then_some(n), up)
+            })
+            .collect();
+        // Each round tells every device what its neighbours advertise now; a round changes
+        // nothing once every advertisement has crossed the network's diameter.
+        loop {
+            let adverts: Vec<Vec<bool>> = (0..self.directed_links() as u32)
+                .map(|l| {
+                    let (n, p) = self.owner(l);
+                    (0..fas)
+                        .map(|d| devs[n as usize].advertises(p, d))
+                        .collect()
+                })
+                .collect();
+            let before: Vec<ReachTable> = devs.iter().map(|d| d.table().clone()).collect();
+            for l in 0..self.directed_links() as u32 {
+                let (n, p) = self.peer(l);
+                let adv = &adverts[l as usize];
+                devs[n as usize].assume(Time::ZERO, p, |d| adv[d as usize]);
+            }
+            let settled = devs.iter().zip(&before).all(|(d, b)| d.table() == b)
+                && (0..self.directed_links() as u32).all(|l| {
+                    let (n, p) = self.owner(l);
+                    (0..fas).all(|d| {
+                        devs[n as usize].advertises(p, d) == adverts[l as usize][d as usize]
+                    })
+                });
+            if settled {
+                break;
+            }
+        }
+        for d in &mut devs {
+            d.settle();
+        }
+        devs
     }
 
     /// An element's pool is `pool_cells_per_link` per link; it pauses its upstream links while it still

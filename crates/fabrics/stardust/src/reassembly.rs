@@ -41,6 +41,12 @@ impl Stream {
         !self.window.is_empty()
     }
 
+    /// The sequence number of the oldest missing cell (meaningful while [`Stream::has_gap`]):
+    /// the reassembly timer times this cell, so a new head restarts it.
+    pub fn head(&self) -> u32 {
+        self.next
+    }
+
     /// Takes cell `d` in; every packet it completes (with those it unblocks) goes to `out` in
     /// stream order. Returns false for a cell older than the stream (it came after its gap was
     /// given up), which the caller drops.

@@ -5,6 +5,7 @@
 use crate::Stardust;
 use crate::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, MAX_CLASSES};
 use crate::net::{NetParams, Network};
+use crate::reachability::{MAX_BITMAP, ReachConfig};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, ErrorKind, IntRule, Keys, TableError, TomlOut};
@@ -72,6 +73,16 @@ pub mod defaults {
     pub const FCI_MIN_RATE: f64 = 0.25;
     /// Ours: §5.6's "replaced every few rounds" read as 3.
     pub const PERMUTATION_ROUNDS: i64 = 3;
+    /// Appendix E, Table 4 and §5.9: a reachability message every 10,000 clocks of 1 GHz on
+    /// each link, 128 adapters per message, a change believed after three consecutive
+    /// messages.
+    pub const REACH_INTERVAL_US: f64 = 10.0;
+    pub const REACH_BITMAP: i64 = 128;
+    pub const REACH_CONFIRM: i64 = 3;
+    /// Ours (§5.9 gives no numbers): a link is excluded for errors when more than 4 of its
+    /// last 64 messages arrive corrupted (a message error rate above 6%).
+    pub const REACH_ERROR_WINDOW: i64 = 64;
+    pub const REACH_ERROR_LIMIT: i64 = 4;
     pub const CLASS_POLICY: &str = "strict";
 }
 
@@ -95,6 +106,10 @@ const CREDIT_BYTES: IntRule = IntRule::new("stardust.credit_bytes", 64, 1 << 24)
 const POOL: IntRule = IntRule::new("stardust.pool_cells_per_link", 1, 1 << 20);
 const FCI_THRESHOLD: IntRule = IntRule::new("stardust.fci_threshold_cells", 0, 1 << 20);
 const ROUNDS: IntRule = IntRule::new("stardust.permutation_rounds", 1, 1 << 20);
+const REACH_BITMAP: IntRule = IntRule::new("stardust.reach_bitmap", 1, MAX_BITMAP as i64);
+const REACH_CONFIRM: IntRule = IntRule::new("stardust.reach_confirm", 1, 1024);
+const REACH_ERROR_WINDOW: IntRule = IntRule::new("stardust.reach_error_window", 1, 64);
+const REACH_ERROR_LIMIT: IntRule = IntRule::new("stardust.reach_error_limit", 0, 63);
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a table of stardust keys")]
@@ -135,6 +150,11 @@ struct RawStardust {
     fci_increase: Option<f64>,
     fci_min_rate: Option<f64>,
     permutation_rounds: Option<i64>,
+    reach_interval_us: Option<f64>,
+    reach_bitmap: Option<i64>,
+    reach_confirm: Option<i64>,
+    reach_error_window: Option<i64>,
+    reach_error_limit: Option<i64>,
 }
 
 /// The shape of the fabric under the adapters.
@@ -171,6 +191,7 @@ pub struct StardustSpec {
     pub pool_cells_per_link: u32,
     pub fci_threshold: u32,
     pub adapter: AdapterConfig,
+    pub reach: ReachConfig,
     pub seed: u64,
 }
 
@@ -254,6 +275,23 @@ impl StardustSpec {
         POOL.check(self.pool_cells_per_link as i64)?;
         FCI_THRESHOLD.check(self.fci_threshold as i64)?;
         ROUNDS.check(a.permutation_rounds as i64)?;
+        let r = &self.reach;
+        REACH_BITMAP.check(r.bitmap as i64)?;
+        REACH_CONFIRM.check(r.confirm as i64)?;
+        REACH_ERROR_WINDOW.check(r.error_window as i64)?;
+        REACH_ERROR_LIMIT.check(r.error_limit as i64)?;
+        if r.error_limit >= r.error_window {
+            return Err(value(
+                keys.blame(&["stardust.reach_error_limit", "stardust.reach_error_window"]),
+                format!(
+                    "an error limit of {} in a window of {} messages never excludes a link",
+                    r.error_limit, r.error_window
+                ),
+            ));
+        }
+        if r.interval.0 == 0 {
+            return Err(value("stardust.reach_interval_us", "must be above zero"));
+        }
         if self.header_bytes >= self.packet_bytes {
             return Err(value(
                 keys.blame(&["stardust.header_bytes", "stardust.packet_bytes"]),
@@ -358,6 +396,7 @@ impl StardustSpec {
                 header_bytes: self.header_bytes,
                 host_delay: self.host_delay,
                 seed: self.seed,
+                reach: self.reach,
             },
         ))
     }
@@ -591,6 +630,18 @@ impl FabricKind for Kind {
             pool_cells_per_link: POOL.read(raw.pool_cells_per_link, d::POOL_CELLS_PER_LINK)?,
             fci_threshold: FCI_THRESHOLD.read(raw.fci_threshold_cells, d::FCI_THRESHOLD_CELLS)?,
             adapter,
+            reach: ReachConfig {
+                interval: Dur(keys.us(
+                    "stardust.reach_interval_us",
+                    raw.reach_interval_us.unwrap_or(d::REACH_INTERVAL_US),
+                    true,
+                )?),
+                bitmap: REACH_BITMAP.read(raw.reach_bitmap, d::REACH_BITMAP)?,
+                confirm: REACH_CONFIRM.read(raw.reach_confirm, d::REACH_CONFIRM)?,
+                error_window: REACH_ERROR_WINDOW
+                    .read(raw.reach_error_window, d::REACH_ERROR_WINDOW)?,
+                error_limit: REACH_ERROR_LIMIT.read(raw.reach_error_limit, d::REACH_ERROR_LIMIT)?,
+            },
             seed: input.seed,
         };
         spec.validate(keys)?;
@@ -718,6 +769,12 @@ impl ResolvedFabric for StardustSpec {
         t.kv("fci_increase", f(a.fci.increase));
         t.kv("fci_min_rate", f(a.fci.min_rate));
         t.kv("permutation_rounds", a.permutation_rounds);
+        let r = &self.reach;
+        t.kv("reach_interval_us", float(r.interval.as_us_f64()));
+        t.kv("reach_bitmap", r.bitmap);
+        t.kv("reach_confirm", r.confirm);
+        t.kv("reach_error_window", r.error_window);
+        t.kv("reach_error_limit", r.error_limit);
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {

@@ -10,8 +10,10 @@
 use crate::adapter::{Adapter, AdapterStats};
 use crate::cell::{Cell, Packet};
 use crate::element::{Element, ElementStats, Received};
-use crate::net::Network;
-use shoal_base::Time;
+use crate::net::{Failure, Network};
+use crate::observe::Observations;
+use crate::reachability::{ReachMsg, ReachStats, Reachability};
+use shoal_base::{Dur, Time};
 use shoal_fabric::{Calendar, EventFabric};
 use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
 use shoal_workload::{Flow, FlowSource};
@@ -59,6 +61,33 @@ pub(crate) enum Ev {
         fa: u32,
         on: bool,
     },
+    /// Device `dev` sends its reachability messages, one per link.
+    ReachTick {
+        dev: u32,
+    },
+    /// The oldest reachability message on directed link `link` arrives.
+    ReachArrive {
+        link: u32,
+    },
+    /// Device `dev` looks for silent links.
+    ReachCheck {
+        dev: u32,
+    },
+    /// `Network::failures[index]` happens.
+    Fail {
+        index: u32,
+    },
+}
+
+/// What failures cost in a run.
+#[derive(Default)]
+struct FailStats {
+    first: Option<Time>,
+    data_lost: u64,
+    control_lost: u64,
+    /// The last forwarding-table change and the last cell sent into a failed link.
+    rerouted: Option<Time>,
+    last_use: Option<Time>,
 }
 
 #[derive(Default)]
@@ -70,6 +99,9 @@ struct Host {
 
 pub(crate) struct Sim<'a> {
     net: &'a Network,
+    obs: &'a mut Observations,
+    /// Fig. 9's measurements start here.
+    measure_from: Time,
     q: Calendar<Ev>,
     book: FlowBook,
     fas: Vec<Adapter>,
@@ -86,6 +118,20 @@ pub(crate) struct Sim<'a> {
     /// Hosts with new flows, sent from once every flow due at the time has joined.
     kick: Vec<u32>,
     active: u64,
+    /// Reachability (§5.9) of every device, adapters first, the messages on each directed
+    /// link, and each device's armed silence check.
+    reach: Vec<Reachability>,
+    reach_wire: Vec<VecDeque<ReachMsg>>,
+    reach_armed: Vec<Option<Time>>,
+    /// Per directed link: excluded by its owner's reachability.
+    excluded: Vec<bool>,
+    dead_link: Vec<bool>,
+    dead_dev: Vec<bool>,
+    fail: FailStats,
+    /// The time of the last event other than the reachability protocol's: when the run ends.
+    last_event: Time,
+    /// `last_event` before the event being handled (restored if that one is the protocol's).
+    before_event: Time,
     /// Fabric traversal of data cells (adapter link to adapter), for Fig. 9.
     traversal_max: u64,
     traversal_sum: u128,
@@ -93,10 +139,20 @@ pub(crate) struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    pub(crate) fn new(net: &'a Network, limits: RunLimits) -> Sim<'a> {
+    pub(crate) fn new(net: &'a Network, obs: &'a mut Observations, limits: RunLimits) -> Sim<'a> {
         let links = net.directed_links();
+        let measure_from = limits.measure_from.unwrap_or(Time::ZERO);
+        *obs = Observations {
+            from: measure_from,
+            last_stage_links: (0..links as u32)
+                .filter(|&l| net.owner(l).0 >= net.fas() as u32 && net.peer(l).0 < net.fas() as u32)
+                .count() as u32,
+            ..Observations::default()
+        };
         Sim {
             net,
+            obs,
+            measure_from,
             q: Calendar::new(),
             book: FlowBook::new(net.nodes(), limits),
             fas: net.adapters(),
@@ -111,6 +167,15 @@ impl<'a> Sim<'a> {
             armed: vec![None; net.fas()],
             kick: Vec::new(),
             active: 0,
+            reach: net.reachability(),
+            reach_wire: (0..links).map(|_| VecDeque::new()).collect(),
+            reach_armed: vec![None; net.topo.nodes()],
+            excluded: vec![false; links],
+            dead_link: vec![false; links],
+            dead_dev: vec![false; net.topo.nodes()],
+            fail: FailStats::default(),
+            last_event: Time::ZERO,
+            before_event: Time::ZERO,
             traversal_max: 0,
             traversal_sum: 0,
             traversal_cells: 0,
@@ -125,12 +190,45 @@ impl EventFabric for Sim<'_> {
         (&mut self.q, &mut self.book)
     }
 
+    /// The reachability protocol's first messages and silence checks, and the failures.
+    fn start(&mut self) -> Result<(), FabricError> {
+        // Devices send their messages spread over the interval, not all at once.
+        let devs = self.reach.len() as u64;
+        let interval = self.net.reach.interval.0;
+        for dev in 0..devs {
+            let at = Time(interval * dev / devs);
+            self.q.schedule(at, Ev::ReachTick { dev: dev as u32 });
+            self.arm_reach(dev as u32);
+        }
+        for (index, &(at, _)) in self.net.failures.iter().enumerate() {
+            self.q.schedule(
+                at,
+                Ev::Fail {
+                    index: index as u32,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self, now: Time) {
+        self.before_event = self.last_event;
+        self.last_event = now;
+    }
+
     fn handle(
         &mut self,
         now: Time,
         ev: Ev,
         source: &mut dyn FlowSource,
     ) -> Result<(), FabricError> {
+        if matches!(
+            ev,
+            Ev::ReachTick { .. } | Ev::ReachArrive { .. } | Ev::ReachCheck { .. }
+        ) {
+            // The protocol runs on its own clock; the run ends with the last other event.
+            self.last_event = self.before_event;
+        }
         match ev {
             Ev::HostDone { node } => {
                 self.hosts[node as usize].busy = false;
@@ -161,11 +259,31 @@ impl EventFabric for Sim<'_> {
                 }
             }
             Ev::Pause { link, on } => {
-                self.paused[link as usize] = on;
-                if !on {
-                    self.try_send(now, link);
+                if !self.dead_link[link as usize] {
+                    self.paused[link as usize] = on;
+                    if !on {
+                        self.try_send(now, link);
+                    }
                 }
             }
+            Ev::ReachTick { dev } => {
+                if !self.idle(source) {
+                    self.reach_tick(now, dev);
+                }
+            }
+            Ev::ReachArrive { link } => self.reach_arrive(now, link),
+            Ev::ReachCheck { dev } => {
+                // Once idle, the silence is the protocol's own end, not a failure.
+                if self.reach_armed[dev as usize] == Some(now) {
+                    self.reach_armed[dev as usize] = None;
+                    if !self.idle(source) && !self.dead_dev[dev as usize] {
+                        self.reach[dev as usize].handle_timeout(now);
+                        self.reach_update(now, dev);
+                        self.arm_reach(dev);
+                    }
+                }
+            }
+            Ev::Fail { index } => self.fail(now, index),
             Ev::HostPause { fa, on } => {
                 let ports = self.net.ports();
                 for node in fa * ports..(fa + 1) * ports {
@@ -225,6 +343,115 @@ impl EventFabric for Sim<'_> {
 }
 
 impl<'a> Sim<'a> {
+    /// Nothing left to carry: the protocol stops so that the run can end.
+    fn idle(&self, source: &mut dyn FlowSource) -> bool {
+        self.active == 0 && source.is_exhausted()
+    }
+
+    fn reach_tick(&mut self, now: Time, dev: u32) {
+        if self.dead_dev[dev as usize] {
+            return;
+        }
+        for p in 0..self.net.ports_of(dev) {
+            let l = self.net.link(dev, p);
+            let msg = self.reach[dev as usize].next_message(p);
+            self.reach_wire[l as usize].push_back(msg);
+            let (_, delay) = self.net.rate_delay(l);
+            self.q.schedule(now + delay, Ev::ReachArrive { link: l });
+        }
+        self.q
+            .schedule(now + self.net.reach.interval, Ev::ReachTick { dev });
+    }
+
+    fn reach_arrive(&mut self, now: Time, link: u32) {
+        let msg = self.reach_wire[link as usize]
+            .pop_front()
+            .expect("an arrival has its message on the wire");
+        let (dev, port) = self.net.peer(link);
+        if self.dead_link[link as usize] || self.dead_dev[dev as usize] {
+            return;
+        }
+        self.reach[dev as usize].handle_message(now, port, &msg);
+        self.reach_update(now, dev);
+        self.arm_reach(dev);
+    }
+
+    /// Arms device `dev`'s silence check if none is armed (messages only move it later).
+    fn arm_reach(&mut self, dev: u32) {
+        if self.reach_armed[dev as usize].is_some() {
+            return;
+        }
+        if let Some(t) = self.reach[dev as usize].poll_timeout() {
+            self.reach_armed[dev as usize] = Some(t);
+            self.q.schedule(t, Ev::ReachCheck { dev });
+        }
+    }
+
+    /// After device `dev`'s protocol took an input: a new table goes to its forwarding, and
+    /// the cells waiting for a link it excluded go to the others.
+    fn reach_update(&mut self, now: Time, dev: u32) {
+        if !self.reach[dev as usize].poll_changed() {
+            return;
+        }
+        if self.fail.first.is_some() {
+            self.fail.rerouted = Some(now);
+        }
+        let fas = self.fas.len() as u32;
+        let table = self.reach[dev as usize].table().clone();
+        if dev < fas {
+            *self.fas[dev as usize].reach_mut() = table;
+        } else {
+            *self.fes[(dev - fas) as usize].reach_mut() = table;
+        }
+        for p in 0..self.net.ports_of(dev) {
+            let l = self.net.link(dev, p);
+            let valid = self.reach[dev as usize].is_valid(p);
+            if self.excluded[l as usize] != valid {
+                continue;
+            }
+            self.excluded[l as usize] = !valid;
+            if valid {
+                continue;
+            }
+            if dev < fas {
+                self.fas[dev as usize].reroute(p);
+                self.service(now, dev);
+            } else {
+                for out in self.fes[(dev - fas) as usize].reroute(p) {
+                    self.try_send(now, self.net.link(dev, out));
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, now: Time, index: u32) {
+        self.fail.first.get_or_insert(now);
+        match self.net.failures[index as usize].1 {
+            Failure::Link { dev, port } => {
+                let l = self.net.link(dev, port);
+                self.dead_link[l as usize] = true;
+                self.dead_link[self.net.reverse(l) as usize] = true;
+            }
+            Failure::Device { dev } => {
+                self.dead_dev[dev as usize] = true;
+                for p in 0..self.net.ports_of(dev) {
+                    let l = self.net.link(dev, p);
+                    self.dead_link[l as usize] = true;
+                    self.dead_link[self.net.reverse(l) as usize] = true;
+                }
+                // What it held is lost with it.
+                let fas = self.fas.len() as u32;
+                let (data, control) = if dev < fas {
+                    self.fas[dev as usize].queued_split()
+                } else {
+                    self.fes[(dev - fas) as usize].queued_split()
+                };
+                self.fail.data_lost += data;
+                self.fail.control_lost += control;
+            }
+        }
+    }
+
     /// The host puts its next flow's next packet on its link to the adapter.
     fn host_send(&mut self, now: Time, node: u32) {
         let h = &mut self.hosts[node as usize];
@@ -303,6 +530,9 @@ impl<'a> Sim<'a> {
             return;
         }
         let (dev, port) = self.net.owner(link);
+        if self.dead_dev[dev as usize] {
+            return;
+        }
         let paused = self.paused[l];
         let cell = if (dev as usize) < self.fas.len() {
             self.fas[dev as usize].next_tx(now, port, paused)
@@ -313,6 +543,9 @@ impl<'a> Sim<'a> {
             return;
         };
         self.busy[l] = true;
+        if self.dead_link[l] {
+            self.fail.last_use = Some(now);
+        }
         let a = &self.net.adapter;
         let bytes = cell.wire_bytes(a.cell_header_bytes, a.control_bytes);
         let (rate, delay) = self.net.rate_delay(link);
@@ -327,6 +560,14 @@ impl<'a> Sim<'a> {
             .pop_front()
             .expect("an arrival has its cell on the wire");
         let (dev, _) = self.net.peer(link);
+        if self.dead_link[link as usize] {
+            if cell.is_data() {
+                self.fail.data_lost += 1;
+            } else {
+                self.fail.control_lost += 1;
+            }
+            return;
+        }
         let fas = self.fas.len() as u32;
         if dev < fas {
             if cell.is_data() {
@@ -334,6 +575,9 @@ impl<'a> Sim<'a> {
                 self.traversal_max = self.traversal_max.max(t);
                 self.traversal_sum += t as u128;
                 self.traversal_cells += 1;
+                if now >= self.measure_from {
+                    self.obs.traversed(Dur(t));
+                }
             }
             self.fas[dev as usize].handle_cell(now, cell);
             self.service(now, dev);
@@ -341,7 +585,13 @@ impl<'a> Sim<'a> {
         }
         let fe = (dev - fas) as usize;
         match self.fes[fe].receive(cell) {
-            Received::Queued(out) => self.try_send(now, self.net.link(dev, out)),
+            Received::Queued(out) => {
+                let l = self.net.link(dev, out);
+                if now >= self.measure_from && self.net.peer(l).0 < fas {
+                    self.last_stage(fe, out, l, &cell);
+                }
+                self.try_send(now, l);
+            }
             // Counted by the element (full pool, or no link to the destination).
             Received::Dropped => {}
         }
@@ -353,6 +603,18 @@ impl<'a> Sim<'a> {
                 self.q.schedule(now + delay, Ev::Pause { link: into, on });
             }
         }
+    }
+
+    /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
+    /// queue as the cell finds it, in data cells waiting or being sent.
+    fn last_stage(&mut self, fe: usize, out: u32, l: u32, cell: &Cell) {
+        let crate::cell::Body::Data(d) = &cell.body else {
+            return;
+        };
+        let l = l as usize;
+        let sending = self.busy[l] && self.wire[l].back().is_some_and(Cell::is_data);
+        let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
+        self.obs.queue_seen(ahead, d.bytes);
     }
 
     /// Starts egress port `node`'s next packet towards its host.
@@ -377,8 +639,8 @@ impl<'a> Sim<'a> {
         );
     }
 
-    /// The run's output: the adapters' and elements' counters summed.
     fn output(self, events: u64) -> RunOutput {
+        self.obs.to = self.last_event;
         let mut a = AdapterStats::default();
         for s in self.fas.iter().map(|f| *f.stats()) {
             a.packets_in += s.packets_in;
@@ -389,6 +651,7 @@ impl<'a> Sim<'a> {
             a.frag_limited_cells += s.frag_limited_cells;
             a.unroutable_cells += s.unroutable_cells;
             a.packets_out += s.packets_out;
+            a.status_refreshes += s.status_refreshes;
             a.reassembly_drops += s.reassembly_drops;
             a.lost_cells += s.lost_cells;
             a.late_cells += s.late_cells;
@@ -408,6 +671,18 @@ impl<'a> Sim<'a> {
             e.max_queue = e.max_queue.max(s.max_queue);
             e.max_pool = e.max_pool.max(s.max_pool);
         }
+        let mut r = ReachStats::default();
+        for s in self.reach.iter().map(|d| *d.stats()) {
+            r.messages_received += s.messages_received;
+            r.updates += s.updates;
+            r.silent += s.silent;
+            r.faulty += s.faulty;
+        }
+        let first = self.fail.first;
+        let since_failure = |t: Option<Time>| match (first, t) {
+            (Some(f), Some(t)) => t.0.saturating_sub(f.0),
+            _ => 0,
+        };
         let mean = if self.traversal_cells > 0 {
             (self.traversal_sum / self.traversal_cells as u128) as u64
         } else {
@@ -418,6 +693,7 @@ impl<'a> Sim<'a> {
             ("flows_unfinished", self.active),
             ("packets_in", a.packets_in),
             ("packets_out", a.packets_out),
+            ("status_refreshes", a.status_refreshes),
             ("ingress_drops", a.ingress_drops),
             ("data_cells", a.data_cells),
             ("control_cells", a.control_cells),
@@ -437,6 +713,13 @@ impl<'a> Sim<'a> {
             ("max_ingress_bytes", a.max_ingress_bytes),
             ("traversal_max_ps", self.traversal_max),
             ("traversal_mean_ps", mean),
+            ("reach_messages", r.messages_received),
+            ("reach_table_updates", r.updates),
+            ("reach_links_excluded", r.silent + r.faulty),
+            ("failure_data_lost", self.fail.data_lost),
+            ("failure_control_lost", self.fail.control_lost),
+            ("failure_rerouted_ps", since_failure(self.fail.rerouted)),
+            ("failure_last_use_ps", since_failure(self.fail.last_use)),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -447,6 +730,6 @@ impl<'a> Sim<'a> {
             max_node_transit: 0,
             max_reorder_bytes: a.max_reorder_cells * self.net.adapter.cell_payload() as u64,
         };
-        self.book.finish(self.q.now(), queues, counters)
+        self.book.finish(self.last_event, queues, counters)
     }
 }

@@ -7,6 +7,7 @@
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{NetParams, Network, Stardust};
 use shoal_topology::CellClos;
 use shoal_workload::{Flow, IterSource};
@@ -39,6 +40,17 @@ fn adapter(fas: u32, ports: u16) -> AdapterConfig {
     }
 }
 
+/// The reachability protocol of Appendix E's Table 4 and §5.9.
+fn reach() -> ReachConfig {
+    ReachConfig {
+        interval: Dur::from_us(10),
+        bitmap: 128,
+        confirm: 3,
+        error_window: 64,
+        error_limit: 4,
+    }
+}
+
 /// A single tier: `fas` adapters of `ports` ports, one link to each of `fes` elements.
 fn single_tier(fas: u32, fes: u32, link: Rate, a: AdapterConfig) -> Network {
     let topo = CellClos {
@@ -59,6 +71,7 @@ fn single_tier(fas: u32, fes: u32, link: Rate, a: AdapterConfig) -> Network {
         header_bytes: 40,
         host_delay: Dur::from_ns(100),
         seed: 7,
+        reach: reach(),
     };
     Network::new(topo, a, p)
 }

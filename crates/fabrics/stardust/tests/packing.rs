@@ -230,3 +230,181 @@ fn a_lost_cell_drops_only_the_packets_it_cut() {
     assert_eq!(freed.packets, 1);
     assert_eq!(freed.bytes, 240 + 120);
 }
+
+/// The cells of adapter 1's VOQ towards adapter 0 for `packets` packets of `wire` bytes, in
+/// sequence order.
+fn cells_to_0(c: AdapterConfig, packets: u32, wire: u32) -> Vec<Cell> {
+    let mut reach = ReachTable::new(c.fas as usize, 5);
+    for d in 0..c.fas {
+        for l in 0..5 {
+            reach.set(d, l, true);
+        }
+    }
+    let mut src = Adapter::new(1, c, reach, stream(1, "test", 1));
+    for i in 0..packets {
+        src.handle_packet(Time::ZERO, 0, 0, 0, Packet { record: i, wire }, u64::MAX);
+    }
+    src.handle_cell(
+        Time::ZERO,
+        Cell {
+            src: 0,
+            dst: 1,
+            fci: false,
+            sent_at: 0,
+            body: Body::Control(Control::Credit {
+                port: 0,
+                class: 0,
+                bytes: packets * wire,
+            }),
+        },
+    );
+    let mut cells: Vec<Cell> = drain(&mut src, Time::ZERO)
+        .into_iter()
+        .filter(|c| c.is_data())
+        .collect();
+    cells.sort_by_key(|c| match c.body {
+        Body::Data(d) => d.seq,
+        _ => unreachable!(),
+    });
+    cells
+}
+
+#[test]
+fn the_reassembly_timer_times_the_missing_cell_not_the_stream() {
+    // Timeout 100 us. Every 40 us the missing head arrives with the cell after the next, so
+    // the stream always has a gap (for 120 us and on) but no cell is missing for more than
+    // 40 us: nothing may be given up. Then a cell stays missing: it is given up after 100 us.
+    let c = cfg(256, 4096);
+    let cells = cells_to_0(c, 8, 240);
+    assert_eq!(cells.len(), 8, "one packet per cell");
+    let mut a = adapter(c);
+    let step = Dur::from_us(40);
+    let mut now = Time::ZERO;
+    a.handle_cell(now, cells[1]);
+    for k in 0..3 {
+        now += step;
+        while let Some(t) = a.poll_timeout().filter(|&t| t <= now) {
+            a.handle_timeout(t);
+        }
+        a.handle_cell(now, cells[2 * k]);
+        a.handle_cell(now, cells[2 * k + 3]);
+    }
+    assert_eq!(a.stats().lost_cells, 0, "no cell was missing for 100 us");
+    assert_eq!(a.stats().packets_out, 0, "no packet sent to the host yet");
+    let mut out = Vec::new();
+    while let Some(p) = a.next_packet(0) {
+        out.push(p.record);
+    }
+    assert_eq!(
+        out,
+        (0..6).collect::<Vec<_>>(),
+        "cells 0-5 joined in order, 6 missing"
+    );
+    // Cell 6 never comes: its timer (started when it became the head, at 120 us) expires at
+    // 220 us, not before (the adapter may wake earlier to set the timer again).
+    let deadline = Time::ZERO + Dur::from_us(120 + 100);
+    let mut wakes = 0;
+    while let Some(t) = a.poll_timeout().filter(|&t| t < deadline) {
+        a.handle_timeout(t);
+        wakes += 1;
+        assert!(wakes < 10, "the timer settles");
+    }
+    assert_eq!(
+        a.stats().lost_cells,
+        0,
+        "cell 6 missing for less than 100 us"
+    );
+    assert_eq!(a.poll_timeout(), Some(deadline));
+    a.handle_timeout(deadline);
+    assert_eq!(a.stats().lost_cells, 1);
+    assert_eq!(a.next_packet(0).map(|p| p.record), Some(7));
+}
+
+#[test]
+fn a_burst_of_lost_cells_is_given_up_at_once() {
+    // Cells 1-3 never come; 0 and 4-7 arrive at time 0. All three have been missing since
+    // then: one timeout later all three are given up together, not one timeout each.
+    let c = cfg(256, 4096);
+    let cells = cells_to_0(c, 8, 240);
+    let mut a = adapter(c);
+    for k in [0, 4, 5, 6, 7] {
+        a.handle_cell(Time::ZERO, cells[k]);
+    }
+    let deadline = Time::ZERO + Dur::from_us(100);
+    assert_eq!(a.poll_timeout(), Some(deadline));
+    a.handle_timeout(deadline);
+    assert_eq!(a.stats().lost_cells, 3);
+    let mut out = Vec::new();
+    while let Some(p) = a.next_packet(0) {
+        out.push(p.record);
+    }
+    assert_eq!(out, [0, 4, 5, 6, 7]);
+    assert_eq!(a.poll_timeout(), None, "no gap left");
+}
+
+#[test]
+fn a_voq_whose_request_goes_unanswered_asks_again() {
+    // A status "on" lost with a failed link must not leave the VOQ waiting for ever: after
+    // the refresh period (the reassembly timeout, 100 us here) without a credit it asks again,
+    // with a newer sequence number; a credit resets the clock.
+    let c = cfg(256, 4096);
+    let mut a = adapter(c);
+    a.handle_packet(
+        Time::ZERO,
+        1,
+        0,
+        0,
+        Packet {
+            record: 0,
+            wire: 1500,
+        },
+        u64::MAX,
+    );
+    a.handle_packet(
+        Time::ZERO,
+        1,
+        0,
+        0,
+        Packet {
+            record: 1,
+            wire: 1500,
+        },
+        u64::MAX,
+    );
+    let status = |cells: Vec<Cell>| -> Vec<u32> {
+        cells
+            .into_iter()
+            .filter_map(|c| match c.body {
+                Body::Control(Control::Status { on: true, seq, .. }) => Some(seq),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(status(drain(&mut a, Time::ZERO)), [1]);
+    let t = a.poll_timeout().expect("the refresh");
+    assert_eq!(t, Time::ZERO + Dur::from_us(100));
+    a.handle_timeout(t);
+    assert_eq!(status(drain(&mut a, t)), [2]);
+    assert_eq!(a.stats().status_refreshes, 1);
+    // A credit for one packet at 150 us: the VOQ still asks, but was answered.
+    let at = Time::ZERO + Dur::from_us(150);
+    a.handle_cell(
+        at,
+        Cell {
+            src: 1,
+            dst: 0,
+            fci: false,
+            sent_at: 0,
+            body: Body::Control(Control::Credit {
+                port: 0,
+                class: 0,
+                bytes: 1500,
+            }),
+        },
+    );
+    drain(&mut a, at);
+    let next = Time::ZERO + Dur::from_us(200);
+    a.handle_timeout(next);
+    assert!(status(drain(&mut a, next)).is_empty(), "answered at 150 us");
+    assert_eq!(a.poll_timeout(), Some(Time::ZERO + Dur::from_us(250)));
+}

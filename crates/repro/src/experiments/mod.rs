@@ -18,6 +18,8 @@ mod fig17;
 mod fig18;
 mod power;
 mod sizing;
+mod stardust_failures;
+mod stardust_fig9;
 mod stardust_models;
 mod table1;
 mod xfabric_common;
@@ -150,10 +152,26 @@ pub(crate) const ALL: &[Experiment] = &[
         scale: None,
     },
     Experiment {
+        name: "stardust-fig9",
+        figure: "Stardust Fig. 9",
+        summary: "two tiers, 128K flows: traversal latency and last-stage queue vs M/D/1, FCI at 120%",
+        run: stardust_fig9::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
         name: "aquila-theory",
         figure: "Aquila §3.2-3.3",
         summary: "Dragonfly at full load: uniform random, pod shift (minimal, Valiant, adaptive), RTS incast",
         run: aquila_theory::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-failures",
+        figure: "Stardust §5.9, App. E",
+        summary: "a link and a second-tier element fail under load: reroute time against App. E, cells lost, throughput kept",
+        run: stardust_failures::run,
         timed: false,
         scale: None,
     },
