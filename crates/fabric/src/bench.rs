@@ -1,5 +1,8 @@
 //! What every fabric's benchmark needs from the machine: a wall clock around the timed run and
-//! the process's peak memory.
+//! the process's peak memory, and the bare event queue's rate to compare with.
+
+use shoal_base::{Dur, Time};
+use shoal_engine::EventQueue;
 
 /// Wall-clock seconds that `f` takes.
 // Models must not read clocks (clippy.toml); a benchmark exists to read one, and this is the
@@ -18,4 +21,25 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// The reference an event-driven fabric's benchmark is measured against: `events` events
+/// through the bare event queue, each scheduling one successor `gap` (plus up to 63 ns) later,
+/// with `pending` events in the queue (the hold model). A fabric passes about as many pending
+/// events and as long a gap as its own runs have, so that the ratio measures the model's work,
+/// not the queue's.
+pub fn hold_model(events: u64, pending: u64, gap: Dur) {
+    let mut q = EventQueue::new();
+    for i in 0..pending {
+        q.schedule(Time(i * 997), i as u32);
+    }
+    let mut n = 0;
+    while let Some((t, e)) = q.pop() {
+        n += 1;
+        if n >= events {
+            break;
+        }
+        q.schedule(t + gap + Dur((e as u64 % 64) * 1_000), e);
+    }
+    std::hint::black_box(q.len());
 }

@@ -13,8 +13,7 @@ use crate::sim::{EVENT_KINDS, Pattern, Sim, Source};
 use crate::spec::Spec;
 use serde::Serialize;
 use shoal_base::{Dur, Time};
-use shoal_engine::EventQueue;
-use shoal_fabric::bench::{peak_rss_bytes, wall_seconds};
+use shoal_fabric::bench::{hold_model, peak_rss_bytes, wall_seconds};
 use std::fmt;
 
 /// What to run.
@@ -117,7 +116,10 @@ pub fn run(opts: &AquilaBenchOptions) -> Result<AquilaBenchReport, String> {
         }
     });
     let c = sim.counters.clone();
-    let reference_wall_s = wall_seconds(|| reference_loop(c.events, sim.hosts()));
+    let reference_wall_s = wall_seconds(|| {
+        // About as many pending as the clique has (a few per host).
+        hold_model(c.events, u64::from(sim.hosts()) * 8, Dur(20_000))
+    });
     let capacity = spec.host_rate.bytes_in(end - Time::ZERO) as f64 * f64::from(sim.hosts());
     Ok(AquilaBenchReport {
         options: opts.clone(),
@@ -141,24 +143,6 @@ pub fn run(opts: &AquilaBenchOptions) -> Result<AquilaBenchReport, String> {
         reference_events_per_s: c.events as f64 / reference_wall_s,
         peak_rss_bytes: peak_rss_bytes(),
     })
-}
-
-/// `events` events through the bare queue, each scheduling one successor, with about as many
-/// pending as the clique has (a few per host).
-fn reference_loop(events: u64, hosts: u32) {
-    let mut q = EventQueue::new();
-    for i in 0..u64::from(hosts) * 8 {
-        q.schedule(Time(i * 997), i as u32);
-    }
-    let mut n = 0;
-    while let Some((t, e)) = q.pop() {
-        n += 1;
-        if n >= events {
-            break;
-        }
-        q.schedule(t + Dur(20_000 + (e as u64 % 64) * 1_000), e);
-    }
-    std::hint::black_box(q.len());
 }
 
 impl fmt::Display for AquilaBenchReport {

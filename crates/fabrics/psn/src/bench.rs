@@ -18,8 +18,7 @@ use rand::seq::SliceRandom;
 use serde::Serialize;
 use shoal_base::rng::stream;
 use shoal_base::{Dur, NodeId, Rate, Time};
-use shoal_engine::EventQueue;
-use shoal_fabric::bench::{peak_rss_bytes, wall_seconds};
+use shoal_fabric::bench::{hold_model, peak_rss_bytes, wall_seconds};
 use shoal_fabric::{Fabric, FabricError, NoProgress, RunLimits, RunOutput};
 use shoal_topology::FatTree;
 use shoal_transport::{Ndp, NdpConfig, Tcp, TcpConfig};
@@ -144,7 +143,10 @@ pub fn run(opts: &PsnBenchOptions) -> Result<PsnBenchReport, FabricError> {
     };
     let out: RunOutput = outcome?;
     let events = out.counters["events"];
-    let reference_wall_s = wall_seconds(|| reference_loop(events));
+    let reference_wall_s = wall_seconds(|| {
+        // As many pending as a busy network has (about one per host per hop in flight).
+        hold_model(events, 4096, Dur(7_200_000))
+    });
     let secs = (end.0 - end.0 / 10) as f64 * 1e-12;
     let goodput =
         out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9 / hosts as f64;
@@ -188,24 +190,6 @@ fn permutation(hosts: usize, seed: u64) -> Vec<Flow> {
             class: 0,
         })
         .collect()
-}
-
-/// `events` events through the bare queue, each scheduling one successor: the hold model.
-fn reference_loop(events: u64) {
-    let mut q = EventQueue::new();
-    // As many events pending as a busy network has (about one per host per hop in flight).
-    for i in 0..4096u64 {
-        q.schedule(Time(i * 997), i as u32);
-    }
-    let mut n = 0;
-    while let Some((t, e)) = q.pop() {
-        n += 1;
-        if n >= events {
-            break;
-        }
-        q.schedule(t + Dur(7_200_000 + (e as u64 % 64) * 1_000), e);
-    }
-    std::hint::black_box(q.len());
 }
 
 impl fmt::Display for PsnBenchReport {
