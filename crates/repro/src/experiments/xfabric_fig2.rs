@@ -27,7 +27,7 @@ use shoal_xfabric::{FlowSimReport, full_demand_of};
 
 const FIG: &str = "XFabric Fig. 2";
 
-/// The four fabrics' reports on one workload, `None` where OSA was skipped.
+/// The four fabrics' reports on one workload, `None` where OSA was not run.
 type Row = [Option<FlowSimReport>; 4];
 
 /// One of the simulator's measures.
@@ -73,7 +73,7 @@ pub(crate) fn run(
                     100.0 * r.bottleneck_share.unwrap_or(f64::NAN)
                 )),
                 None => progress(&format!(
-                    "fig2: {w:<11} {name:<8} skipped (too many pairs for OSA)"
+                    "fig2: {w:<11} {name:<8} not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)"
                 )),
             }
         }
@@ -115,7 +115,7 @@ pub(crate) fn run(
         &c("Production: XFabric comparable to OSA"),
         "comparable",
         if gap.is_nan() {
-            "OSA skipped".to_string()
+            "OSA not run".to_string()
         } else {
             format!(
                 "{:.3} vs {:.3} hops ({:.1}% apart)",
@@ -141,7 +141,7 @@ pub(crate) fn run(
         &c("LiveJournal: OSA worse than XFabric"),
         "OSA longer",
         if hops(&lj, 1).is_nan() {
-            "OSA skipped (too many pairs)".to_string()
+            "OSA not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)".to_string()
         } else {
             format!(
                 "OSA {:.3} vs XFabric {:.3} hops",
@@ -159,8 +159,8 @@ pub(crate) fn run(
             "{w}: reconfigurable fabrics have less path diversity, torus most"
         ));
         let bottleneck = c(&format!("{w}: torus has the least loaded bottleneck link"));
-        // OSA is skipped where its exact b-matching takes too long: a claim that needs it is
-        // then not checked, never passed on the values that are there.
+        // OSA is not run where its b-matching gives up (`OSA_WHOLE_LIMIT`): a claim that needs it
+        // is then not checked, never passed on the values that are there.
         if d.iter().chain(&b).any(|v| v.is_nan()) {
             let why = "OSA was not computed at this size";
             claims.push(Claim::not_checked(
