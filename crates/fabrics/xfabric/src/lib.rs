@@ -77,7 +77,10 @@ pub use flowsim::{
 pub use forwarding::ForwardingTables;
 pub use generate::{Circuit, CircuitPlan, generate_topology};
 pub use graph::SocGraph;
-pub use osa::{BMatching, max_weight_b_matching, osa_topology};
+pub use osa::{
+    BMatching, max_weight_b_matching, max_weight_b_matching_within, osa_topology,
+    osa_topology_within,
+};
 pub use prototype::{
     Controller, PrototypeResult, PrototypeRun, production_sizes, prototype_tcp, run_prototype,
     topology_of,

@@ -206,3 +206,28 @@ fn the_controller_runs_from_reports_to_tables() {
         assert_eq!(Some(steps), tables.hops(NodeId(s), g));
     }
 }
+
+/// Fig. 3(b)'s instance that stalled the untied solver: 343 SoCs each sending 1 MB to 8 random
+/// others (about 2,700 pairs, all of equal weight), b = 6. The b-matching must be a 6-factor (every
+/// SoC on 6 circuits: the bound ½ · 343 · 6 pairs is met) and the OSA topology built on it; both
+/// take well under a second in the test profile.
+#[test]
+fn osa_solves_the_tied_fig3b_instance() {
+    let flows = shoal_workload::random_destinations(343, 8, MB, 2016).unwrap();
+    let m = shoal_xfabric::demand_of(&flows, 343).unwrap();
+    let pairs = (0..343u16)
+        .flat_map(|a| (a + 1..343).map(move |b| (a, b)))
+        .filter(|&(a, b)| m.pair(NodeId(a), NodeId(b)) > 0)
+        .count();
+    assert!(pairs > 2_600, "{pairs} pairs");
+    let bm = shoal_xfabric::max_weight_b_matching(&m, 6).unwrap();
+    assert_eq!(bm.links().len(), 343 * 6 / 2);
+    let mut degree = [0usize; 343];
+    for &(a, b) in bm.links() {
+        degree[a.idx()] += 1;
+        degree[b.idx()] += 1;
+    }
+    assert!(degree.iter().all(|&d| d <= 6));
+    let g = osa_topology(&m, 6, 2016).unwrap();
+    assert!(g.is_connected());
+}

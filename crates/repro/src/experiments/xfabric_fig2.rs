@@ -11,7 +11,8 @@
 //! flow-level simulator (`shoal_xfabric::flowsim`, 64 subflows per flow, power of two choices).
 //!
 //! Tolerances, fixed before running: ±15% on XFabric's 1.06 hops, ±25% on the two ratios (they
-//! divide two measured numbers), XFabric within 10% of OSA; the rest are orderings.
+//! divide two measured numbers), XFabric within 10% of OSA, the three non-torus bottlenecks within
+//! 1.5x of each other (the paper: "about the same"); the rest are orderings.
 //! Full: 343 SoCs, 7x7x7 torus, 8 uplinks. Quick: 64 SoCs, 4x4x4 torus, 4 uplinks; the same claims
 //! against the same 343-SoC numbers, so the ratios are expected to miss there (a 64-SoC torus is
 //! much shorter).
@@ -27,7 +28,7 @@ use shoal_xfabric::{FlowSimReport, full_demand_of};
 
 const FIG: &str = "XFabric Fig. 2";
 
-/// The four fabrics' reports on one workload, `None` where OSA was skipped.
+/// The four fabrics' reports on one workload, `None` where OSA was not run.
 type Row = [Option<FlowSimReport>; 4];
 
 /// One of the simulator's measures.
@@ -73,7 +74,7 @@ pub(crate) fn run(
                     100.0 * r.bottleneck_share.unwrap_or(f64::NAN)
                 )),
                 None => progress(&format!(
-                    "fig2: {w:<11} {name:<8} skipped (too many pairs for OSA)"
+                    "fig2: {w:<11} {name:<8} not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)"
                 )),
             }
         }
@@ -115,7 +116,7 @@ pub(crate) fn run(
         &c("Production: XFabric comparable to OSA"),
         "comparable",
         if gap.is_nan() {
-            "OSA skipped".to_string()
+            "OSA not run".to_string()
         } else {
             format!(
                 "{:.3} vs {:.3} hops ({:.1}% apart)",
@@ -141,7 +142,7 @@ pub(crate) fn run(
         &c("LiveJournal: OSA worse than XFabric"),
         "OSA longer",
         if hops(&lj, 1).is_nan() {
-            "OSA skipped (too many pairs)".to_string()
+            "OSA not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)".to_string()
         } else {
             format!(
                 "OSA {:.3} vs XFabric {:.3} hops",
@@ -158,9 +159,11 @@ pub(crate) fn run(
         let diversity = c(&format!(
             "{w}: reconfigurable fabrics have less path diversity, torus most"
         ));
-        let bottleneck = c(&format!("{w}: torus has the least loaded bottleneck link"));
-        // OSA is skipped where its exact b-matching takes too long: a claim that needs it is
-        // then not checked, never passed on the values that are there.
+        let bottleneck = c(&format!(
+            "{w}: torus has the least loaded bottleneck link, the others about the same"
+        ));
+        // OSA is not run where its b-matching gives up (`OSA_WHOLE_LIMIT`): a claim that needs it
+        // is then not checked, never passed on the values that are there.
         if d.iter().chain(&b).any(|v| v.is_nan()) {
             let why = "OSA was not computed at this size";
             claims.push(Claim::not_checked(
@@ -169,7 +172,12 @@ pub(crate) fn run(
                 "XFabric, OSA < Random < torus",
                 why,
             ));
-            claims.push(Claim::not_checked(FIG, &bottleneck, "torus lowest", why));
+            claims.push(Claim::not_checked(
+                FIG,
+                &bottleneck,
+                "torus lowest, the others about the same",
+                why,
+            ));
             continue;
         }
         claims.push(Claim::new(
@@ -180,19 +188,25 @@ pub(crate) fn run(
             "ordering",
             d[0].max(d[1]) < d[3].min(d[2]) && d[2] >= d[3],
         ));
+        // §6.2: the torus's bottleneck is the least loaded and the other three "carry about the
+        // same load". The paper gives no number for "about the same"; the tolerance, fixed before
+        // the run, is the heaviest of the three at most 1.5 times the lightest.
+        let others = [b[0], b[1], b[3]];
+        let spread = others.iter().fold(f64::MIN, |m, &x| m.max(x))
+            / others.iter().fold(f64::MAX, |m, &x| m.min(x));
         claims.push(Claim::new(
             FIG,
             &bottleneck,
-            "torus lowest",
+            "torus lowest, the others about the same",
             format!(
-                "XFabric {:.2}%, OSA {:.2}%, torus {:.2}%, Random {:.2}%",
+                "XFabric {:.2}%, OSA {:.2}%, torus {:.2}%, Random {:.2}% (others spread {spread:.2}x)",
                 100.0 * b[0],
                 100.0 * b[1],
                 100.0 * b[2],
                 100.0 * b[3]
             ),
-            "ordering",
-            [b[0], b[1], b[3]].iter().all(|&o| b[2] <= o),
+            "torus lowest, others within 1.5x",
+            others.iter().all(|&o| b[2] <= o) && spread <= 1.5,
         ));
     }
     plot(opts, &rows, progress)?;
