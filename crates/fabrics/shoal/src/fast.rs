@@ -9,7 +9,10 @@
 //! [`Pair`] record at `[(j − i) mod N][i]`: in a slot of the propagation-aware and round-robin
 //! schedules all nodes talk to peers at similar offsets, so one slot's walk over the nodes reads
 //! records that lie next to each other instead of one cache line in each node's private array.
-//! Queued cells are 16-byte records in per-node slabs.
+//! Queued cells are 16-byte records in per-node slabs. That order alone does not pay: the
+//! second hop of every cell goes to a queue picked by the traffic, so from 192 nodes on the
+//! slot loop prefetches as the node engine does (records two nodes ahead, the lines they name
+//! one node ahead); BENCHMARKS.md has the figures.
 //!
 //! Scope. The engine covers one traffic class, no failures and no header corruption: the runs
 //! of Figs. 12-16 and most sweeps. [`unsupported`] names what it lacks; the rack runs such a
@@ -338,6 +341,8 @@ struct Core {
 pub(crate) struct FastRack {
     core: Core,
     channels: usize,
+    /// Issue prefetch hints (from the node engine's threshold on, `HINTS_FROM_NODES`).
+    hints: bool,
     /// The delay line: `delay + 1` frames of `[receiver][channel]` landings.
     ring: Vec<Landing>,
     slot: u64,
@@ -413,6 +418,7 @@ impl FastRack {
                 delivered: Vec::new(),
             },
             channels,
+            hints: n >= crate::rack::HINTS_FROM_NODES,
             ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * n * channels],
             slot: 0,
         }
@@ -466,6 +472,23 @@ impl FastRack {
         };
         let peers = table.peers(s);
         for i in 0..n {
+            if self.hints {
+                // Two stages, as the node engine's hints (BENCHMARKS.md): the records a node
+                // reads first, two nodes ahead; the lines they name, one node ahead.
+                if i + 2 < n {
+                    let a = i + 2;
+                    self.core.hint_records(
+                        a,
+                        &input[a * c..(a + 1) * c],
+                        &peers[a * c..(a + 1) * c],
+                    );
+                }
+                if i + 1 < n {
+                    let a = i + 1;
+                    self.core
+                        .hint_named(a, &input[a * c..(a + 1) * c], &peers[a * c..(a + 1) * c]);
+                }
+            }
             for landing in &mut input[i * c..(i + 1) * c] {
                 if landing.from != u32::MAX {
                     self.core.receive(s, i, landing.from as usize, landing);
@@ -517,6 +540,49 @@ impl FastRack {
 }
 
 impl Core {
+    /// Hint, stage 1: node `i` will soon read its records about the peers it hears from and
+    /// sends to, and the queue records of the arriving cells' destinations.
+    #[inline(always)]
+    fn hint_records(&self, i: usize, input: &[Landing], peers: &[u16]) {
+        for (landing, &j) in input.iter().zip(peers) {
+            if landing.from != u32::MAX {
+                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, landing.from as usize)]);
+                let k = landing.cell.dst as usize;
+                if landing.data && k != i {
+                    shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, k)]);
+                }
+            }
+            if j != IDLE {
+                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, j as usize)]);
+            }
+        }
+    }
+
+    /// Hint, stage 2: what the records of stage 1 name: the lane the feedback to each peer
+    /// reads, the head entries of the queues sent from, the tails the arriving cells join.
+    #[inline(always)]
+    fn hint_named(&self, i: usize, input: &[Landing], peers: &[u16]) {
+        let node = &self.nodes[i];
+        for (landing, &j) in input.iter().zip(peers) {
+            if landing.from != u32::MAX && landing.data {
+                let k = landing.cell.dst as usize;
+                if k != i {
+                    node.cells
+                        .prefetch_back(&self.pairs[self.pair_index(i, k)].q);
+                }
+            }
+            if j != IDLE {
+                let pair = &self.pairs[self.pair_index(i, j as usize)];
+                node.cells.prefetch_front(&pair.q);
+                if pair.last_rx != NO_PEER {
+                    shoal_base::hint::prefetch(
+                        &self.pairs[self.pair_index(i, pair.last_rx as usize)],
+                    );
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn pair_index(&self, i: usize, j: usize) -> usize {
         let n = self.p.n;

@@ -21,7 +21,7 @@ const CHECK_EVERY: u64 = 4096;
 /// peer, so the rack holds N² of them: at 128 nodes (1 MiB) they mostly stay in cache and the
 /// hints cost about as much as they save, at 256 (4 MiB) the hints make the rack 28% faster
 /// (measured on a 2-core AMD EPYC with 512 KiB of L2 per core, BENCHMARKS.md).
-const HINTS_FROM_NODES: usize = 192;
+pub(crate) const HINTS_FROM_NODES: usize = 192;
 
 /// A built rack, ready to run.
 pub struct ShoalRack {
