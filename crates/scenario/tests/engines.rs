@@ -96,3 +96,30 @@ fn every_shipped_shoal_scenario_is_identical_on_both_engines_briefly() {
 fn every_shipped_shoal_scenario_is_identical_on_both_engines() {
     check_all(20_000, true);
 }
+
+/// `rack.engine` is read, written back in the resolved form, and an unknown name is refused
+/// naming the key.
+#[test]
+fn the_engine_key_round_trips_and_refuses_unknown_engines() {
+    let text = |engine: &str| {
+        format!(
+            "[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\nengine = \"{engine}\"\n\
+             [workload]\nkind = \"permutation\"\nflow_bytes = 1000\n"
+        )
+    };
+    let s = shoal_scenario::parse(&text("fast"), "fast.toml").expect("resolves");
+    assert_eq!(
+        s.spec::<RackSpec>().expect("a rack").config.engine,
+        Engine::Fast
+    );
+    assert!(s.resolved_toml().contains("engine = \"fast\""));
+    let bare = shoal_scenario::parse(
+        "[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n",
+        "bare.toml",
+    )
+    .expect("resolves");
+    assert!(bare.resolved_toml().contains("engine = \"node\""));
+    let e = shoal_scenario::parse(&text("turbo"), "turbo.toml").expect_err("refused");
+    assert_eq!(e.key, "rack.engine", "{e}");
+    assert!(e.reason.contains("node, fast"), "{e}");
+}
