@@ -94,6 +94,7 @@ fn rack_config(s: &Scenario) -> RackConfig {
         arrangement: Arrangement::PropagationAware,
         packet_bytes: s.packet_bytes,
         verify_schedule: true,
+        engine: shoal_rack::Engine::Node,
         ..RackConfig::paper(s.rack.nodes)
     }
 }

@@ -11,6 +11,10 @@
 //! queues and congestion control settle, then `slots` are timed: node logic, engine, medium and
 //! hosts, exactly as `Fabric::run` drives them. Building the rack is not timed.
 //!
+//! **Both engines.** The simulator run is made twice, on the fast engine (`rack.engine =
+//! "fast"`) and then on the node engine, the reference model; each is timed the same way and
+//! the benchmark fails unless both sent and delivered exactly the same cells.
+//!
 //! **The reference loop.** For the same node count, channels and number of slots, it walks the
 //! same schedule table and, for every node-channel-slot `i → j`, moves the head cell record of
 //! the ring buffer `(i, j)` to the ring buffer `(j, dst)` of its next hop (or counts it
@@ -23,7 +27,7 @@
 //! So it is a floor on the memory traffic of a cell-level simulation, not a competitor: the
 //! ratio says how much of the simulator's cost is the protocol itself, on any machine.
 
-use crate::config::RackConfig;
+use crate::config::{Engine, RackConfig};
 use crate::endpoint::PeerTable;
 use crate::rack::{ShoalRack, Sim, Step};
 use serde::Serialize;
@@ -69,7 +73,8 @@ pub struct BenchReport {
     pub pairs: usize,
     pub slots: u64,
     pub warmup_slots: u64,
-    /// Wall-clock time of the timed slots of the simulator.
+    /// Wall-clock time of the timed slots of the simulator on the node engine (the fields
+    /// without `fast_` are the node engine's).
     pub wall_s: f64,
     pub node_channel_slots_per_s: f64,
     /// Wall-clock nanoseconds per node-channel-slot.
@@ -80,10 +85,16 @@ pub struct BenchReport {
     pub reference_node_channel_slots_per_s: f64,
     /// Simulator rate over reference rate (below 1: slower than the reference).
     pub ratio_to_reference: f64,
-    /// The process's peak resident set (VmHWM in /proc/self/status) after the simulator ran
-    /// and before the reference loop allocates its rings, if the system says: the simulator's
-    /// memory plus whatever the process held before.
+    /// The process's peak resident set (VmHWM in /proc/self/status) after both engines ran
+    /// and before the reference loop allocates its rings, if the system says: the larger of
+    /// the two engines' memory plus whatever the process held before.
     pub peak_rss_bytes: Option<u64>,
+    /// The fast engine, which runs first: wall-clock time of the timed slots, its rate, its
+    /// rate over the reference's, and the peak resident set after it ran.
+    pub fast_wall_s: f64,
+    pub fast_node_channel_slots_per_s: f64,
+    pub fast_ratio_to_reference: f64,
+    pub fast_peak_rss_bytes: Option<u64>,
     /// Payload delivered in order per destination of a flow, over the timed slots.
     pub avg_destination_gbps: f64,
     /// The same as a fraction of what a node can receive (a full cell on every channel in
@@ -139,7 +150,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
     // What a destination could receive if every slot brought it a full cell on every channel.
     let ideal_gbps =
         (channels as u64 * cfg.payload_bytes() as u64 * 8) as f64 / slot.0 as f64 * 1e3;
-    let rack = ShoalRack::new(cfg, SEED).map_err(|e| FabricError(e.to_string()))?;
+    let rack = rack_for(&cfg, Engine::Node)?;
     let flows = patterns::permutation(
         opts.nodes as usize,
         opts.pairs,
@@ -148,17 +159,18 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
         &mut stream(SEED, "bench.workload", 0),
     );
 
-    let mut sim = rack.start(RunLimits::default())?;
-    let mut pending = IterSource::new(flows.iter().copied());
-    advance(&mut sim, &mut pending, opts.warmup_slots)?;
-    let before = sim.totals();
-    let mut outcome = Ok(());
-    let wall_s = wall_seconds(|| outcome = advance(&mut sim, &mut pending, opts.slots));
-    outcome?;
-    let after = sim.totals();
-    // Measured before the reference runs, so that it is the simulator's.
+    let fast = time_engine(&rack_for(&cfg, Engine::Fast)?, &flows, opts)?;
+    let fast_peak_rss_bytes = peak_rss_bytes();
+    let node = time_engine(&rack_for(&cfg, Engine::Node)?, &flows, opts)?;
+    // Measured before the reference runs, so that it is the simulators'.
     let peak_rss_bytes = peak_rss_bytes();
-    drop(sim);
+    if (fast.cells, fast.bytes) != (node.cells, node.bytes) {
+        return Err(FabricError(format!(
+            "bench: the engines differ: fast sent {} data cells and delivered {} B, node {} and {} B",
+            fast.cells, fast.bytes, node.cells, node.bytes
+        )));
+    }
+    let wall_s = node.wall_s;
 
     let mut reference = Reference::new(&rack.table, &flows);
     reference.run(opts.warmup_slots);
@@ -169,8 +181,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
     let ncs = opts.slots as f64 * opts.nodes as f64 * channels as f64;
     let rate = ncs / wall_s;
     let reference_rate = ncs / reference_wall_s;
+    let fast_rate = ncs / fast.wall_s;
     let window = Dur(slot.0 * opts.slots);
-    let delivered_bits = (after.bytes_delivered - before.bytes_delivered) as f64 * 8.0;
+    let delivered_bits = node.bytes as f64 * 8.0;
     let gbps = delivered_bits / window.as_secs_f64() / 1e9 / opts.pairs as f64;
     Ok(BenchReport {
         nodes: opts.nodes,
@@ -181,13 +194,54 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
         wall_s,
         node_channel_slots_per_s: rate,
         ns_per_node_channel_slot: 1e9 / rate,
-        cells_per_s: (after.data_cells_sent - before.data_cells_sent) as f64 / wall_s,
+        cells_per_s: node.cells as f64 / wall_s,
         reference_wall_s,
         reference_node_channel_slots_per_s: reference_rate,
         ratio_to_reference: rate / reference_rate,
         peak_rss_bytes,
         avg_destination_gbps: gbps,
         avg_destination_share: gbps / ideal_gbps,
+        fast_wall_s: fast.wall_s,
+        fast_node_channel_slots_per_s: fast_rate,
+        fast_ratio_to_reference: fast_rate / reference_rate,
+        fast_peak_rss_bytes,
+    })
+}
+
+fn rack_for(cfg: &RackConfig, engine: Engine) -> Result<ShoalRack, FabricError> {
+    let cfg = RackConfig {
+        engine,
+        ..cfg.clone()
+    };
+    ShoalRack::new(cfg, SEED).map_err(|e| FabricError(e.to_string()))
+}
+
+/// One engine's timed window.
+struct Timed {
+    wall_s: f64,
+    /// Data cells sent and bytes delivered in the window.
+    cells: u64,
+    bytes: u64,
+}
+
+/// Warms `rack` up under `flows` and times `opts.slots` slots of it.
+fn time_engine(
+    rack: &ShoalRack,
+    flows: &[Flow],
+    opts: &BenchOptions,
+) -> Result<Timed, FabricError> {
+    let mut sim = rack.start(RunLimits::default())?;
+    let mut pending = IterSource::new(flows.iter().copied());
+    advance(&mut sim, &mut pending, opts.warmup_slots)?;
+    let before = sim.totals();
+    let mut outcome = Ok(());
+    let wall_s = wall_seconds(|| outcome = advance(&mut sim, &mut pending, opts.slots));
+    outcome?;
+    let after = sim.totals();
+    Ok(Timed {
+        wall_s,
+        cells: after.data_cells_sent - before.data_cells_sent,
+        bytes: after.bytes_delivered - before.bytes_delivered,
     })
 }
 
@@ -211,7 +265,15 @@ impl fmt::Display for BenchReport {
         )?;
         writeln!(
             f,
-            "  simulator  {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s, {:.2} M data cells/s)",
+            "  fast       {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s); fast/reference = {:.3}",
+            m(self.fast_node_channel_slots_per_s),
+            1e9 / self.fast_node_channel_slots_per_s,
+            self.fast_wall_s,
+            self.fast_ratio_to_reference
+        )?;
+        writeln!(
+            f,
+            "  node       {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s, {:.2} M data cells/s)",
             m(self.node_channel_slots_per_s),
             self.ns_per_node_channel_slot,
             self.wall_s,
@@ -219,17 +281,20 @@ impl fmt::Display for BenchReport {
         )?;
         writeln!(
             f,
-            "  reference  {:>9.2} M node-channel-slots/s  ({:.2} s); simulator/reference = {:.3}",
+            "  reference  {:>9.2} M node-channel-slots/s  ({:.2} s); node/reference = {:.3}",
             m(self.reference_node_channel_slots_per_s),
             self.reference_wall_s,
             self.ratio_to_reference
         )?;
-        let rss = self.peak_rss_bytes.map_or("unknown".to_string(), |b| {
-            format!("{:.0} MiB", b as f64 / 1048576.0)
-        });
+        let mib = |r: Option<u64>| {
+            r.map_or("unknown".to_string(), |b| {
+                format!("{:.0} MiB", b as f64 / 1048576.0)
+            })
+        };
+        let (fast_rss, rss) = (mib(self.fast_peak_rss_bytes), mib(self.peak_rss_bytes));
         write!(
             f,
-            "  peak RSS   {rss}; destinations receive {:.2} Gb/s on average ({:.1}% of the ideal)",
+            "  peak RSS   {fast_rss} after fast, {rss} after both; destinations receive {:.2} Gb/s on average ({:.1}% of the ideal)",
             self.avg_destination_gbps,
             100.0 * self.avg_destination_share
         )
@@ -379,6 +444,7 @@ mod tests {
         .unwrap();
         assert!(report.node_channel_slots_per_s > 0.0);
         assert!(report.reference_node_channel_slots_per_s > 0.0);
+        assert!(report.fast_node_channel_slots_per_s > 0.0);
         assert!(
             (0.4..0.6).contains(&report.avg_destination_share),
             "{report}"

@@ -61,6 +61,29 @@ pub struct RackConfig {
     pub header_bit_error_rate: f64,
     /// Run the schedule verifier when the rack is built.
     pub verify_schedule: bool,
+    /// Which engine simulates the rack (not a property of the rack: both give identical
+    /// results where both run).
+    pub engine: Engine,
+}
+
+/// The simulator's rack engines (`rack.engine`). `Node` drives one sans-IO `shoal_node::Node`
+/// per rack node, the protocol's reference model; `Fast` keeps the same protocol's state in the
+/// rack, laid out for the slot loop (`fast.rs`), and is kept equal to `Node` by the
+/// differential harness. A run asking for `Fast` with a feature it lacks runs on `Node`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Engine {
+    #[default]
+    Node,
+    Fast,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Node => "node",
+            Engine::Fast => "fast",
+        }
+    }
 }
 
 impl RackConfig {
@@ -92,6 +115,7 @@ impl RackConfig {
             failures: Vec::new(),
             header_bit_error_rate: 0.0,
             verify_schedule: false,
+            engine: Engine::Node,
         }
     }
 

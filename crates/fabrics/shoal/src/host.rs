@@ -7,7 +7,7 @@
 
 use shoal_base::{NodeId, Time};
 use shoal_fabric::{FabricError, FlowBook, RunLimits};
-use shoal_node::{Delivery, Node, Payload};
+use shoal_node::{Delivery, Payload};
 use shoal_workload::{Flow, FlowSource};
 
 /// The payload handle of the simulated cells: which workload flow (position in
@@ -38,27 +38,15 @@ impl Hosts {
         }
     }
 
-    /// Hands `flow` to its source node (`None`: the node has failed) at `slot`.
+    /// Opens `flow` in the book and hands it to its source node through `submit` (given the
+    /// flow's tag; false: the node refused it or has failed).
     pub fn inject(
         &mut self,
         flow: &Flow,
-        slot: u64,
-        node: Option<&mut Node<FlowTag>>,
-        packet_bytes: u32,
+        submit: impl FnOnce(FlowTag) -> bool,
     ) -> Result<(), FabricError> {
         let pos = self.book.open(flow, flow.start)?;
-        let accepted = node.is_some_and(|node| {
-            node.submit(
-                slot,
-                flow.dst,
-                flow.class,
-                flow.bytes,
-                packet_bytes,
-                FlowTag(pos),
-            )
-            .is_ok()
-        });
-        if !accepted {
+        if !submit(FlowTag(pos)) {
             self.refused += 1;
         }
         Ok(())

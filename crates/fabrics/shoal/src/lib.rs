@@ -8,11 +8,12 @@ pub mod bench;
 pub mod bench_datacenter;
 pub mod config;
 mod endpoint;
+mod fast;
 mod host;
 mod rack;
 pub mod scenario;
 
-pub use config::{Failure, RackConfig};
+pub use config::{Engine, Failure, RackConfig};
 pub use rack::ShoalRack;
 pub use scenario::{RackSpec, RandomFailures, defaults};
 pub use shoal_node::{MAX_LOW_CLASS_QUEUE_CELLS, MAX_NODES};

@@ -1,8 +1,9 @@
 //! The Shoal rack as a [`Fabric`]: builds the schedule and its Clos, the nodes and the engine,
 //! then runs flows slot by slot.
 
-use crate::config::{Failure, RackConfig};
+use crate::config::{Engine, Failure, RackConfig};
 use crate::endpoint::{Endpoint, Fabric as Medium, PeerTable};
+use crate::fast::FastRack;
 use crate::host::{FlowTag, Hosts};
 use shoal_base::{NodeId, Time, rng};
 use shoal_engine::SlottedEngine;
@@ -20,7 +21,7 @@ const CHECK_EVERY: u64 = 4096;
 /// peer, so the rack holds N² of them: at 128 nodes (1 MiB) they mostly stay in cache and the
 /// hints cost about as much as they save, at 256 (4 MiB) the hints make the rack 28% faster
 /// (measured on a 2-core AMD EPYC with 512 KiB of L2 per core, BENCHMARKS.md).
-const HINTS_FROM_NODES: usize = 192;
+pub(crate) const HINTS_FROM_NODES: usize = 192;
 
 /// A built rack, ready to run.
 pub struct ShoalRack {
@@ -124,39 +125,94 @@ fn add_stats(into: &mut NodeStats, s: &NodeStats) {
     into.max_reorder_bytes = into.max_reorder_bytes.max(s.max_reorder_bytes);
 }
 
-/// One run in progress: the nodes, the engine and the hosts between two slots. `Fabric::run`
-/// steps it to the end; the benchmark steps it itself, to time a window of slots.
+/// The engine of one run: a sans-IO node per rack node driven by the slotted engine (the
+/// reference model), or the fast engine's rack-owned state.
+enum Core {
+    Node {
+        endpoints: Vec<Endpoint>,
+        medium: Medium,
+        engine: SlottedEngine<shoal_node::Rx<FlowTag>>,
+    },
+    Fast(Box<FastRack>),
+}
+
+impl Core {
+    fn slot(&self) -> u64 {
+        match self {
+            Core::Node { engine, .. } => engine.slot(),
+            Core::Fast(f) => f.slot(),
+        }
+    }
+}
+
+/// One run in progress: the engine and the hosts between two slots. `Fabric::run` steps it to
+/// the end; the benchmark steps it itself, to time a window of slots.
 pub(crate) struct Sim<'r> {
     rack: &'r ShoalRack,
-    endpoints: Vec<Endpoint>,
-    medium: Medium,
-    engine: SlottedEngine<shoal_node::Rx<FlowTag>>,
+    core: Core,
     hosts: Hosts,
     /// Failures still to come, latest first.
     failures: Vec<Failure>,
     failed_parts: Vec<Component>,
     aborted: u64,
     quiet_since: Option<u64>,
+    /// The scenario asked for the fast engine, which lacks one of its features.
+    fell_back: bool,
 }
 
 impl ShoalRack {
-    /// Builds the nodes and the engine for a run under `limits`.
+    /// The engine a run of this rack uses, and whether that is a fallback from the fast one
+    /// (which then writes a note to stderr naming the missing feature).
+    pub fn engine_used(&self) -> (Engine, bool) {
+        match (self.cfg.engine, crate::fast::unsupported(&self.cfg)) {
+            (Engine::Fast, None) => (Engine::Fast, false),
+            (Engine::Fast, Some(_)) => (Engine::Node, true),
+            (Engine::Node, _) => (Engine::Node, false),
+        }
+    }
+
+    /// Builds the engine for a run under `limits`.
     pub(crate) fn start(&self, limits: RunLimits) -> Result<Sim<'_>, FabricError> {
         let n = self.cfg.nodes as usize;
-        let endpoints: Vec<Endpoint> = (0..n)
-            .map(|i| {
-                Node::new(self.node_config(i))
-                    .map(|node| Endpoint { node, dead: false })
-                    .map_err(|e| FabricError(e.to_string()))
-            })
-            .collect::<Result<_, _>>()?;
-        let medium = Medium::new(
-            &self.table,
-            self.cfg.header_bit_error_rate,
-            rng::stream(self.seed, "shoal.corruption", 0),
-        );
-        let engine = SlottedEngine::new(n, self.cfg.channels as usize, self.cfg.delay_slots as u64)
-            .with_hints(n >= HINTS_FROM_NODES);
+        let (engine, fell_back) = self.engine_used();
+        if let Some(why) = crate::fast::unsupported(&self.cfg).filter(|_| fell_back) {
+            eprintln!(
+                "note: rack.engine = \"fast\" does not cover {why} yet; this run uses the node \
+                 engine (counter engine_fallback = 1)"
+            );
+        }
+        let core = match engine {
+            Engine::Fast => {
+                let slot = |i: usize, j: usize| {
+                    self.schedule
+                        .slot_of(NodeId(i as u16), NodeId(j as u16))
+                        .map_or(u16::MAX, |(s, _)| s.0 as u16)
+                };
+                Core::Fast(Box::new(FastRack::new(&self.cfg, &self.table, slot)))
+            }
+            Engine::Node => {
+                let endpoints: Vec<Endpoint> = (0..n)
+                    .map(|i| {
+                        Node::new(self.node_config(i))
+                            .map(|node| Endpoint { node, dead: false })
+                            .map_err(|e| FabricError(e.to_string()))
+                    })
+                    .collect::<Result<_, _>>()?;
+                let medium = Medium::new(
+                    &self.table,
+                    self.cfg.header_bit_error_rate,
+                    rng::stream(self.seed, "shoal.corruption", 0),
+                );
+                let engine =
+                    SlottedEngine::new(n, self.cfg.channels as usize, self.cfg.delay_slots as u64)
+                        .with_hints(n >= HINTS_FROM_NODES);
+                Core::Node {
+                    endpoints,
+                    medium,
+                    engine,
+                }
+            }
+        };
         let hosts = Hosts::new(n, limits);
         let mut failures = self.cfg.failures.clone();
         // Stable sort, then reversed: popping from the end takes them in time order, ties in
@@ -165,14 +221,13 @@ impl ShoalRack {
         failures.reverse();
         Ok(Sim {
             rack: self,
-            endpoints,
-            medium,
-            engine,
+            core,
             hosts,
             failures,
             failed_parts: Vec::new(),
             aborted: 0,
             quiet_since: None,
+            fell_back,
         })
     }
 }
@@ -192,44 +247,71 @@ impl Sim<'_> {
         progress: &mut dyn Progress,
     ) -> Result<Step, FabricError> {
         let cfg = &self.rack.cfg;
-        let slot = self.engine.slot();
+        let slot = self.core.slot();
         let now = Time(slot * cfg.slot.0);
         if self.hosts.book.stops_at(now) {
             return Ok(Step::Done);
         }
-        while self.failures.last().is_some_and(|f| f.at <= now) {
-            let f = self.failures.pop().expect("checked");
-            match f.component {
-                Component::Node(x) => self.endpoints[x.idx()].dead = true,
-                other => {
-                    self.failed_parts.push(other);
-                    self.medium.set_failed(&self.rack.clos, &self.failed_parts);
+        match &mut self.core {
+            Core::Node {
+                endpoints,
+                medium,
+                engine,
+            } => {
+                while self.failures.last().is_some_and(|f| f.at <= now) {
+                    let f = self.failures.pop().expect("checked");
+                    match f.component {
+                        Component::Node(x) => endpoints[x.idx()].dead = true,
+                        other => {
+                            self.failed_parts.push(other);
+                            medium.set_failed(&self.rack.clos, &self.failed_parts);
+                        }
+                    }
+                }
+                // A flow starting within (slot − 1, slot] is handed over at this slot boundary.
+                while let Some(flow) = flows.next_due(now) {
+                    // The book checks the ends before the node is looked up.
+                    let hosts = &mut self.hosts;
+                    hosts.inject(&flow, |tag| {
+                        let ep = endpoints.get_mut(flow.src.idx());
+                        ep.filter(|e| !e.dead).is_some_and(|e| {
+                            e.node
+                                .submit(
+                                    slot,
+                                    flow.dst,
+                                    flow.class,
+                                    flow.bytes,
+                                    cfg.packet_bytes,
+                                    tag,
+                                )
+                                .is_ok()
+                        })
+                    })?;
+                }
+                engine.step(&self.rack.table, endpoints, medium);
+                for ep in endpoints.iter_mut().filter(|e| e.node.has_deliveries()) {
+                    let dst = ep.node.id();
+                    while let Some(d) = ep.node.poll_delivered() {
+                        self.hosts.on_delivery(dst, d, now, flows);
+                    }
+                }
+                for ep in endpoints.iter_mut() {
+                    while let Some(e) = ep.node.poll_event() {
+                        if let Event::FlowAborted { .. } = e {
+                            self.aborted += 1;
+                        }
+                    }
                 }
             }
-        }
-        // A flow starting within (slot − 1, slot] is handed over at this slot boundary.
-        while let Some(flow) = flows.next_due(now) {
-            // The book checks the ends before the node is looked up.
-            let ep = self.endpoints.get_mut(flow.src.idx());
-            let node = ep.filter(|e| !e.dead).map(|e| &mut e.node);
-            self.hosts.inject(&flow, slot, node, cfg.packet_bytes)?;
-        }
-        self.engine
-            .step(&self.rack.table, &mut self.endpoints, &mut self.medium);
-        for ep in self
-            .endpoints
-            .iter_mut()
-            .filter(|e| e.node.has_deliveries())
-        {
-            let dst = ep.node.id();
-            while let Some(d) = ep.node.poll_delivered() {
-                self.hosts.on_delivery(dst, d, now, flows);
-            }
-        }
-        for ep in self.endpoints.iter_mut() {
-            while let Some(e) = ep.node.poll_event() {
-                if let Event::FlowAborted { .. } = e {
-                    self.aborted += 1;
+            Core::Fast(fast) => {
+                // The fast engine runs only racks without failures (`fast::unsupported`).
+                while let Some(flow) = flows.next_due(now) {
+                    self.hosts
+                        .inject(&flow, |tag| fast.submit(slot, &flow, cfg.packet_bytes, tag))?;
+                }
+                fast.step(&self.rack.table);
+                for (dst, d) in fast.take_delivered() {
+                    self.hosts.on_delivery(NodeId(dst), d, now, flows);
                 }
             }
         }
@@ -245,7 +327,12 @@ impl Sim<'_> {
             && flows.is_exhausted()
             && self.failures.is_empty()
         {
-            let quiet = self.endpoints.iter().all(|e| e.dead || e.node.is_quiet());
+            let quiet = match &self.core {
+                Core::Node { endpoints, .. } => {
+                    endpoints.iter().all(|e| e.dead || e.node.is_quiet())
+                }
+                Core::Fast(fast) => fast.is_quiet(),
+            };
             match (quiet, self.quiet_since) {
                 (false, _) => self.quiet_since = None,
                 (true, None) => self.quiet_since = Some(slot),
@@ -263,16 +350,22 @@ impl Sim<'_> {
     fn take_sample(&mut self, now: Time) {
         let cfg = &self.rack.cfg;
         let cell = cfg.cell_bytes as u64;
-        let mut queued = 0;
-        let mut longest = 0;
-        for ep in &self.endpoints {
-            queued += ep.node.queued_cells();
-            for class in 0..cfg.classes {
-                for k in 0..cfg.nodes {
-                    longest = longest.max(ep.node.queue_len(class, NodeId(k)) as u64);
+        let (queued, longest) = match &self.core {
+            Core::Node { endpoints, .. } => {
+                let mut queued = 0;
+                let mut longest = 0;
+                for ep in endpoints {
+                    queued += ep.node.queued_cells();
+                    for class in 0..cfg.classes {
+                        for k in 0..cfg.nodes {
+                            longest = longest.max(ep.node.queue_len(class, NodeId(k)) as u64);
+                        }
+                    }
                 }
+                (queued, longest)
             }
-        }
+            Core::Fast(fast) => fast.queues(),
+        };
         let active = self.hosts.active();
         self.hosts
             .book
@@ -282,8 +375,17 @@ impl Sim<'_> {
     /// Every node's counters added up.
     pub(crate) fn totals(&self) -> NodeStats {
         let mut total = NodeStats::default();
-        for ep in &self.endpoints {
-            add_stats(&mut total, ep.node.stats());
+        match &self.core {
+            Core::Node { endpoints, .. } => {
+                for ep in endpoints {
+                    add_stats(&mut total, ep.node.stats());
+                }
+            }
+            Core::Fast(fast) => {
+                for s in fast.stats() {
+                    add_stats(&mut total, s);
+                }
+            }
         }
         total
     }
@@ -292,7 +394,11 @@ impl Sim<'_> {
     pub(crate) fn finish(self) -> RunOutput {
         let cfg = &self.rack.cfg;
         let total = self.totals();
-        let slots = self.engine.slot();
+        let slots = self.core.slot();
+        let (lost, corrupted) = match &self.core {
+            Core::Node { medium, .. } => (medium.cells_lost, medium.cells_corrupted),
+            Core::Fast(_) => (0, 0),
+        };
         let mut counters: BTreeMap<String, u64> = BTreeMap::new();
         for (k, v) in [
             ("slots", slots),
@@ -315,10 +421,13 @@ impl Sim<'_> {
             ("peers_failed", total.peers_failed),
             ("flows_aborted", self.aborted),
             ("flows_refused", self.hosts.refused),
-            ("cells_lost_in_fabric", self.medium.cells_lost),
-            ("cells_corrupted_in_fabric", self.medium.cells_corrupted),
+            ("cells_lost_in_fabric", lost),
+            ("cells_corrupted_in_fabric", corrupted),
         ] {
             counters.insert(k.to_string(), v);
+        }
+        if self.fell_back {
+            counters.insert("engine_fallback".to_string(), 1);
         }
         let queues = QueueStats {
             max_queue: total.max_queue as u64,

@@ -8,7 +8,7 @@ use crate::config::rules::{
     CELL_BYTES, CHANNELS, CLASSES, DELAY_SLOTS, HEADER_BYTES, LOW_CLASS_QUEUE_CELLS, NODES,
     OVERHEAD_BYTES, PACKET_BYTES, SWITCH_PORTS,
 };
-use crate::{Failure, RackConfig, ShoalRack};
+use crate::{Engine, Failure, RackConfig, ShoalRack};
 use serde::Deserialize;
 use shoal_base::{ChannelId, Dur, NodeId, Rate, Time, rng};
 use shoal_fabric::config::{ConfigError, ErrorKind, Keys, TableError, TomlOut, read_table};
@@ -48,6 +48,9 @@ pub mod defaults {
     pub const LOW_CLASS_QUEUE_CELLS: i64 = 64;
     /// §7.3 baselines use 1500 B packets; hosts cut flows the same way.
     pub const PACKET_BYTES: i64 = 1500;
+    /// Not in the paper (a simulator choice): the sans-IO node engine, the reference model,
+    /// until the fast engine covers every feature.
+    pub const ENGINE: &str = "node";
 }
 
 /// `[rack]` as serde sees it: every key optional (defaults are applied in [`resolve`]).
@@ -75,6 +78,7 @@ struct RawRack {
     interleave_flows: Option<bool>,
     header_bit_error_rate: Option<f64>,
     verify_schedule: Option<bool>,
+    engine: Option<String>,
     failures: Option<Vec<RawFailure>>,
     random_node_failures: Option<RawRandomFailures>,
 }
@@ -326,6 +330,16 @@ fn resolve(keys: &Keys<'_>, raw: RawRack, seed: u64) -> Result<RackSpec, ConfigE
         failures: explicit_failures.clone(),
         header_bit_error_rate,
         verify_schedule: raw.verify_schedule.unwrap_or(true),
+        engine: match raw.engine.as_deref().unwrap_or(d::ENGINE) {
+            "node" => Engine::Node,
+            "fast" => Engine::Fast,
+            other => {
+                return Err(keys.value(
+                    "rack.engine",
+                    format!("unknown engine {other:?}; known: node, fast"),
+                ));
+            }
+        },
     };
     config.validate(keys)?;
     config.failures = all_failures(&explicit_failures, random_failures, nodes, seed);
@@ -470,6 +484,7 @@ fn write(t: &mut TomlOut, r: &RackConfig) {
     t.kv("interleave_flows", r.interleave_flows);
     t.kv("header_bit_error_rate", float(r.header_bit_error_rate));
     t.kv("verify_schedule", r.verify_schedule);
+    t.kv("engine", text(r.engine.name()));
     for failure in &r.failures {
         t.header("[[rack.failures]]");
         match failure.component {

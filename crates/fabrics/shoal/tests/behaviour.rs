@@ -14,6 +14,7 @@ fn rack(nodes: u16) -> RackConfig {
     RackConfig {
         switch_ports: 16,
         verify_schedule: true,
+        engine: shoal_rack::Engine::Node,
         ..RackConfig::paper(nodes)
     }
 }

@@ -26,7 +26,7 @@
 use shoal_base::rng::stream;
 use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_rack::{Failure, RackConfig, ShoalRack};
+use shoal_rack::{Engine, Failure, RackConfig, ShoalRack};
 use shoal_schedule::{Arrangement, Component};
 use shoal_workload::{Flow, IterSource, patterns};
 
@@ -103,6 +103,7 @@ fn fig12(nodes: u16) -> RackConfig {
         failures: Vec::new(),
         header_bit_error_rate: 0.0,
         verify_schedule: false,
+        engine: Engine::Node,
     }
 }
 
@@ -124,12 +125,26 @@ fn prototype() -> RackConfig {
     }
 }
 
+/// Runs the case on the node engine and on the fast engine (which falls back to the node
+/// engine for what it lacks, adding only its `engine_fallback` counter): both must give the pin.
 fn run(cfg: RackConfig, flows: Vec<Flow>, limits: RunLimits) -> u64 {
-    let mut rack = ShoalRack::new(cfg, 11).expect("valid rack");
-    let out = rack
-        .run(&mut IterSource::new(flows), limits, &mut NoProgress)
-        .expect("run");
-    digest(&out)
+    let digests = [Engine::Node, Engine::Fast].map(|engine| {
+        let cfg = RackConfig {
+            engine,
+            ..cfg.clone()
+        };
+        let mut rack = ShoalRack::new(cfg, 11).expect("valid rack");
+        let mut out = rack
+            .run(&mut IterSource::new(flows.clone()), limits, &mut NoProgress)
+            .expect("run");
+        out.counters.remove("engine_fallback");
+        digest(&out)
+    });
+    assert_eq!(
+        digests[0], digests[1],
+        "the fast engine differs from the node engine"
+    );
+    digests[0]
 }
 
 fn slots(cfg: &RackConfig, n: u64) -> Time {

@@ -126,6 +126,7 @@ fn simulate(component: Component) -> Result<(f64, f64), ReproError> {
             at: Time::ZERO,
         }],
         verify_schedule: true,
+        engine: shoal_rack::Engine::Node,
         ..RackConfig::paper(128)
     };
     let schedule = FabricSchedule::new(FabricSpec {

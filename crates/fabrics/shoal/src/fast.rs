@@ -1,0 +1,1048 @@
+//! The fast rack engine: the protocol of `shoal-node` (§3.3: Eq. 1-6, ready queues, the age
+//! rule, reassembly), re-implemented with its state owned by the rack and laid out for the
+//! slot loop. The sans-IO [`shoal_node::Node`] stays the reference model; this engine exists
+//! only in the simulator and is kept equal to it by the differential harness
+//! (`tests/differential.rs`), which demands identical run outputs.
+//!
+//! Layout. What node `i` keeps about peer `j` (its queue `Q_ij` and ready queue `R_ij`, the
+//! pending and in-flight lists of the subflows via `j`, the feedback bookkeeping) is one
+//! [`Pair`] record at `[(j − i) mod N][i]`: in a slot of the propagation-aware and round-robin
+//! schedules all nodes talk to peers at similar offsets, so one slot's walk over the nodes reads
+//! records that lie next to each other instead of one cache line in each node's private array.
+//! Queued cells are 16-byte records in per-node slabs. That order alone does not pay: the
+//! second hop of every cell goes to a queue picked by the traffic, so from 192 nodes on the
+//! slot loop prefetches as the node engine does (records two nodes ahead, the lines they name
+//! one node ahead); BENCHMARKS.md has the figures.
+//!
+//! Scope. The engine covers one traffic class, no failures and no header corruption: the runs
+//! of Figs. 12-16 and most sweeps. [`unsupported`] names what it lacks; the rack runs such a
+//! scenario on the node engine and says so (`engine_fallback` counter, a note on stderr).
+
+use crate::config::RackConfig;
+use crate::endpoint::PeerTable;
+use crate::host::FlowTag;
+use shoal_base::{Fifo, NodeId, Slab};
+use shoal_engine::{IDLE, SlotSchedule};
+use shoal_node::Delivery;
+use shoal_node::{MAX_FEEDBACK, NodeStats, SEQ_MODULUS};
+use shoal_workload::Flow;
+use std::collections::VecDeque;
+
+/// Why the fast engine cannot run `cfg`, or `None` when it can.
+pub fn unsupported(cfg: &RackConfig) -> Option<&'static str> {
+    if cfg.classes > 1 {
+        Some("traffic classes (App. C)")
+    } else if !cfg.failures.is_empty() {
+        Some("failures (§3.5)")
+    } else if cfg.header_bit_error_rate > 0.0 {
+        Some("header corruption (App. D)")
+    } else {
+        None
+    }
+}
+
+const NONE: u32 = u32::MAX;
+const NO_PEER: u16 = u16::MAX;
+/// As `shoal_node`: the reassembly rings left idle are swept this often, in slots.
+const SWEEP_SLOTS: u64 = 4096;
+/// As `shoal_node`: the age rule's exponent cap.
+const AGE_CAP: u64 = 31;
+/// As `shoal_node`'s reassembly: rings larger than this are freed once idle.
+const KEEP_SLOTS: usize = 16;
+const WINDOW: u32 = SEQ_MODULUS / 2;
+
+/// What node `i` keeps about peer `j`; see the module documentation for its place.
+#[derive(Clone, Copy, Debug)]
+struct Pair {
+    /// `Q_ij`: entries in the node's cell slab.
+    q: Fifo,
+    /// `R_ij`: local flows allowed to put a cell into `q` (Eq. 4).
+    ready: Fifo,
+    /// Local flows whose subflow via `j` waits for Eq. 2 or the age rule.
+    pending: Fifo,
+    /// (slot sent, flow) of our cells `j` has not acknowledged with feedback.
+    inflight: Fifo,
+    q_len: u16,
+    ready_len: u16,
+    /// Cells that left `q` from its head, wrapping (tickets count against it).
+    departed: u16,
+    /// `j`'s last cell leaves its queue here once `departed` of that queue passes this.
+    rx_ticket: u16,
+    /// Destination of the queue `j`'s last cell joined here, or `NO_PEER`.
+    last_rx: u16,
+    tx_phase: u16,
+    rx_phase: u16,
+    local_in_q: bool,
+    /// The slot in which we last transmitted to `j` (the node's `sent_this_slot`).
+    sent_in: u64,
+}
+
+/// A cell as it waits in a queue or travels: 16 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    dst: u16,
+    src: u16,
+    seq: u16,
+    len: u16,
+    payload: FlowTag,
+    sop: bool,
+    eop: bool,
+    /// Our own cell (first hop) rather than one in transit.
+    local: bool,
+}
+
+/// One cell on the wire.
+#[derive(Clone, Copy, Debug)]
+struct Landing {
+    from: u32,
+    /// `false`: an idle cell (feedback only).
+    data: bool,
+    feedback: u16,
+    cell: Cell,
+}
+
+const EMPTY_LANDING: Landing = Landing {
+    from: u32::MAX,
+    data: false,
+    feedback: 0,
+    cell: Cell {
+        dst: 0,
+        src: 0,
+        seq: 0,
+        len: 0,
+        payload: FlowTag(0),
+        sop: false,
+        eop: false,
+        local: false,
+    },
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SubState {
+    Idle,
+    Pending,
+    Ready,
+    Queued,
+    InFlight,
+    Blocked,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sub {
+    state: SubState,
+    fb: u16,
+    since: u32,
+}
+
+const FRESH: Sub = Sub {
+    state: SubState::Idle,
+    fb: 0,
+    since: 0,
+};
+
+impl Sub {
+    fn feedback_at(&mut self, fb: u16, slot: u64) {
+        self.fb = fb;
+        self.since = slot as u32;
+    }
+
+    fn waited(&self, slot: u64) -> u64 {
+        (slot as u32).wrapping_sub(self.since) as u64
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Message {
+    left: u64,
+    packet_bytes: u32,
+    packet_left: u32,
+    tag: FlowTag,
+}
+
+/// All traffic from one node to one destination (§3.3.2), as `shoal_node`'s local flow.
+struct LocalFlow {
+    dst: u16,
+    messages: VecDeque<Message>,
+    start_slot: u64,
+    subs: Vec<Sub>,
+    idle: Vec<u16>,
+    refs: u32,
+}
+
+impl LocalFlow {
+    fn has_data(&self) -> bool {
+        !self.messages.is_empty()
+    }
+
+    /// Cuts the next cell (packet by packet in turn with `interleave`).
+    fn take_cell(&mut self, src: u16, payload_bytes: u16, seq: &mut u16, interleave: bool) -> Cell {
+        let m = self.messages.front_mut().expect("callers check has_data");
+        let sop = m.packet_left == 0;
+        if sop {
+            m.packet_left = m.left.min(m.packet_bytes as u64) as u32;
+        }
+        let len = m.packet_left.min(payload_bytes as u32) as u16;
+        m.packet_left -= len as u32;
+        let eop = m.packet_left == 0;
+        let payload = m.tag;
+        m.left -= len as u64;
+        if m.left == 0 {
+            self.messages.pop_front();
+        } else if eop && interleave && self.messages.len() > 1 {
+            self.messages.rotate_left(1);
+        }
+        let cell = Cell {
+            dst: self.dst,
+            src,
+            seq: *seq,
+            len,
+            payload,
+            sop,
+            eop,
+            local: true,
+        };
+        *seq = ((*seq as u32 + 1) % SEQ_MODULUS) as u16;
+        cell
+    }
+}
+
+/// In-order reassembly of one source's cells (as `shoal_node`'s).
+#[derive(Default)]
+struct Reasm {
+    expected: u16,
+    ring: Vec<Option<Cell>>,
+    head: usize,
+    held: u32,
+    held_bytes: u64,
+    touched: bool,
+}
+
+enum Placed {
+    InOrder,
+    Buffered,
+    Duplicate,
+}
+
+impl Reasm {
+    fn place(&mut self, cell: Cell) -> Placed {
+        self.touched = true;
+        let ahead = (cell.seq as u32 + SEQ_MODULUS - self.expected as u32) % SEQ_MODULUS;
+        if ahead == 0 {
+            self.advance();
+            return Placed::InOrder;
+        }
+        if ahead >= WINDOW {
+            return Placed::Duplicate;
+        }
+        let ahead = ahead as usize;
+        if ahead >= self.ring.len() {
+            self.grow(ahead + 1);
+        }
+        let mask = self.ring.len() - 1;
+        let slot = &mut self.ring[(self.head + ahead) & mask];
+        if slot.is_some() {
+            return Placed::Duplicate;
+        }
+        *slot = Some(cell);
+        self.held += 1;
+        self.held_bytes += cell.len as u64;
+        Placed::Buffered
+    }
+
+    fn is_large(&self) -> bool {
+        self.ring.len() > KEEP_SLOTS
+    }
+
+    fn release_if_idle(&mut self) -> bool {
+        let idle = !self.touched && self.held == 0;
+        self.touched = false;
+        if idle {
+            self.ring = Vec::new();
+            self.head = 0;
+        }
+        self.is_large()
+    }
+
+    fn pop_ready(&mut self) -> Option<Cell> {
+        if self.held == 0 {
+            return None;
+        }
+        let cell = self.ring[self.head].take()?;
+        self.held -= 1;
+        self.held_bytes -= cell.len as u64;
+        self.advance();
+        Some(cell)
+    }
+
+    fn advance(&mut self) {
+        self.expected = ((self.expected as u32 + 1) % SEQ_MODULUS) as u16;
+        if !self.ring.is_empty() {
+            self.head = (self.head + 1) & (self.ring.len() - 1);
+        }
+    }
+
+    fn grow(&mut self, need: usize) {
+        let cap = need.next_power_of_two().max(8);
+        let mut ring = vec![None; cap];
+        let old = self.ring.len();
+        for (d, slot) in ring.iter_mut().enumerate().take(old) {
+            *slot = self.ring[(self.head + d) & (old - 1)].take();
+        }
+        self.ring = ring;
+        self.head = 0;
+    }
+}
+
+/// The state of one node that is not about one peer: its slabs, local flows and reassembly.
+struct NodeState {
+    cells: Slab<Cell>,
+    flow_slab: Slab<u32>,
+    inflight_slab: Slab<(u64, u32)>,
+    flows: Vec<LocalFlow>,
+    free_flows: Vec<u32>,
+    /// `[dst]` → index into `flows`, or `NONE`.
+    flow_of: Vec<u32>,
+    next_seq: Vec<u16>,
+    /// Peers in transmit order within an epoch (by slot, then id).
+    tx_order: Vec<u16>,
+    reasm_of: Vec<u32>,
+    reasm: Vec<Reasm>,
+    large_rings: Vec<u32>,
+    queued_total: u64,
+    transit_total: u64,
+    tx_slot_now: u64,
+    scratch: Vec<u32>,
+    stats: NodeStats,
+}
+
+/// Rack-wide constants of the protocol.
+#[derive(Clone, Copy)]
+struct Params {
+    n: usize,
+    epoch: u64,
+    delay: u64,
+    payload_bytes: u16,
+    ready_queue: bool,
+    age_rule: bool,
+    interleave: bool,
+}
+
+/// Everything the protocol keeps, for all nodes.
+struct Core {
+    p: Params,
+    /// `[(j − i) mod N][i]`.
+    pairs: Vec<Pair>,
+    nodes: Vec<NodeState>,
+    /// In-order deliveries of this slot: (destination, payload, bytes), in node order.
+    delivered: Vec<(u16, Delivery<FlowTag>)>,
+}
+
+/// The fast engine of one run.
+pub(crate) struct FastRack {
+    core: Core,
+    channels: usize,
+    /// Issue prefetch hints (from the node engine's threshold on, `HINTS_FROM_NODES`).
+    hints: bool,
+    /// The delay line: `delay + 1` frames of `[receiver][channel]` landings.
+    ring: Vec<Landing>,
+    slot: u64,
+}
+
+impl FastRack {
+    pub(crate) fn new(
+        cfg: &RackConfig,
+        table: &PeerTable,
+        tx_slot: impl Fn(usize, usize) -> u16,
+    ) -> Self {
+        let n = cfg.nodes as usize;
+        let channels = cfg.channels as usize;
+        let p = Params {
+            n,
+            epoch: table.epoch(),
+            delay: cfg.delay_slots as u64,
+            payload_bytes: cfg.payload_bytes(),
+            ready_queue: cfg.ready_queue,
+            age_rule: cfg.age_rule,
+            interleave: cfg.interleave_flows,
+        };
+        let mut pairs = Vec::with_capacity(n * n);
+        for off in 0..n {
+            for i in 0..n {
+                let j = (i + off) % n;
+                pairs.push(Pair {
+                    q: Fifo::EMPTY,
+                    ready: Fifo::EMPTY,
+                    pending: Fifo::EMPTY,
+                    inflight: Fifo::EMPTY,
+                    q_len: 0,
+                    ready_len: 0,
+                    departed: 0,
+                    rx_ticket: 0,
+                    last_rx: NO_PEER,
+                    tx_phase: if off == 0 { u16::MAX } else { tx_slot(i, j) },
+                    rx_phase: if off == 0 { u16::MAX } else { tx_slot(j, i) },
+                    local_in_q: false,
+                    sent_in: u64::MAX,
+                });
+            }
+        }
+        let nodes = (0..n)
+            .map(|i| {
+                let mut tx_order: Vec<u16> = (0..n as u16).filter(|&j| j as usize != i).collect();
+                tx_order.sort_by_key(|&j| (tx_slot(i, j as usize), j));
+                NodeState {
+                    cells: Slab::new(),
+                    flow_slab: Slab::new(),
+                    inflight_slab: Slab::new(),
+                    flows: Vec::new(),
+                    free_flows: Vec::new(),
+                    flow_of: vec![NONE; n],
+                    next_seq: vec![0; n],
+                    tx_order,
+                    reasm_of: vec![NONE; n],
+                    reasm: Vec::new(),
+                    large_rings: Vec::new(),
+                    queued_total: 0,
+                    transit_total: 0,
+                    tx_slot_now: u64::MAX,
+                    scratch: Vec::new(),
+                    stats: NodeStats::default(),
+                }
+            })
+            .collect();
+        FastRack {
+            core: Core {
+                p,
+                pairs,
+                nodes,
+                delivered: Vec::new(),
+            },
+            channels,
+            hints: n >= crate::rack::HINTS_FROM_NODES,
+            ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * n * channels],
+            slot: 0,
+        }
+    }
+
+    /// The next slot to run.
+    pub(crate) fn slot(&self) -> u64 {
+        self.slot
+    }
+
+    /// Hands `bytes` from `src` to `dst` to the source node; false when it refuses them (as
+    /// `Node::submit` does).
+    pub(crate) fn submit(
+        &mut self,
+        slot: u64,
+        flow: &Flow,
+        packet_bytes: u32,
+        tag: FlowTag,
+    ) -> bool {
+        let (src, dst) = (flow.src.idx(), flow.dst.idx());
+        if dst == src
+            || dst >= self.core.p.n
+            || flow.class >= 1
+            || flow.bytes == 0
+            || packet_bytes == 0
+        {
+            return false;
+        }
+        self.core
+            .submit(slot, src, dst, flow.bytes, packet_bytes, tag);
+        true
+    }
+
+    /// Runs one slot: node by node, receptions in channel order, then transmissions, as
+    /// `shoal_engine::SlottedEngine` drives the nodes.
+    pub(crate) fn step(&mut self, table: &PeerTable) {
+        let s = self.slot;
+        let (n, c) = (self.core.p.n, self.channels);
+        let width = n * c;
+        let frames = self.core.p.delay + 1;
+        let read = (s % frames) as usize;
+        let write = ((s + self.core.p.delay) % frames) as usize;
+        let (input, output) = {
+            let (low, high) = self.ring.split_at_mut(read.max(write) * width);
+            let (first, second) = (&mut low[read.min(write) * width..], &mut high[..width]);
+            if read < write {
+                (first, second)
+            } else {
+                (second, first)
+            }
+        };
+        let peers = table.peers(s);
+        for i in 0..n {
+            if self.hints {
+                // Two stages, as the node engine's hints (BENCHMARKS.md): the records a node
+                // reads first, two nodes ahead; the lines they name, one node ahead.
+                if i + 2 < n {
+                    let a = i + 2;
+                    self.core.hint_records(
+                        a,
+                        &input[a * c..(a + 1) * c],
+                        &peers[a * c..(a + 1) * c],
+                    );
+                }
+                if i + 1 < n {
+                    let a = i + 1;
+                    self.core
+                        .hint_named(a, &input[a * c..(a + 1) * c], &peers[a * c..(a + 1) * c]);
+                }
+            }
+            for landing in &mut input[i * c..(i + 1) * c] {
+                if landing.from != u32::MAX {
+                    self.core.receive(s, i, landing.from as usize, landing);
+                }
+                landing.from = u32::MAX;
+            }
+            for (ch, &j) in peers[i * c..(i + 1) * c].iter().enumerate() {
+                if j == IDLE {
+                    continue;
+                }
+                let landing = &mut output[j as usize * c + ch];
+                landing.from = i as u32;
+                self.core.transmit(s, i, j as usize, landing);
+            }
+        }
+        self.slot += 1;
+    }
+
+    /// Takes this slot's in-order deliveries, with their destinations, in node order.
+    pub(crate) fn take_delivered(&mut self) -> std::vec::Drain<'_, (u16, Delivery<FlowTag>)> {
+        self.core.delivered.drain(..)
+    }
+
+    /// Nothing queued and no local flow active anywhere.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.core
+            .nodes
+            .iter()
+            .all(|x| x.queued_total == 0 && x.flows.len() == x.free_flows.len())
+    }
+
+    /// Cells queued over all nodes, and the longest single queue.
+    pub(crate) fn queues(&self) -> (u64, u64) {
+        let queued = self.core.nodes.iter().map(|x| x.queued_total).sum();
+        let longest = self
+            .core
+            .pairs
+            .iter()
+            .map(|p| p.q_len as u64)
+            .max()
+            .unwrap_or(0);
+        (queued, longest)
+    }
+
+    /// Each node's counters.
+    pub(crate) fn stats(&self) -> impl Iterator<Item = &NodeStats> {
+        self.core.nodes.iter().map(|x| &x.stats)
+    }
+}
+
+impl Core {
+    /// Hint, stage 1: node `i` will soon read its records about the peers it hears from and
+    /// sends to, and the queue records of the arriving cells' destinations.
+    #[inline(always)]
+    fn hint_records(&self, i: usize, input: &[Landing], peers: &[u16]) {
+        for (landing, &j) in input.iter().zip(peers) {
+            if landing.from != u32::MAX {
+                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, landing.from as usize)]);
+                let k = landing.cell.dst as usize;
+                if landing.data && k != i {
+                    shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, k)]);
+                }
+            }
+            if j != IDLE {
+                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, j as usize)]);
+            }
+        }
+    }
+
+    /// Hint, stage 2: what the records of stage 1 name: the lane the feedback to each peer
+    /// reads, the head entries of the queues sent from, the tails the arriving cells join.
+    #[inline(always)]
+    fn hint_named(&self, i: usize, input: &[Landing], peers: &[u16]) {
+        let node = &self.nodes[i];
+        for (landing, &j) in input.iter().zip(peers) {
+            if landing.from != u32::MAX && landing.data {
+                let k = landing.cell.dst as usize;
+                if k != i {
+                    node.cells
+                        .prefetch_back(&self.pairs[self.pair_index(i, k)].q);
+                }
+            }
+            if j != IDLE {
+                let pair = &self.pairs[self.pair_index(i, j as usize)];
+                node.cells.prefetch_front(&pair.q);
+                if pair.last_rx != NO_PEER {
+                    shoal_base::hint::prefetch(
+                        &self.pairs[self.pair_index(i, pair.last_rx as usize)],
+                    );
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn pair_index(&self, i: usize, j: usize) -> usize {
+        let n = self.p.n;
+        let off = if j >= i { j - i } else { j + n - i };
+        off * n + i
+    }
+
+    #[inline(always)]
+    fn pair(&mut self, i: usize, j: usize) -> &mut Pair {
+        let x = self.pair_index(i, j);
+        &mut self.pairs[x]
+    }
+
+    fn submit(
+        &mut self,
+        slot: u64,
+        i: usize,
+        dst: usize,
+        bytes: u64,
+        packet_bytes: u32,
+        tag: FlowTag,
+    ) {
+        let msg = Message {
+            left: bytes,
+            packet_bytes,
+            packet_left: 0,
+            tag,
+        };
+        let f = self.nodes[i].flow_of[dst];
+        if f == NONE {
+            let f = self.alloc_flow(i, dst, slot);
+            self.nodes[i].flows[f as usize].messages.push_back(msg);
+            self.start_subflows(i, f, slot);
+        } else {
+            let flow = &mut self.nodes[i].flows[f as usize];
+            if !flow.has_data() {
+                flow.start_slot = slot;
+            }
+            flow.messages.push_back(msg);
+            self.wake_idle(i, f, slot);
+        }
+    }
+
+    fn alloc_flow(&mut self, i: usize, dst: usize, slot: u64) -> u32 {
+        let n = self.p.n;
+        let node = &mut self.nodes[i];
+        let f = match node.free_flows.pop() {
+            Some(f) => f,
+            None => {
+                node.flows.push(LocalFlow {
+                    dst: 0,
+                    messages: VecDeque::new(),
+                    start_slot: 0,
+                    subs: vec![FRESH; n],
+                    idle: Vec::with_capacity(n),
+                    refs: 0,
+                });
+                (node.flows.len() - 1) as u32
+            }
+        };
+        let flow = &mut node.flows[f as usize];
+        flow.dst = dst as u16;
+        flow.messages.clear();
+        flow.start_slot = slot;
+        flow.subs.fill(FRESH);
+        flow.idle.clear();
+        flow.refs = 0;
+        node.flow_of[dst] = f;
+        f
+    }
+
+    /// The phase of node `i`'s next transmission from `slot` on.
+    fn next_tx_phase(&self, i: usize, slot: u64) -> u16 {
+        let from = slot + (self.nodes[i].tx_slot_now == slot) as u64;
+        (from % self.p.epoch) as u16
+    }
+
+    fn start_subflows(&mut self, i: usize, f: u32, slot: u64) {
+        self.nodes[i].flows[f as usize].subs[i].state = SubState::Blocked;
+        let phase = self.next_tx_phase(i, slot);
+        let len = self.nodes[i].tx_order.len();
+        let start = {
+            let order = &self.nodes[i].tx_order;
+            let pairs = &self.pairs;
+            let n = self.p.n;
+            let tx = |j: usize| pairs[((j + n - i) % n) * n + i].tx_phase;
+            order.partition_point(|&j| tx(j as usize) < phase) % len.max(1)
+        };
+        for k in 0..len {
+            let j = self.nodes[i].tx_order[(start + k) % len] as usize;
+            self.settle(i, f, j, slot);
+        }
+    }
+
+    fn wake_idle(&mut self, i: usize, f: u32, slot: u64) {
+        let mut idle = std::mem::take(&mut self.nodes[i].flows[f as usize].idle);
+        let e = self.p.epoch as u32;
+        let phase = self.next_tx_phase(i, slot) as u32;
+        let n = self.p.n;
+        let pairs = &self.pairs;
+        idle.sort_unstable_by_key(|&j| {
+            let tx = pairs[((j as usize + n - i) % n) * n + i].tx_phase as u32;
+            ((tx + e - phase) % e, j)
+        });
+        for &j in &idle {
+            if self.nodes[i].flows[f as usize].subs[j as usize].state == SubState::Idle {
+                self.settle(i, f, j as usize, slot);
+            }
+        }
+        idle.clear();
+        let flow = &mut self.nodes[i].flows[f as usize];
+        idle.append(&mut flow.idle);
+        flow.idle = idle;
+    }
+
+    fn age_allows(&self, start_slot: u64, backlog: u64, slot: u64) -> bool {
+        if !self.p.age_rule {
+            return true;
+        }
+        let age = (slot.saturating_sub(start_slot) / self.p.epoch).min(AGE_CAP);
+        backlog <= 1 << age
+    }
+
+    #[inline(always)]
+    fn settle(&mut self, i: usize, f: u32, j: usize, slot: u64) {
+        let flow = &self.nodes[i].flows[f as usize];
+        if !flow.has_data() {
+            let flow = &mut self.nodes[i].flows[f as usize];
+            flow.subs[j].state = SubState::Idle;
+            flow.idle.push(j as u16);
+            return;
+        }
+        let start = flow.start_slot;
+        let x = self.pair_index(i, j);
+        if !self.age_allows(start, self.pairs[x].q_len as u64, slot) {
+            let node = &mut self.nodes[i];
+            let flow = &mut node.flows[f as usize];
+            flow.subs[j].state = SubState::Pending;
+            flow.subs[j].feedback_at(0, slot);
+            flow.refs += 1;
+            node.flow_slab.push_back(&mut self.pairs[x].pending, f);
+            return;
+        }
+        if self.p.ready_queue {
+            let node = &mut self.nodes[i];
+            let flow = &mut node.flows[f as usize];
+            flow.subs[j].state = SubState::Ready;
+            flow.refs += 1;
+            let pair = &mut self.pairs[x];
+            node.flow_slab.push_back(&mut pair.ready, f);
+            pair.ready_len += 1;
+            if !pair.local_in_q {
+                self.promote(i, j);
+            }
+        } else {
+            self.queue_local_cell(i, f, j);
+        }
+    }
+
+    #[inline(always)]
+    fn queue_local_cell(&mut self, i: usize, f: u32, j: usize) {
+        let (payload_bytes, interleave) = (self.p.payload_bytes, self.p.interleave);
+        let node = &mut self.nodes[i];
+        let flow = &mut node.flows[f as usize];
+        let dst = flow.dst as usize;
+        let cell = flow.take_cell(i as u16, payload_bytes, &mut node.next_seq[dst], interleave);
+        flow.subs[j].state = SubState::Queued;
+        flow.refs += 1;
+        if self.p.ready_queue {
+            self.pair(i, j).local_in_q = true;
+        }
+        self.push_q(i, j, cell);
+    }
+
+    #[inline(always)]
+    fn push_q(&mut self, i: usize, j: usize, cell: Cell) {
+        let x = self.pair_index(i, j);
+        let pair = &mut self.pairs[x];
+        let node = &mut self.nodes[i];
+        node.cells.push_back(&mut pair.q, cell);
+        pair.q_len = pair.q_len.checked_add(1).expect("a queue outgrew 16 bits");
+        let len = pair.q_len;
+        node.queued_total += 1;
+        let stats = &mut node.stats;
+        if !cell.local {
+            node.transit_total += 1;
+            stats.max_transit_total = stats.max_transit_total.max(node.transit_total);
+        }
+        stats.max_queue = stats.max_queue.max(len as u32);
+        stats.max_queued_total = stats.max_queued_total.max(node.queued_total);
+    }
+
+    #[inline(always)]
+    fn promote(&mut self, i: usize, j: usize) {
+        let x = self.pair_index(i, j);
+        loop {
+            let pair = &mut self.pairs[x];
+            if pair.local_in_q {
+                return;
+            }
+            let node = &mut self.nodes[i];
+            let Some(f) = node.flow_slab.pop_front(&mut pair.ready) else {
+                return;
+            };
+            pair.ready_len -= 1;
+            let flow = &mut node.flows[f as usize];
+            flow.refs -= 1;
+            if flow.subs[j].state != SubState::Ready {
+                self.maybe_free(i, f);
+                continue;
+            }
+            if !flow.has_data() {
+                flow.subs[j].state = SubState::Idle;
+                flow.idle.push(j as u16);
+                self.maybe_free(i, f);
+                continue;
+            }
+            self.queue_local_cell(i, f, j);
+            return;
+        }
+    }
+
+    fn check_pending(&mut self, i: usize, slot: u64, j: usize) {
+        let x = self.pair_index(i, j);
+        let mut waiting = std::mem::take(&mut self.nodes[i].scratch);
+        self.nodes[i]
+            .flow_slab
+            .drain(&mut self.pairs[x].pending, |f| waiting.push(f));
+        let e = self.p.epoch;
+        for &f in &waiting {
+            let flow = &self.nodes[i].flows[f as usize];
+            let sub = flow.subs[j];
+            if sub.state != SubState::Pending {
+                self.nodes[i].flows[f as usize].refs -= 1;
+                self.maybe_free(i, f);
+                continue;
+            }
+            let backlog = self.pairs[x].q_len as u64;
+            let eq2 = backlog * e + sub.waited(slot) >= sub.fb as u64 * e;
+            if eq2 && self.age_allows(flow.start_slot, backlog, slot) {
+                self.nodes[i].flows[f as usize].refs -= 1;
+                self.settle(i, f, j, slot);
+                self.maybe_free(i, f);
+            } else {
+                let node = &mut self.nodes[i];
+                node.flow_slab.push_back(&mut self.pairs[x].pending, f);
+            }
+        }
+        waiting.clear();
+        self.nodes[i].scratch = waiting;
+    }
+
+    fn settle_inflight(&mut self, i: usize, slot: u64, j: usize, fb: u16) {
+        let horizon = 2 * self.p.delay;
+        let x = self.pair_index(i, j);
+        while let Some(&(sent, f)) = self.nodes[i].inflight_slab.front(&self.pairs[x].inflight) {
+            if sent + horizon > slot {
+                break;
+            }
+            self.nodes[i]
+                .inflight_slab
+                .pop_front(&mut self.pairs[x].inflight);
+            let flow = &mut self.nodes[i].flows[f as usize];
+            if flow.subs[j].state != SubState::InFlight {
+                flow.refs -= 1;
+                self.maybe_free(i, f);
+                continue;
+            }
+            flow.subs[j].feedback_at(fb, slot);
+            if self.pairs[x].q_len as u64 >= fb as u64 {
+                self.nodes[i].flows[f as usize].refs -= 1;
+                self.settle(i, f, j, slot);
+            } else {
+                let node = &mut self.nodes[i];
+                node.flows[f as usize].subs[j].state = SubState::Pending;
+                node.flow_slab.push_back(&mut self.pairs[x].pending, f);
+            }
+            self.maybe_free(i, f);
+        }
+    }
+
+    fn maybe_free(&mut self, i: usize, f: u32) {
+        let node = &mut self.nodes[i];
+        let flow = &node.flows[f as usize];
+        if flow.refs == 0 && !flow.has_data() {
+            let d = flow.dst as usize;
+            if node.flow_of[d] == f {
+                node.flow_of[d] = NONE;
+                node.free_flows.push(f);
+            }
+        }
+    }
+
+    /// The rate-limit feedback node `i` sends `j` in `slot` (`Node::feedback_for`, one class,
+    /// no unreachable notices).
+    #[inline(always)]
+    fn feedback_for(&self, i: usize, slot: u64, j: usize) -> u16 {
+        let peer = &self.pairs[self.pair_index(i, j)];
+        if peer.last_rx == NO_PEER {
+            return 0;
+        }
+        let k = peer.last_rx as usize;
+        let lane = &self.pairs[self.pair_index(i, k)];
+        let mut epochs = 0u64;
+        let ahead = peer.rx_ticket.wrapping_sub(lane.departed) as i16;
+        if ahead >= 0 {
+            let e = self.p.epoch;
+            let d = self.p.delay;
+            let phase_after = |from: u64, phase: u16| from + (phase as u64 + e - from % e) % e;
+            let later_this_slot = lane.sent_in != slot;
+            let leaves =
+                phase_after(slot + !later_this_slot as u64, lane.tx_phase) + ahead as u64 * e;
+            let sends = phase_after(slot + d, peer.rx_phase);
+            epochs = (leaves + 1).saturating_sub(sends + d).div_ceil(e);
+        }
+        let own = (ahead >= 0) as u32;
+        let mut drain = lane.q_len as u32 - own;
+        if self.p.ready_queue {
+            drain += lane.ready_len as u32;
+        }
+        drain.max(epochs as u32).min(MAX_FEEDBACK as u32) as u16
+    }
+
+    /// Node `i` transmits to `j` in `slot` (`Node::poll_tx_into`).
+    #[inline(always)]
+    fn transmit(&mut self, slot: u64, i: usize, j: usize, out: &mut Landing) {
+        if slot != self.nodes[i].tx_slot_now {
+            self.nodes[i].tx_slot_now = slot;
+            if slot.is_multiple_of(SWEEP_SLOTS) && !self.nodes[i].large_rings.is_empty() {
+                let node = &mut self.nodes[i];
+                let reasm = &mut node.reasm;
+                node.large_rings
+                    .retain(|&ri| reasm[ri as usize].release_if_idle());
+            }
+        }
+        let x = self.pair_index(i, j);
+        self.pairs[x].sent_in = slot;
+        out.feedback = self.feedback_for(i, slot, j);
+        if !self.pairs[x].pending.is_empty() {
+            self.check_pending(i, slot, j);
+        }
+        let pair = &mut self.pairs[x];
+        let node = &mut self.nodes[i];
+        let Some(cell) = node.cells.pop_front(&mut pair.q) else {
+            node.stats.idle_cells_sent += 1;
+            out.data = false;
+            return;
+        };
+        pair.q_len -= 1;
+        pair.departed = pair.departed.wrapping_add(1);
+        if !cell.local {
+            node.transit_total -= 1;
+        }
+        node.queued_total -= 1;
+        node.stats.data_cells_sent += 1;
+        out.data = true;
+        out.cell = cell;
+        if cell.local {
+            let f = node.flow_of[cell.dst as usize];
+            debug_assert!(f != NONE, "a local cell outlived its flow");
+            if self.p.ready_queue {
+                pair.local_in_q = false;
+            }
+            let flow = &mut node.flows[f as usize];
+            if cell.dst as usize == j {
+                flow.subs[j].state = SubState::Idle;
+                flow.refs -= 1;
+                self.settle(i, f, j, slot);
+            } else {
+                flow.subs[j].state = SubState::InFlight;
+                node.inflight_slab.push_back(&mut pair.inflight, (slot, f));
+            }
+            if self.p.ready_queue {
+                self.promote(i, j);
+            }
+            self.maybe_free(i, f);
+        }
+    }
+
+    /// Node `i` receives from `j` in `slot` (`Node::handle_rx` for an intact cell).
+    #[inline(always)]
+    fn receive(&mut self, slot: u64, i: usize, j: usize, rx: &Landing) {
+        let x = self.pair_index(i, j);
+        if !self.pairs[x].inflight.is_empty() {
+            self.settle_inflight(i, slot, j, rx.feedback);
+        }
+        if !rx.data {
+            self.pairs[x].last_rx = NO_PEER;
+            return;
+        }
+        let mut cell = rx.cell;
+        if cell.dst as usize == i {
+            self.pairs[x].last_rx = NO_PEER;
+            self.deliver(i, cell);
+            return;
+        }
+        let k = cell.dst as usize;
+        self.pairs[x].last_rx = k as u16;
+        let lane = &self.pairs[self.pair_index(i, k)];
+        let ticket = lane.departed.wrapping_add(lane.q_len);
+        self.pairs[x].rx_ticket = ticket;
+        self.nodes[i].stats.transit_cells += 1;
+        cell.local = false;
+        self.push_q(i, k, cell);
+    }
+
+    fn deliver(&mut self, i: usize, cell: Cell) {
+        let src = cell.src as usize;
+        let node = &mut self.nodes[i];
+        let ri = match node.reasm_of[src] {
+            NONE => {
+                node.reasm.push(Reasm::default());
+                let ri = node.reasm.len() - 1;
+                node.reasm_of[src] = ri as u32;
+                ri
+            }
+            ri => ri as usize,
+        };
+        let was_large = node.reasm[ri].is_large();
+        let placed = node.reasm[ri].place(cell);
+        if !was_large && node.reasm[ri].is_large() {
+            node.large_rings.push(ri as u32);
+        }
+        match placed {
+            Placed::InOrder => {
+                self.push_delivery(i, cell);
+                while let Some(h) = self.nodes[i].reasm[ri].pop_ready() {
+                    self.push_delivery(i, h);
+                }
+            }
+            Placed::Buffered => {
+                let held = node.reasm[ri].held_bytes;
+                node.stats.max_reorder_bytes = node.stats.max_reorder_bytes.max(held);
+            }
+            Placed::Duplicate => node.stats.duplicates += 1,
+        }
+    }
+
+    fn push_delivery(&mut self, i: usize, cell: Cell) {
+        let stats = &mut self.nodes[i].stats;
+        stats.cells_delivered += 1;
+        stats.bytes_delivered += cell.len as u64;
+        let d = Delivery {
+            src: NodeId(cell.src),
+            class: 0,
+            len: cell.len,
+            sop: cell.sop,
+            eop: cell.eop,
+            payload: cell.payload,
+        };
+        self.delivered.push((i as u16, d));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queued_cell_is_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 16);
+    }
+}
