@@ -300,6 +300,57 @@ fn a_sweep_gives_the_same_results_whatever_the_number_of_jobs() {
     }
 }
 
+/// A run of the fast engine cut into parts on several threads writes the files of a run on one
+/// thread: only the wall-time fields of summary.json may differ.
+#[test]
+fn a_run_gives_the_same_results_whatever_the_threads() {
+    let dir = scratch("threads");
+    let text = r#"
+[scenario]
+name = "threads"
+seed = 3
+[rack]
+nodes = 24
+channels = 2
+delay_slots = 2
+engine = "fast"
+[workload]
+kind = "open-loop"
+load = 0.6
+flows = 400
+size = { dist = "fixed", bytes = 2000 }
+[run]
+sample_every_us = 0.5
+"#;
+    let file = write(&dir, "threads.toml", text);
+    let runs: Vec<PathBuf> = ["1", "3"]
+        .iter()
+        .map(|threads| {
+            let out = dir.join(format!("threads-{threads}"));
+            let o = run_ok(&[
+                "run",
+                &file,
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+            ]);
+            assert!(!stderr(&o).contains("node engine"), "{}", stderr(&o));
+            out
+        })
+        .collect();
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    for name in ["flows.csv", "series.csv", "scenario.toml"] {
+        assert_eq!(read(runs[0].join(name)), read(runs[1].join(name)), "{name}");
+    }
+    assert_eq!(
+        deterministic_summary(&runs[0]),
+        deterministic_summary(&runs[1])
+    );
+    assert!(read(runs[0].join("flows.csv")).lines().count() > 100);
+}
+
 /// An impossible point is refused, naming it, before any point runs (so no thread is left
 /// running the others).
 #[test]
