@@ -31,10 +31,11 @@ use crate::endpoint::PeerTable;
 use crate::host::FlowTag;
 use shoal_base::{Fifo, NodeId, Slab};
 use shoal_engine::{IDLE, SlotSchedule};
-use shoal_node::Delivery;
-use shoal_node::{MAX_FEEDBACK, NodeStats, SEQ_MODULUS};
+use shoal_node::flow::{LocalFlow, SubState};
+use shoal_node::{Delivery, Kind};
+use shoal_node::reasm::{Held, Placed, Reassembly};
+use shoal_node::{MAX_FEEDBACK, NodeStats};
 use shoal_workload::Flow;
-use std::collections::VecDeque;
 use std::ops::{Index, IndexMut};
 
 /// Why the fast engine cannot run `cfg`, or `None` when it can.
@@ -56,9 +57,6 @@ const NO_PEER: u16 = u16::MAX;
 const SWEEP_SLOTS: u64 = 4096;
 /// As `shoal_node`: the age rule's exponent cap.
 const AGE_CAP: u64 = 31;
-/// As `shoal_node`'s reassembly: rings larger than this are freed once idle.
-const KEEP_SLOTS: usize = 16;
-const WINDOW: u32 = SEQ_MODULUS / 2;
 
 /// What node `i` keeps about peer `j`; see the module documentation for its place.
 #[derive(Clone, Copy, Debug)]
@@ -124,188 +122,12 @@ const EMPTY_LANDING: Landing = Landing {
     },
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SubState {
-    Idle,
-    Pending,
-    Ready,
-    Queued,
-    InFlight,
-    Blocked,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Sub {
-    state: SubState,
-    fb: u16,
-    since: u32,
-}
-
-const FRESH: Sub = Sub {
-    state: SubState::Idle,
-    fb: 0,
-    since: 0,
-};
-
-impl Sub {
-    fn feedback_at(&mut self, fb: u16, slot: u64) {
-        self.fb = fb;
-        self.since = slot as u32;
-    }
-
-    fn waited(&self, slot: u64) -> u64 {
-        (slot as u32).wrapping_sub(self.since) as u64
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Message {
-    left: u64,
-    packet_bytes: u32,
-    packet_left: u32,
-    tag: FlowTag,
-}
-
-/// All traffic from one node to one destination (§3.3.2), as `shoal_node`'s local flow.
-struct LocalFlow {
-    dst: u16,
-    messages: VecDeque<Message>,
-    start_slot: u64,
-    subs: Vec<Sub>,
-    idle: Vec<u16>,
-    refs: u32,
-}
-
-impl LocalFlow {
-    fn has_data(&self) -> bool {
-        !self.messages.is_empty()
-    }
-
-    /// Cuts the next cell (packet by packet in turn with `interleave`).
-    fn take_cell(&mut self, src: u16, payload_bytes: u16, seq: &mut u16, interleave: bool) -> Cell {
-        let m = self.messages.front_mut().expect("callers check has_data");
-        let sop = m.packet_left == 0;
-        if sop {
-            m.packet_left = m.left.min(m.packet_bytes as u64) as u32;
-        }
-        let len = m.packet_left.min(payload_bytes as u32) as u16;
-        m.packet_left -= len as u32;
-        let eop = m.packet_left == 0;
-        let payload = m.tag;
-        m.left -= len as u64;
-        if m.left == 0 {
-            self.messages.pop_front();
-        } else if eop && interleave && self.messages.len() > 1 {
-            self.messages.rotate_left(1);
-        }
-        let cell = Cell {
-            dst: self.dst,
-            src,
-            seq: *seq,
-            len,
-            payload,
-            sop,
-            eop,
-            local: true,
-        };
-        *seq = ((*seq as u32 + 1) % SEQ_MODULUS) as u16;
-        cell
-    }
-}
-
-/// In-order reassembly of one source's cells (as `shoal_node`'s).
-#[derive(Default)]
-struct Reasm {
-    expected: u16,
-    ring: Vec<Option<Cell>>,
-    head: usize,
-    held: u32,
-    held_bytes: u64,
-    touched: bool,
-}
-
-enum Placed {
-    InOrder,
-    Buffered,
-    Duplicate,
-}
-
-impl Reasm {
-    fn place(&mut self, cell: Cell) -> Placed {
-        self.touched = true;
-        let ahead = (cell.seq as u32 + SEQ_MODULUS - self.expected as u32) % SEQ_MODULUS;
-        if ahead == 0 {
-            self.advance();
-            return Placed::InOrder;
-        }
-        if ahead >= WINDOW {
-            return Placed::Duplicate;
-        }
-        let ahead = ahead as usize;
-        if ahead >= self.ring.len() {
-            self.grow(ahead + 1);
-        }
-        let mask = self.ring.len() - 1;
-        let slot = &mut self.ring[(self.head + ahead) & mask];
-        if slot.is_some() {
-            return Placed::Duplicate;
-        }
-        *slot = Some(cell);
-        self.held += 1;
-        self.held_bytes += cell.len as u64;
-        Placed::Buffered
-    }
-
-    fn is_large(&self) -> bool {
-        self.ring.len() > KEEP_SLOTS
-    }
-
-    fn release_if_idle(&mut self) -> bool {
-        let idle = !self.touched && self.held == 0;
-        self.touched = false;
-        if idle {
-            self.ring = Vec::new();
-            self.head = 0;
-        }
-        self.is_large()
-    }
-
-    fn pop_ready(&mut self) -> Option<Cell> {
-        if self.held == 0 {
-            return None;
-        }
-        let cell = self.ring[self.head].take()?;
-        self.held -= 1;
-        self.held_bytes -= cell.len as u64;
-        self.advance();
-        Some(cell)
-    }
-
-    fn advance(&mut self) {
-        self.expected = ((self.expected as u32 + 1) % SEQ_MODULUS) as u16;
-        if !self.ring.is_empty() {
-            self.head = (self.head + 1) & (self.ring.len() - 1);
-        }
-    }
-
-    fn grow(&mut self, need: usize) {
-        let cap = need.next_power_of_two().max(8);
-        let mut ring = vec![None; cap];
-        let old = self.ring.len();
-        for (d, slot) in ring.iter_mut().enumerate().take(old) {
-            *slot = self.ring[(self.head + d) & (old - 1)].take();
-        }
-        self.ring = ring;
-        self.head = 0;
-    }
-}
-
 /// The state of one node that is not about one peer: its slabs, local flows and reassembly.
 struct NodeState {
     cells: Slab<Cell>,
     flow_slab: Slab<u32>,
     inflight_slab: Slab<(u64, u32)>,
-    flows: Vec<LocalFlow>,
+    flows: Vec<LocalFlow<FlowTag>>,
     free_flows: Vec<u32>,
     /// `[dst]` → index into `flows`, or `NONE`.
     flow_of: Vec<u32>,
@@ -313,7 +135,7 @@ struct NodeState {
     /// Peers in transmit order within an epoch (by slot, then id).
     tx_order: Vec<u16>,
     reasm_of: Vec<u32>,
-    reasm: Vec<Reasm>,
+    reasm: Vec<Reassembly<FlowTag>>,
     large_rings: Vec<u32>,
     queued_total: u64,
     transit_total: u64,
@@ -736,23 +558,17 @@ impl Core {
         packet_bytes: u32,
         tag: FlowTag,
     ) {
-        let msg = Message {
-            left: bytes,
-            packet_bytes,
-            packet_left: 0,
-            tag,
-        };
         let f = self.nodes[i].flow_of[dst];
         if f == NONE {
             let f = self.alloc_flow(i, dst, slot);
-            self.nodes[i].flows[f as usize].messages.push_back(msg);
+            self.nodes[i].flows[f as usize].push(bytes, packet_bytes, tag);
             self.start_subflows(i, f, slot);
         } else {
             let flow = &mut self.nodes[i].flows[f as usize];
             if !flow.has_data() {
                 flow.start_slot = slot;
             }
-            flow.messages.push_back(msg);
+            flow.push(bytes, packet_bytes, tag);
             self.wake_idle(i, f, slot);
         }
     }
@@ -763,24 +579,11 @@ impl Core {
         let f = match node.free_flows.pop() {
             Some(f) => f,
             None => {
-                node.flows.push(LocalFlow {
-                    dst: 0,
-                    messages: VecDeque::new(),
-                    start_slot: 0,
-                    subs: vec![FRESH; n],
-                    idle: Vec::with_capacity(n),
-                    refs: 0,
-                });
+                node.flows.push(LocalFlow::new(n));
                 (node.flows.len() - 1) as u32
             }
         };
-        let flow = &mut node.flows[f as usize];
-        flow.dst = dst as u16;
-        flow.messages.clear();
-        flow.start_slot = slot;
-        flow.subs.fill(FRESH);
-        flow.idle.clear();
-        flow.refs = 0;
+        node.flows[f as usize].reset(NodeId(dst as u16), 0, slot);
         node.flow_of[dst] = f;
         f
     }
@@ -878,8 +681,22 @@ impl Core {
         let (payload_bytes, interleave) = (self.p.payload_bytes, self.p.interleave);
         let node = &mut self.nodes[i];
         let flow = &mut node.flows[f as usize];
-        let dst = flow.dst as usize;
-        let cell = flow.take_cell(i as u16, payload_bytes, &mut node.next_seq[dst], interleave);
+        let dst = flow.dst.idx();
+        let (rec, payload) =
+            flow.take_cell(NodeId(i as u16), payload_bytes, &mut node.next_seq[dst], interleave);
+        let Kind::Data { sop, eop } = rec.kind else {
+            unreachable!("a flow cuts only data cells")
+        };
+        let cell = Cell {
+            dst: dst as u16,
+            src: i as u16,
+            seq: rec.seq,
+            len: rec.len,
+            payload,
+            sop,
+            eop,
+            local: true,
+        };
         flow.subs[j].state = SubState::Queued;
         flow.refs += 1;
         if self.p.ready_queue {
@@ -999,7 +816,7 @@ impl Core {
         let node = &mut self.nodes[i];
         let flow = &node.flows[f as usize];
         if flow.refs == 0 && !flow.has_data() {
-            let d = flow.dst as usize;
+            let d = flow.dst.idx();
             if node.flow_of[d] == f {
                 node.flow_of[d] = NONE;
                 node.free_flows.push(f);
@@ -1125,7 +942,7 @@ impl Core {
         let node = &mut self.nodes[i];
         let ri = match node.reasm_of[src] {
             NONE => {
-                node.reasm.push(Reasm::default());
+                node.reasm.push(Reassembly::default());
                 let ri = node.reasm.len() - 1;
                 node.reasm_of[src] = ri as u32;
                 ri
@@ -1133,31 +950,37 @@ impl Core {
             ri => ri as usize,
         };
         let was_large = node.reasm[ri].is_large();
-        let placed = node.reasm[ri].place(cell);
+        let held = Held {
+            len: cell.len,
+            sop: cell.sop,
+            eop: cell.eop,
+            payload: cell.payload,
+        };
+        let placed = node.reasm[ri].place(cell.seq, held);
         if !was_large && node.reasm[ri].is_large() {
             node.large_rings.push(ri as u32);
         }
         match placed {
             Placed::InOrder => {
-                self.push_delivery(i, cell);
+                self.push_delivery(i, src, held);
                 while let Some(h) = self.nodes[i].reasm[ri].pop_ready() {
-                    self.push_delivery(i, h);
+                    self.push_delivery(i, src, h);
                 }
             }
             Placed::Buffered => {
-                let held = node.reasm[ri].held_bytes;
+                let held = node.reasm[ri].held_bytes();
                 node.stats.max_reorder_bytes = node.stats.max_reorder_bytes.max(held);
             }
             Placed::Duplicate => node.stats.duplicates += 1,
         }
     }
 
-    fn push_delivery(&mut self, i: usize, cell: Cell) {
+    fn push_delivery(&mut self, i: usize, src: usize, cell: Held<FlowTag>) {
         let stats = &mut self.nodes[i].stats;
         stats.cells_delivered += 1;
         stats.bytes_delivered += cell.len as u64;
         let d = Delivery {
-            src: NodeId(cell.src),
+            src: NodeId(src as u16),
             class: 0,
             len: cell.len,
             sop: cell.sop,
