@@ -32,8 +32,8 @@ use crate::host::FlowTag;
 use shoal_base::{Fifo, NodeId, Slab};
 use shoal_engine::{IDLE, SlotSchedule};
 use shoal_node::flow::{LocalFlow, SubState};
-use shoal_node::{Delivery, Kind};
 use shoal_node::reasm::{Held, Placed, Reassembly};
+use shoal_node::{Delivery, Kind};
 use shoal_node::{MAX_FEEDBACK, NodeStats};
 use shoal_workload::Flow;
 use std::ops::{Index, IndexMut};
@@ -682,8 +682,12 @@ impl Core {
         let node = &mut self.nodes[i];
         let flow = &mut node.flows[f as usize];
         let dst = flow.dst.idx();
-        let (rec, payload) =
-            flow.take_cell(NodeId(i as u16), payload_bytes, &mut node.next_seq[dst], interleave);
+        let (rec, payload) = flow.take_cell(
+            NodeId(i as u16),
+            payload_bytes,
+            &mut node.next_seq[dst],
+            interleave,
+        );
         let Kind::Data { sop, eop } = rec.kind else {
             unreachable!("a flow cuts only data cells")
         };
