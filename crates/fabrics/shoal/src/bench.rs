@@ -106,6 +106,11 @@ pub struct BenchReport {
     pub parallel_wall_s: Option<f64>,
     pub parallel_node_channel_slots_per_s: Option<f64>,
     pub parallel_speedup: Option<f64>,
+    /// What the parallel engine pays per slot besides the work: the mean wall-clock time of
+    /// one `std::thread::scope` that starts and joins `threads − 1` threads doing nothing, in
+    /// microseconds; and the one-thread work of a slot, for the model in BENCHMARKS.md.
+    pub slot_sync_us: Option<f64>,
+    pub slot_work_us: f64,
     /// Payload delivered in order per destination of a flow, over the timed slots.
     pub avg_destination_gbps: f64,
     /// The same as a fraction of what a node can receive (a full cell on every channel in
@@ -189,6 +194,19 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
             Some(timed.wall_s)
         }
     };
+    let slot_sync_us = (opts.threads > 1).then(|| {
+        const ROUNDS: u32 = 2_000;
+        let wall = wall_seconds(|| {
+            for _ in 0..ROUNDS {
+                std::thread::scope(|scope| {
+                    for _ in 1..opts.threads {
+                        scope.spawn(|| std::hint::black_box(0));
+                    }
+                });
+            }
+        });
+        wall / ROUNDS as f64 * 1e6
+    });
     let node = time_engine(&rack_for(&cfg, Engine::Node)?, &flows, opts)?;
     // Measured before the reference runs, so that it is the simulators'.
     let peak_rss_bytes = peak_rss_bytes();
@@ -237,6 +255,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
         parallel_wall_s: parallel,
         parallel_node_channel_slots_per_s: parallel.map(|w| ncs / w),
         parallel_speedup: parallel.map(|w| fast.wall_s / w),
+        slot_sync_us,
+        slot_work_us: fast.wall_s / opts.slots as f64 * 1e6,
     })
 }
 
@@ -316,6 +336,15 @@ impl fmt::Display for BenchReport {
                 1e9 / rate,
                 wall,
                 up
+            )?;
+        }
+        if let Some(sync) = self.slot_sync_us {
+            writeln!(
+                f,
+                "  per slot   {:.1} us of work on one thread, {:.1} us to start and join {} threads",
+                self.slot_work_us,
+                sync,
+                self.threads - 1
             )?;
         }
         writeln!(
@@ -494,6 +523,7 @@ mod tests {
         assert!(report.reference_node_channel_slots_per_s > 0.0);
         assert!(report.fast_node_channel_slots_per_s > 0.0);
         assert!(report.parallel_speedup.is_some_and(|x| x > 0.0));
+        assert!(report.slot_sync_us.is_some_and(|x| x > 0.0));
         assert!(
             (0.4..0.6).contains(&report.avg_destination_share),
             "{report}"
