@@ -61,6 +61,23 @@ pub struct CompareArgs {
     threads: Option<u64>,
 }
 
+/// The `--set` words as (key, value) pairs (`run` and `compare` share them).
+pub(crate) fn settings(words: &[String]) -> Result<Vec<(String, toml::Value)>> {
+    words.iter().map(|s| setting(s)).collect()
+}
+
+/// `sc` with the `--set` settings applied (unchanged when there are none).
+pub(crate) fn apply(sc: Scenario, settings: &[(String, toml::Value)]) -> Result<Scenario> {
+    if settings.is_empty() {
+        return Ok(sc);
+    }
+    let borrowed: Vec<(&str, toml::Value)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    Ok(sc.with_settings(&borrowed)?)
+}
+
 /// One `--set` as a (key, value) pair.
 fn setting(text: &str) -> Result<(String, toml::Value)> {
     let Some((key, value)) = text.split_once('=') else {
@@ -208,18 +225,10 @@ const METRICS: [Metric; 5] = [
 ];
 
 pub fn main(args: CompareArgs) -> Result<ExitCode> {
-    let settings: Vec<(String, toml::Value)> =
-        args.set.iter().map(|s| setting(s)).collect::<Result<_>>()?;
-    let borrowed: Vec<(&str, toml::Value)> = settings
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
+    let settings = settings(&args.set)?;
     let mut all = Vec::new();
     for path in &args.scenarios {
-        let mut sc = shoal_scenario::load(path)?;
-        if !borrowed.is_empty() {
-            sc = sc.with_settings(&borrowed)?;
-        }
+        let mut sc = apply(shoal_scenario::load(path)?, &settings)?;
         if let Some(seed) = args.seed {
             sc = sc.with_seed(seed);
         }

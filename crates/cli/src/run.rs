@@ -46,7 +46,8 @@ use std::time::{Duration, Instant};
 #[command(verbatim_doc_comment)]
 #[command(
     after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 2 --out out/seed2\n  \
-    shoal run my.toml --force --quiet"
+    shoal run my.toml --force --quiet\n  \
+    shoal run scenarios/fig15-datacenter.toml --set run.completed_flows=20000 --set rack.engine='\"fast\"'"
 )]
 pub struct RunArgs {
     /// Scenario file (TOML, see docs/scenarios.md). Default: the built-in default scenario.
@@ -55,6 +56,11 @@ pub struct RunArgs {
     /// Results folder (created). Default: out/<scenario name>.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Change a key of the scenario before it runs, as if the file said so (repeatable; TOML
+    /// values, quote strings: --set 'workload.matrix="uniform"'). The resolved scenario.toml
+    /// records the result.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Seed for every random choice, overriding the scenario's (0 to 2^63-1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     seed: Option<u64>,
@@ -491,6 +497,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         Some(path) => shoal_scenario::load(path)?,
         None => shoal_scenario::parse(DEFAULT_SCENARIO, shoal_scenario::DEFAULT_ORIGIN)?,
     };
+    sc = crate::compare::apply(sc, &crate::compare::settings(&args.set)?)?;
     if let Some(seed) = args.seed {
         sc = sc.with_seed(seed);
     }
