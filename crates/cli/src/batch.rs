@@ -13,10 +13,14 @@ use shoal_scenario::Scenario;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// The `--jobs` value, or by default one thread per core the process may use.
-pub(crate) fn threads(jobs: Option<u64>) -> usize {
+/// The `--jobs` value, or by default as many jobs of `per_run` threads each as the cores the
+/// process may use hold (at least one).
+pub(crate) fn threads(jobs: Option<u64>, per_run: usize) -> usize {
     jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        || {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / per_run.max(1)).max(1)
+        },
         |j| j as usize,
     )
 }
@@ -62,13 +66,14 @@ pub(crate) struct Job<'a> {
     pub label: String,
 }
 
-/// Runs `jobs` on up to `threads` threads and returns their outcomes in job order, once all
-/// that started have finished. After a failure no further job starts; those left out come
+/// Runs `jobs` on up to `threads` threads (each run may use `per_run` threads of its own) and
+/// returns their outcomes in job order, once all that started have finished. After a failure no further job starts; those left out come
 /// after the failed one and read "not run after an earlier failure", so the first error in job
 /// order is the one to report. `what` starts each progress line, e.g. "shoal run: point".
 pub(crate) fn run_all(
     jobs: &[Job],
     threads: usize,
+    per_run: usize,
     quiet: bool,
     what: &str,
 ) -> Vec<Result<Summary>> {
@@ -84,7 +89,14 @@ pub(crate) fn run_all(
                 None => eprintln!("{line}"),
             }
         }
-        run_one(job.sc, &job.folder, quiet, &job.label, bars.as_ref())
+        run_one(
+            job.sc,
+            &job.folder,
+            quiet,
+            &job.label,
+            bars.as_ref(),
+            per_run,
+        )
     };
     map(jobs, threads, run, Result::is_err)
         .into_iter()

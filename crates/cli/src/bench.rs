@@ -47,6 +47,12 @@ pub struct BenchArgs {
     /// Slots run before timing starts [default: 2560].
     #[arg(long)]
     warmup_slots: Option<u64>,
+    /// Also time the fast engine with its rack cut into this many parts on as many threads,
+    /// and report the speed-up over one thread (the outputs must not change) [default: 1].
+    #[arg(long, value_name = "T",
+          value_parser = clap::value_parser!(u64).range(1..=1024),
+          conflicts_with_all = ["datacenter", "psn", "aquila"])]
+    threads: Option<u64>,
     /// Time the datacenter workload of §7.3 (Fig. 15: Pareto sizes, Poisson arrivals, uniform
     /// pairs) instead of the permutation, from the first slot until --flows have completed.
     #[arg(long, conflicts_with_all = ["pairs", "slots", "warmup_slots", "seconds"])]
@@ -156,6 +162,7 @@ pub fn main(args: BenchArgs) -> Result<ExitCode> {
         pairs: args.pairs.unwrap_or(nodes as usize),
         slots: args.slots.unwrap_or(defaults.slots),
         warmup_slots: args.warmup_slots.unwrap_or(defaults.warmup_slots),
+        threads: args.threads.map_or(defaults.threads, |t| t as usize),
     };
     if let Some(seconds) = args.seconds {
         if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {

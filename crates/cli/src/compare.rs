@@ -50,10 +50,32 @@ pub struct CompareArgs {
     /// .shoal-written lists) are removed first; other files stay.
     #[arg(long)]
     force: bool,
-    /// Runs at once. Default: one per core. Each needs its own memory; 1 runs them one after
-    /// the other.
+    /// Runs at once. Default: the cores divided by --threads. Each needs its own memory; 1
+    /// runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    /// Threads inside each run: the fast Shoal engine (rack.engine = "fast") cuts the rack
+    /// into as many parts run side by side; other fabrics and engines use one. Outputs are
+    /// identical for every count [default: 1].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+}
+
+/// The `--set` words as (key, value) pairs (`run` and `compare` share them).
+pub(crate) fn settings(words: &[String]) -> Result<Vec<(String, toml::Value)>> {
+    words.iter().map(|s| setting(s)).collect()
+}
+
+/// `sc` with the `--set` settings applied (unchanged when there are none).
+pub(crate) fn apply(sc: Scenario, settings: &[(String, toml::Value)]) -> Result<Scenario> {
+    if settings.is_empty() {
+        return Ok(sc);
+    }
+    let borrowed: Vec<(&str, toml::Value)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    Ok(sc.with_settings(&borrowed)?)
 }
 
 /// One `--set` as a (key, value) pair.
@@ -203,18 +225,10 @@ const METRICS: [Metric; 5] = [
 ];
 
 pub fn main(args: CompareArgs) -> Result<ExitCode> {
-    let settings: Vec<(String, toml::Value)> =
-        args.set.iter().map(|s| setting(s)).collect::<Result<_>>()?;
-    let borrowed: Vec<(&str, toml::Value)> = settings
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
+    let settings = settings(&args.set)?;
     let mut all = Vec::new();
     for path in &args.scenarios {
-        let mut sc = shoal_scenario::load(path)?;
-        if !borrowed.is_empty() {
-            sc = sc.with_settings(&borrowed)?;
-        }
+        let mut sc = apply(shoal_scenario::load(path)?, &settings)?;
         if let Some(seed) = args.seed {
             sc = sc.with_seed(seed);
         }
@@ -312,8 +326,9 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         parent.note(&name)?;
         runs.push(Job { sc, folder, label });
     }
-    let threads = batch::threads(args.jobs);
-    let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")
+    let per_run = args.threads.map_or(1, |t| t as usize);
+    let threads = batch::threads(args.jobs, per_run);
+    let summaries = batch::run_all(&runs, threads, per_run, args.quiet, "shoal compare: run")
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
     for run in &runs {

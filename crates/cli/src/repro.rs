@@ -216,7 +216,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     let mut results: Vec<Option<_>> = (0..names.len()).map(|_| None).collect();
     let batch = batch::map(
         &together,
-        batch::threads(args.jobs),
+        batch::threads(args.jobs, 1),
         |_, &i| run(&names[i]),
         |_| false,
     );

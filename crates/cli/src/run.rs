@@ -46,7 +46,8 @@ use std::time::{Duration, Instant};
 #[command(verbatim_doc_comment)]
 #[command(
     after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 2 --out out/seed2\n  \
-    shoal run my.toml --force --quiet"
+    shoal run my.toml --force --quiet\n  \
+    shoal run scenarios/fig15-datacenter.toml --set run.completed_flows=20000 --set rack.engine='\"fast\"'"
 )]
 pub struct RunArgs {
     /// Scenario file (TOML, see docs/scenarios.md). Default: the built-in default scenario.
@@ -55,6 +56,11 @@ pub struct RunArgs {
     /// Results folder (created). Default: out/<scenario name>.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Change a key of the scenario before it runs, as if the file said so (repeatable; TOML
+    /// values, quote strings: --set 'workload.matrix="uniform"'). The resolved scenario.toml
+    /// records the result.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Seed for every random choice, overriding the scenario's (0 to 2^63-1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     seed: Option<u64>,
@@ -65,10 +71,15 @@ pub struct RunArgs {
     /// .shoal-written lists: files and point folders) are removed first; other files stay.
     #[arg(long)]
     force: bool,
-    /// Sweep points run at once. Default: one per core. Each needs its own memory (a 512-node
-    /// Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
+    /// Sweep points run at once. Default: the cores divided by --threads. Each needs its own
+    /// memory (a 512-node Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    /// Threads inside each run: the fast Shoal engine (rack.engine = "fast") cuts the rack
+    /// into as many parts run side by side; other fabrics and engines use one. Outputs are
+    /// identical for every count [default: 1].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
 }
 
 /// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
@@ -338,9 +349,11 @@ pub(crate) fn run_one(
     quiet: bool,
     label: &str,
     bars: Option<&MultiProgress>,
+    threads: usize,
 ) -> Result<Summary> {
     let started = Instant::now();
     let mut fabric = sc.build_fabric()?;
+    fabric.set_threads(threads);
     let ideal = sc.ideal_fct()?;
     let (mut source, count) = sc.source()?;
     let total = match (sc.limits.completed_flows, count) {
@@ -484,6 +497,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         Some(path) => shoal_scenario::load(path)?,
         None => shoal_scenario::parse(DEFAULT_SCENARIO, shoal_scenario::DEFAULT_ORIGIN)?,
     };
+    sc = crate::compare::apply(sc, &crate::compare::settings(&args.set)?)?;
     if let Some(seed) = args.seed {
         sc = sc.with_seed(seed);
     }
@@ -493,8 +507,9 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
     let folder = Folder::open(&dir, args.force)?;
 
+    let per_run = args.threads.map_or(1, |t| t as usize);
     let Some(sweep) = &sc.sweep else {
-        let summary = run_one(&sc, &folder, args.quiet, &sc.name, None)?;
+        let summary = run_one(&sc, &folder, args.quiet, &sc.name, None, per_run)?;
         folder.finish()?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
@@ -531,8 +546,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             label: format!("{} = {value}", sweep.parameter),
         });
     }
-    let threads = batch::threads(args.jobs);
-    let results = batch::run_all(&jobs, threads, args.quiet, "shoal run: point");
+    let threads = batch::threads(args.jobs, per_run);
+    let results = batch::run_all(&jobs, threads, per_run, args.quiet, "shoal run: point");
     let mut rows = Vec::new();
     // The table keeps the points before the first failure, whose folders are complete.
     let mut failure = None;

@@ -300,6 +300,94 @@ fn a_sweep_gives_the_same_results_whatever_the_number_of_jobs() {
     }
 }
 
+/// `run --set` changes the scenario as the file would: the resolved scenario.toml and the run
+/// show the new values, and a key the scenario does not know is refused by name.
+#[test]
+fn run_set_changes_keys_and_refuses_unknown_ones() {
+    let dir = scratch("run-set");
+    let file = write(&dir, "tiny.toml", TINY);
+    let out = dir.join("out");
+    run_ok(&[
+        "run",
+        &file,
+        "--set",
+        "workload.flow_bytes=777",
+        "--set",
+        "rack.engine=\"fast\"",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let resolved = std::fs::read_to_string(out.join("scenario.toml")).expect("scenario.toml");
+    assert!(resolved.contains("flow_bytes = 777"), "{resolved}");
+    assert!(resolved.contains("engine = \"fast\""), "{resolved}");
+    let flows = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
+    assert!(
+        flows
+            .lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(3) == Some("777"))
+    );
+    let o = shoal(&["run", &file, "--set", "rack.nodez=9", "--quiet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("rack.nodez: unknown key"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A run of the fast engine cut into parts on several threads writes the files of a run on one
+/// thread: only the wall-time fields of summary.json may differ.
+#[test]
+fn a_run_gives_the_same_results_whatever_the_threads() {
+    let dir = scratch("threads");
+    let text = r#"
+[scenario]
+name = "threads"
+seed = 3
+[rack]
+nodes = 24
+channels = 2
+delay_slots = 2
+engine = "fast"
+[workload]
+kind = "open-loop"
+load = 0.6
+flows = 400
+size = { dist = "fixed", bytes = 2000 }
+[run]
+sample_every_us = 0.5
+"#;
+    let file = write(&dir, "threads.toml", text);
+    let runs: Vec<PathBuf> = ["1", "3"]
+        .iter()
+        .map(|threads| {
+            let out = dir.join(format!("threads-{threads}"));
+            let o = run_ok(&[
+                "run",
+                &file,
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+            ]);
+            assert!(!stderr(&o).contains("node engine"), "{}", stderr(&o));
+            out
+        })
+        .collect();
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    for name in ["flows.csv", "series.csv", "scenario.toml"] {
+        assert_eq!(read(runs[0].join(name)), read(runs[1].join(name)), "{name}");
+    }
+    assert_eq!(
+        deterministic_summary(&runs[0]),
+        deterministic_summary(&runs[1])
+    );
+    assert!(read(runs[0].join("flows.csv")).lines().count() > 100);
+}
+
 /// An impossible point is refused, naming it, before any point runs (so no thread is left
 /// running the others).
 #[test]

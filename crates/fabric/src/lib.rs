@@ -105,6 +105,9 @@ pub trait Fabric {
     fn name(&self) -> &str;
     /// Nodes (hosts) the fabric connects; flows must name nodes below this.
     fn nodes(&self) -> usize;
+    /// Lets a run use up to `threads` threads. A run's outputs are the same for every count;
+    /// a fabric whose runs are single-threaded ignores it (the default).
+    fn set_threads(&mut self, _threads: usize) {}
     /// Runs the flows of `flows` (pulled in start order as they fall due, each completion
     /// reported back to it) until `limits`.
     fn run(

@@ -2,6 +2,9 @@
 //! traffic class (§3.3.2: "a flow refers to all layer-2 packets being exchanged between a pair of
 //! nodes"). Data waits here as messages and is cut into cells only when a subflow is allowed to
 //! release one, so a 1 GB flow costs one record, not 18 million cells.
+//!
+//! [`LocalFlow`] and its subflow records are public so that the simulator's fast engine keeps
+//! its flows with this same code.
 
 use crate::frame::{CellRec, Kind, SEQ_MODULUS};
 use shoal_base::NodeId;
@@ -37,7 +40,7 @@ struct Message<K> {
 
 /// Where subflow `i → j → k` of a flow stands (§3.3.2 congestion control, §3.3.3 age rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SubState {
+pub enum SubState {
     /// May release a cell as soon as the flow has data; listed in the flow's idle list.
     Idle,
     /// Waiting in the intermediate's pending list for Eq. 2 (feedback `fb` received at slot
@@ -57,7 +60,7 @@ pub(crate) enum SubState {
 /// random, so their size shows in the cache (16 → 8 bytes sped the datacenter benchmark up by
 /// about a tenth; BENCHMARKS.md).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Sub {
+pub struct Sub {
     pub state: SubState,
     /// Rate-limit feedback of the last cell (Eq. 1/6), in cells.
     pub fb: u16,
@@ -79,14 +82,14 @@ impl Sub {
     }
 }
 
-const FRESH: Sub = Sub {
+pub const FRESH: Sub = Sub {
     state: SubState::Idle,
     fb: 0,
     since: 0,
 };
 
 /// One active local flow.
-pub(crate) struct LocalFlow<P: Payload> {
+pub struct LocalFlow<P: Payload> {
     pub dst: NodeId,
     pub class: u8,
     messages: VecDeque<Message<P::Packet>>,

@@ -28,7 +28,7 @@ pub mod flow;
 pub mod frame;
 mod node;
 mod peer;
-mod reasm;
+pub mod reasm;
 mod source;
 pub mod stats;
 pub mod wire;

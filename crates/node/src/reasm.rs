@@ -5,6 +5,8 @@
 //! together with the run of buffered successors it unblocks; a later one waits in a ring indexed
 //! by its distance from the expected number. Sequence numbers are 15 bits, compared as serial
 //! numbers, so a flow may have at most 2^14 cells outstanding out of order.
+//!
+//! Public so that the simulator's fast engine reassembles with this same code.
 
 use crate::frame::SEQ_MODULUS;
 
@@ -12,13 +14,13 @@ use crate::frame::SEQ_MODULUS;
 /// furthest a cell has run ahead, and a destination keeps one per source it has heard from:
 /// kept at their largest, they held most of the memory of a million-flow run (about 1.4 GiB of
 /// 1.8 at 512 nodes).
-pub(crate) const KEEP_SLOTS: usize = 16;
+pub const KEEP_SLOTS: usize = 16;
 
 /// Largest distance ahead of the expected cell that can be buffered.
-pub(crate) const WINDOW: u32 = SEQ_MODULUS / 2;
+pub const WINDOW: u32 = SEQ_MODULUS / 2;
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Held<P> {
+pub struct Held<P> {
     pub len: u16,
     pub sop: bool,
     pub eop: bool,
@@ -27,7 +29,7 @@ pub(crate) struct Held<P> {
 
 /// What became of an arriving cell.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Placed {
+pub enum Placed {
     /// It was the expected cell: deliver it, then call `pop_ready` until it returns `None`.
     InOrder,
     /// Buffered until the gap before it fills.
@@ -38,7 +40,7 @@ pub(crate) enum Placed {
 }
 
 #[derive(Default)]
-pub(crate) struct Reassembly<P> {
+pub struct Reassembly<P> {
     expected: u16,
     /// Ring of held cells; slot `(head + d) & mask` holds the cell `d` ahead of `expected`.
     ring: Vec<Option<Held<P>>>,

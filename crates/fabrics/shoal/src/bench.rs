@@ -13,7 +13,9 @@
 //!
 //! **Both engines.** The simulator run is made twice, on the fast engine (`rack.engine =
 //! "fast"`) and then on the node engine, the reference model; each is timed the same way and
-//! the benchmark fails unless both sent and delivered exactly the same cells.
+//! the benchmark fails unless both sent and delivered exactly the same cells. With `threads`
+//! above one, the fast engine is timed once more with its parts on that many threads
+//! (`Fabric::set_threads`), and must again send and deliver the same cells.
 //!
 //! **The reference loop.** For the same node count, channels and number of slots, it walks the
 //! same schedule table and, for every node-channel-slot `i → j`, moves the head cell record of
@@ -35,7 +37,7 @@ use shoal_base::rng::stream;
 use shoal_base::{Dur, Time};
 use shoal_engine::{IDLE, SlotSchedule};
 use shoal_fabric::bench::{peak_rss_bytes, wall_seconds};
-use shoal_fabric::{FabricError, NoProgress, RunLimits};
+use shoal_fabric::{Fabric, FabricError, NoProgress, RunLimits};
 use shoal_workload::{Flow, FlowSource, IterSource, patterns};
 use std::fmt;
 
@@ -50,6 +52,8 @@ pub struct BenchOptions {
     pub slots: u64,
     /// Slots run before timing starts.
     pub warmup_slots: u64,
+    /// Threads for a second timing of the fast engine; 1 times it on one thread only.
+    pub threads: usize,
 }
 
 impl Default for BenchOptions {
@@ -61,6 +65,7 @@ impl Default for BenchOptions {
             pairs: 512,
             slots: 20_000,
             warmup_slots: 2_560,
+            threads: 1,
         }
     }
 }
@@ -95,6 +100,17 @@ pub struct BenchReport {
     pub fast_node_channel_slots_per_s: f64,
     pub fast_ratio_to_reference: f64,
     pub fast_peak_rss_bytes: Option<u64>,
+    /// The fast engine on `threads` threads (when more than one): its wall-clock time, rate,
+    /// and speed-up over its own one-thread rate.
+    pub threads: usize,
+    pub parallel_wall_s: Option<f64>,
+    pub parallel_node_channel_slots_per_s: Option<f64>,
+    pub parallel_speedup: Option<f64>,
+    /// What the parallel engine pays per slot besides the work: the mean wall-clock time of
+    /// one `std::thread::scope` that starts and joins `threads − 1` threads doing nothing, in
+    /// microseconds; and the one-thread work of a slot, for the model in BENCHMARKS.md.
+    pub slot_sync_us: Option<f64>,
+    pub slot_work_us: f64,
     /// Payload delivered in order per destination of a flow, over the timed slots.
     pub avg_destination_gbps: f64,
     /// The same as a fraction of what a node can receive (a full cell on every channel in
@@ -161,6 +177,36 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
 
     let fast = time_engine(&rack_for(&cfg, Engine::Fast)?, &flows, opts)?;
     let fast_peak_rss_bytes = peak_rss_bytes();
+    let parallel = match opts.threads {
+        0 => return Err(FabricError("bench: threads must be at least 1".into())),
+        1 => None,
+        t => {
+            let mut rack = rack_for(&cfg, Engine::Fast)?;
+            rack.set_threads(t);
+            let timed = time_engine(&rack, &flows, opts)?;
+            if (timed.cells, timed.bytes) != (fast.cells, fast.bytes) {
+                return Err(FabricError(format!(
+                    "bench: the fast engine on {t} threads differs from one thread: {} data \
+                     cells and {} B delivered against {} and {} B",
+                    timed.cells, timed.bytes, fast.cells, fast.bytes
+                )));
+            }
+            Some(timed.wall_s)
+        }
+    };
+    let slot_sync_us = (opts.threads > 1).then(|| {
+        const ROUNDS: u32 = 2_000;
+        let wall = wall_seconds(|| {
+            for _ in 0..ROUNDS {
+                std::thread::scope(|scope| {
+                    for _ in 1..opts.threads {
+                        scope.spawn(|| std::hint::black_box(0));
+                    }
+                });
+            }
+        });
+        wall / ROUNDS as f64 * 1e6
+    });
     let node = time_engine(&rack_for(&cfg, Engine::Node)?, &flows, opts)?;
     // Measured before the reference runs, so that it is the simulators'.
     let peak_rss_bytes = peak_rss_bytes();
@@ -205,6 +251,12 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
         fast_node_channel_slots_per_s: fast_rate,
         fast_ratio_to_reference: fast_rate / reference_rate,
         fast_peak_rss_bytes,
+        threads: opts.threads,
+        parallel_wall_s: parallel,
+        parallel_node_channel_slots_per_s: parallel.map(|w| ncs / w),
+        parallel_speedup: parallel.map(|w| fast.wall_s / w),
+        slot_sync_us,
+        slot_work_us: fast.wall_s / opts.slots as f64 * 1e6,
     })
 }
 
@@ -271,6 +323,30 @@ impl fmt::Display for BenchReport {
             self.fast_wall_s,
             self.fast_ratio_to_reference
         )?;
+        if let (Some(rate), Some(wall), Some(up)) = (
+            self.parallel_node_channel_slots_per_s,
+            self.parallel_wall_s,
+            self.parallel_speedup,
+        ) {
+            writeln!(
+                f,
+                "  fast x{:<3}  {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s); {:.2}x one thread",
+                self.threads,
+                m(rate),
+                1e9 / rate,
+                wall,
+                up
+            )?;
+        }
+        if let Some(sync) = self.slot_sync_us {
+            writeln!(
+                f,
+                "  per slot   {:.1} us of work on one thread, {:.1} us to start and join {} threads",
+                self.slot_work_us,
+                sync,
+                self.threads - 1
+            )?;
+        }
         writeln!(
             f,
             "  node       {:>9.2} M node-channel-slots/s  ({:.1} ns each, {:.2} s, {:.2} M data cells/s)",
@@ -440,11 +516,14 @@ mod tests {
             pairs: 32,
             slots: 2_000,
             warmup_slots: 400,
+            threads: 2,
         })
         .unwrap();
         assert!(report.node_channel_slots_per_s > 0.0);
         assert!(report.reference_node_channel_slots_per_s > 0.0);
         assert!(report.fast_node_channel_slots_per_s > 0.0);
+        assert!(report.parallel_speedup.is_some_and(|x| x > 0.0));
+        assert!(report.slot_sync_us.is_some_and(|x| x > 0.0));
         assert!(
             (0.4..0.6).contains(&report.avg_destination_share),
             "{report}"

@@ -14,6 +14,14 @@
 //! slot loop prefetches as the node engine does (records two nodes ahead, the lines they name
 //! one node ahead); BENCHMARKS.md has the figures.
 //!
+//! Parts and threads. Within a slot a node touches only its own records, and a cell sent in
+//! slot `t` lands at `t + delay` with `delay ≥ 1`, so the nodes of one slot are independent.
+//! The rack is cut into parts of consecutive nodes, each owning its nodes' records (the pair
+//! records at `[(j − i) mod N][i − base]` within the part) and its senders' place on the
+//! wire; with more than one thread the parts of a slot run side by side (one barrier per slot,
+//! since the hosts act between slots) and their deliveries are taken in node order, so a run's
+//! outputs are identical for every thread count (the differential harness checks 1, 2 and 3).
+//!
 //! Scope. The engine covers one traffic class, no failures and no header corruption: the runs
 //! of Figs. 12-16 and most sweeps. [`unsupported`] names what it lacks; the rack runs such a
 //! scenario on the node engine and says so (`engine_fallback` counter, a note on stderr).
@@ -23,10 +31,12 @@ use crate::endpoint::PeerTable;
 use crate::host::FlowTag;
 use shoal_base::{Fifo, NodeId, Slab};
 use shoal_engine::{IDLE, SlotSchedule};
-use shoal_node::Delivery;
-use shoal_node::{MAX_FEEDBACK, NodeStats, SEQ_MODULUS};
+use shoal_node::flow::{LocalFlow, SubState};
+use shoal_node::reasm::{Held, Placed, Reassembly};
+use shoal_node::{Delivery, Kind};
+use shoal_node::{MAX_FEEDBACK, NodeStats};
 use shoal_workload::Flow;
-use std::collections::VecDeque;
+use std::ops::{Index, IndexMut};
 
 /// Why the fast engine cannot run `cfg`, or `None` when it can.
 pub fn unsupported(cfg: &RackConfig) -> Option<&'static str> {
@@ -47,9 +57,6 @@ const NO_PEER: u16 = u16::MAX;
 const SWEEP_SLOTS: u64 = 4096;
 /// As `shoal_node`: the age rule's exponent cap.
 const AGE_CAP: u64 = 31;
-/// As `shoal_node`'s reassembly: rings larger than this are freed once idle.
-const KEEP_SLOTS: usize = 16;
-const WINDOW: u32 = SEQ_MODULUS / 2;
 
 /// What node `i` keeps about peer `j`; see the module documentation for its place.
 #[derive(Clone, Copy, Debug)]
@@ -91,10 +98,9 @@ struct Cell {
     local: bool,
 }
 
-/// One cell on the wire.
+/// One cell on the wire, in its sender's place (`[sender][channel]`).
 #[derive(Clone, Copy, Debug)]
 struct Landing {
-    from: u32,
     /// `false`: an idle cell (feedback only).
     data: bool,
     feedback: u16,
@@ -102,7 +108,6 @@ struct Landing {
 }
 
 const EMPTY_LANDING: Landing = Landing {
-    from: u32::MAX,
     data: false,
     feedback: 0,
     cell: Cell {
@@ -117,188 +122,12 @@ const EMPTY_LANDING: Landing = Landing {
     },
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SubState {
-    Idle,
-    Pending,
-    Ready,
-    Queued,
-    InFlight,
-    Blocked,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Sub {
-    state: SubState,
-    fb: u16,
-    since: u32,
-}
-
-const FRESH: Sub = Sub {
-    state: SubState::Idle,
-    fb: 0,
-    since: 0,
-};
-
-impl Sub {
-    fn feedback_at(&mut self, fb: u16, slot: u64) {
-        self.fb = fb;
-        self.since = slot as u32;
-    }
-
-    fn waited(&self, slot: u64) -> u64 {
-        (slot as u32).wrapping_sub(self.since) as u64
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Message {
-    left: u64,
-    packet_bytes: u32,
-    packet_left: u32,
-    tag: FlowTag,
-}
-
-/// All traffic from one node to one destination (§3.3.2), as `shoal_node`'s local flow.
-struct LocalFlow {
-    dst: u16,
-    messages: VecDeque<Message>,
-    start_slot: u64,
-    subs: Vec<Sub>,
-    idle: Vec<u16>,
-    refs: u32,
-}
-
-impl LocalFlow {
-    fn has_data(&self) -> bool {
-        !self.messages.is_empty()
-    }
-
-    /// Cuts the next cell (packet by packet in turn with `interleave`).
-    fn take_cell(&mut self, src: u16, payload_bytes: u16, seq: &mut u16, interleave: bool) -> Cell {
-        let m = self.messages.front_mut().expect("callers check has_data");
-        let sop = m.packet_left == 0;
-        if sop {
-            m.packet_left = m.left.min(m.packet_bytes as u64) as u32;
-        }
-        let len = m.packet_left.min(payload_bytes as u32) as u16;
-        m.packet_left -= len as u32;
-        let eop = m.packet_left == 0;
-        let payload = m.tag;
-        m.left -= len as u64;
-        if m.left == 0 {
-            self.messages.pop_front();
-        } else if eop && interleave && self.messages.len() > 1 {
-            self.messages.rotate_left(1);
-        }
-        let cell = Cell {
-            dst: self.dst,
-            src,
-            seq: *seq,
-            len,
-            payload,
-            sop,
-            eop,
-            local: true,
-        };
-        *seq = ((*seq as u32 + 1) % SEQ_MODULUS) as u16;
-        cell
-    }
-}
-
-/// In-order reassembly of one source's cells (as `shoal_node`'s).
-#[derive(Default)]
-struct Reasm {
-    expected: u16,
-    ring: Vec<Option<Cell>>,
-    head: usize,
-    held: u32,
-    held_bytes: u64,
-    touched: bool,
-}
-
-enum Placed {
-    InOrder,
-    Buffered,
-    Duplicate,
-}
-
-impl Reasm {
-    fn place(&mut self, cell: Cell) -> Placed {
-        self.touched = true;
-        let ahead = (cell.seq as u32 + SEQ_MODULUS - self.expected as u32) % SEQ_MODULUS;
-        if ahead == 0 {
-            self.advance();
-            return Placed::InOrder;
-        }
-        if ahead >= WINDOW {
-            return Placed::Duplicate;
-        }
-        let ahead = ahead as usize;
-        if ahead >= self.ring.len() {
-            self.grow(ahead + 1);
-        }
-        let mask = self.ring.len() - 1;
-        let slot = &mut self.ring[(self.head + ahead) & mask];
-        if slot.is_some() {
-            return Placed::Duplicate;
-        }
-        *slot = Some(cell);
-        self.held += 1;
-        self.held_bytes += cell.len as u64;
-        Placed::Buffered
-    }
-
-    fn is_large(&self) -> bool {
-        self.ring.len() > KEEP_SLOTS
-    }
-
-    fn release_if_idle(&mut self) -> bool {
-        let idle = !self.touched && self.held == 0;
-        self.touched = false;
-        if idle {
-            self.ring = Vec::new();
-            self.head = 0;
-        }
-        self.is_large()
-    }
-
-    fn pop_ready(&mut self) -> Option<Cell> {
-        if self.held == 0 {
-            return None;
-        }
-        let cell = self.ring[self.head].take()?;
-        self.held -= 1;
-        self.held_bytes -= cell.len as u64;
-        self.advance();
-        Some(cell)
-    }
-
-    fn advance(&mut self) {
-        self.expected = ((self.expected as u32 + 1) % SEQ_MODULUS) as u16;
-        if !self.ring.is_empty() {
-            self.head = (self.head + 1) & (self.ring.len() - 1);
-        }
-    }
-
-    fn grow(&mut self, need: usize) {
-        let cap = need.next_power_of_two().max(8);
-        let mut ring = vec![None; cap];
-        let old = self.ring.len();
-        for (d, slot) in ring.iter_mut().enumerate().take(old) {
-            *slot = self.ring[(self.head + d) & (old - 1)].take();
-        }
-        self.ring = ring;
-        self.head = 0;
-    }
-}
-
 /// The state of one node that is not about one peer: its slabs, local flows and reassembly.
 struct NodeState {
     cells: Slab<Cell>,
     flow_slab: Slab<u32>,
     inflight_slab: Slab<(u64, u32)>,
-    flows: Vec<LocalFlow>,
+    flows: Vec<LocalFlow<FlowTag>>,
     free_flows: Vec<u32>,
     /// `[dst]` → index into `flows`, or `NONE`.
     flow_of: Vec<u32>,
@@ -306,7 +135,7 @@ struct NodeState {
     /// Peers in transmit order within an epoch (by slot, then id).
     tx_order: Vec<u16>,
     reasm_of: Vec<u32>,
-    reasm: Vec<Reasm>,
+    reasm: Vec<Reassembly<FlowTag>>,
     large_rings: Vec<u32>,
     queued_total: u64,
     transit_total: u64,
@@ -327,32 +156,68 @@ struct Params {
     interleave: bool,
 }
 
-/// Everything the protocol keeps, for all nodes.
+/// The states of the nodes `base..` of a part, indexed by node id.
+struct Nodes {
+    base: usize,
+    v: Vec<NodeState>,
+}
+
+impl Index<usize> for Nodes {
+    type Output = NodeState;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &NodeState {
+        &self.v[i - self.base]
+    }
+}
+
+impl IndexMut<usize> for Nodes {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut NodeState {
+        &mut self.v[i - self.base]
+    }
+}
+
+/// Where node `i`'s record of peer `j` lies in a part of `len` nodes from `base`.
+#[inline(always)]
+fn pair_slot(n: usize, base: usize, len: usize, i: usize, j: usize) -> usize {
+    let off = if j >= i { j - i } else { j + n - i };
+    off * len + (i - base)
+}
+
+/// Everything the protocol keeps for one part of the rack: the nodes `base..base + len`.
 struct Core {
     p: Params,
-    /// `[(j − i) mod N][i]`.
+    base: usize,
+    len: usize,
+    /// `[(j − i) mod N][i − base]`.
     pairs: Vec<Pair>,
-    nodes: Vec<NodeState>,
+    nodes: Nodes,
     /// In-order deliveries of this slot: (destination, payload, bytes), in node order.
     delivered: Vec<(u16, Delivery<FlowTag>)>,
+    /// Issue prefetch hints (from the node engine's threshold on, `HINTS_FROM_NODES`).
+    hints: bool,
 }
 
 /// The fast engine of one run.
 pub(crate) struct FastRack {
-    core: Core,
+    /// Consecutive parts of the rack, one per thread.
+    parts: Vec<Core>,
     channels: usize,
-    /// Issue prefetch hints (from the node engine's threshold on, `HINTS_FROM_NODES`).
-    hints: bool,
-    /// The delay line: `delay + 1` frames of `[receiver][channel]` landings.
+    /// Who sends to whom: `[phase][receiver][channel]` → sender, or `IDLE`.
+    senders: Vec<u16>,
+    /// The delay line: `delay + 1` frames of `[sender][channel]` landings.
     ring: Vec<Landing>,
     slot: u64,
 }
 
 impl FastRack {
+    /// The engine for `cfg`, its nodes cut into `threads` parts (at most one per node) that
+    /// run side by side.
     pub(crate) fn new(
         cfg: &RackConfig,
         table: &PeerTable,
         tx_slot: impl Fn(usize, usize) -> u16,
+        threads: usize,
     ) -> Self {
         let n = cfg.nodes as usize;
         let channels = cfg.channels as usize;
@@ -365,9 +230,175 @@ impl FastRack {
             age_rule: cfg.age_rule,
             interleave: cfg.interleave_flows,
         };
-        let mut pairs = Vec::with_capacity(n * n);
+        let hints = n >= crate::rack::HINTS_FROM_NODES;
+        let count = threads.clamp(1, n.max(1));
+        let parts = (0..count)
+            .map(|t| {
+                let (base, end) = (t * n / count, (t + 1) * n / count);
+                Core::new(p, base, end - base, hints, &tx_slot)
+            })
+            .collect();
+        let width = n * channels;
+        let mut senders = vec![IDLE; p.epoch as usize * width];
+        for phase in 0..p.epoch {
+            let at = phase as usize * width;
+            for (x, &j) in table.peers(phase).iter().enumerate() {
+                if j != IDLE {
+                    let (i, ch) = (x / channels, x % channels);
+                    let place = &mut senders[at + j as usize * channels + ch];
+                    debug_assert_eq!(*place, IDLE, "two senders on one receiver's channel");
+                    *place = i as u16;
+                }
+            }
+        }
+        FastRack {
+            parts,
+            channels,
+            senders,
+            ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * width],
+            slot: 0,
+        }
+    }
+
+    /// The next slot to run.
+    pub(crate) fn slot(&self) -> u64 {
+        self.slot
+    }
+
+    /// Hands `bytes` from `src` to `dst` to the source node; false when it refuses them (as
+    /// `Node::submit` does).
+    pub(crate) fn submit(
+        &mut self,
+        slot: u64,
+        flow: &Flow,
+        packet_bytes: u32,
+        tag: FlowTag,
+    ) -> bool {
+        let (src, dst) = (flow.src.idx(), flow.dst.idx());
+        let n = self.parts[0].p.n;
+        if dst == src || dst >= n || flow.class >= 1 || flow.bytes == 0 || packet_bytes == 0 {
+            return false;
+        }
+        let Some(part) = self.parts.iter_mut().find(|x| src < x.base + x.len) else {
+            return false;
+        };
+        part.submit(slot, src, dst, flow.bytes, packet_bytes, tag);
+        true
+    }
+
+    /// Runs one slot: node by node, receptions in channel order, then transmissions, as
+    /// `shoal_engine::SlottedEngine` drives the nodes; the parts side by side.
+    pub(crate) fn step(&mut self, table: &PeerTable) {
+        let s = self.slot;
+        let c = self.channels;
+        let p = self.parts[0].p;
+        let width = p.n * c;
+        let frames = p.delay + 1;
+        let read = (s % frames) as usize;
+        let write = ((s + p.delay) % frames) as usize;
+        let (input, output) = {
+            let (low, high) = self.ring.split_at_mut(read.max(write) * width);
+            let (first, second) = (&mut low[read.min(write) * width..], &mut high[..width]);
+            if read < write {
+                (&*first, second)
+            } else {
+                (&*second, first)
+            }
+        };
+        let wire = Wire {
+            slot: s,
+            channels: c,
+            input,
+            peers: table.peers(s),
+            // What lands now was sent `delay` slots ago; before that, nothing was.
+            senders: s.checked_sub(p.delay).map(|sent| {
+                let at = (sent % p.epoch) as usize * width;
+                &self.senders[at..at + width]
+            }),
+        };
+        // Each part writes its own senders' places.
+        let mut outs = Vec::with_capacity(self.parts.len());
+        let mut rest = &mut output[..];
+        for part in &self.parts {
+            let (mine, after) = rest.split_at_mut(part.len * c);
+            outs.push(mine);
+            rest = after;
+        }
+        if self.parts.len() == 1 {
+            self.parts[0].run_slot(&wire, outs.pop().expect("one part"));
+        } else {
+            let wire = &wire;
+            std::thread::scope(|scope| {
+                let mut jobs = self.parts.iter_mut().zip(outs);
+                let (first, first_out) = jobs.next().expect("parts are never empty");
+                for (part, out) in jobs {
+                    scope.spawn(move || part.run_slot(wire, out));
+                }
+                first.run_slot(wire, first_out);
+            });
+        }
+        self.slot += 1;
+    }
+
+    /// Takes this slot's in-order deliveries, with their destinations, in node order.
+    pub(crate) fn take_delivered(&mut self) -> impl Iterator<Item = (u16, Delivery<FlowTag>)> {
+        self.parts.iter_mut().flat_map(|x| x.delivered.drain(..))
+    }
+
+    /// Nothing queued and no local flow active anywhere.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.nodes()
+            .all(|x| x.queued_total == 0 && x.flows.len() == x.free_flows.len())
+    }
+
+    /// Cells queued over all nodes, and the longest single queue.
+    pub(crate) fn queues(&self) -> (u64, u64) {
+        let queued = self.nodes().map(|x| x.queued_total).sum();
+        let longest = self
+            .parts
+            .iter()
+            .flat_map(|x| &x.pairs)
+            .map(|p| p.q_len as u64)
+            .max()
+            .unwrap_or(0);
+        (queued, longest)
+    }
+
+    /// Each node's counters, in node order.
+    pub(crate) fn stats(&self) -> impl Iterator<Item = &NodeStats> {
+        self.nodes().map(|x| &x.stats)
+    }
+
+    fn nodes(&self) -> impl Iterator<Item = &NodeState> {
+        self.parts.iter().flat_map(|x| &x.nodes.v)
+    }
+}
+
+/// What one slot's parts read: the landings of this slot, `[sender][channel]`, the schedule's
+/// peers of this slot and the senders of the landings.
+struct Wire<'a> {
+    slot: u64,
+    channels: usize,
+    input: &'a [Landing],
+    /// `[node][channel]` → the peer it transmits to now, or `IDLE`.
+    peers: &'a [u16],
+    /// `[receiver][channel]` → who sent what lands now, or `IDLE`; `None` before anything can.
+    senders: Option<&'a [u16]>,
+}
+
+impl Core {
+    /// The part of the rack holding the nodes `base..base + len`.
+    fn new(
+        p: Params,
+        base: usize,
+        len: usize,
+        hints: bool,
+        tx_slot: &impl Fn(usize, usize) -> u16,
+    ) -> Self {
+        let n = p.n;
+        let mut pairs = Vec::with_capacity(n * len);
         for off in 0..n {
-            for i in 0..n {
+            for i in base..base + len {
                 let j = (i + off) % n;
                 pairs.push(Pair {
                     q: Fifo::EMPTY,
@@ -386,7 +417,7 @@ impl FastRack {
                 });
             }
         }
-        let nodes = (0..n)
+        let v = (base..base + len)
             .map(|i| {
                 let mut tx_order: Vec<u16> = (0..n as u16).filter(|&j| j as usize != i).collect();
                 tx_order.sort_by_key(|&j| (tx_slot(i, j as usize), j));
@@ -410,148 +441,72 @@ impl FastRack {
                 }
             })
             .collect();
-        FastRack {
-            core: Core {
-                p,
-                pairs,
-                nodes,
-                delivered: Vec::new(),
-            },
-            channels,
-            hints: n >= crate::rack::HINTS_FROM_NODES,
-            ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * n * channels],
-            slot: 0,
+        Core {
+            p,
+            base,
+            len,
+            pairs,
+            nodes: Nodes { base, v },
+            delivered: Vec::new(),
+            hints,
         }
     }
 
-    /// The next slot to run.
-    pub(crate) fn slot(&self) -> u64 {
-        self.slot
-    }
-
-    /// Hands `bytes` from `src` to `dst` to the source node; false when it refuses them (as
-    /// `Node::submit` does).
-    pub(crate) fn submit(
-        &mut self,
-        slot: u64,
-        flow: &Flow,
-        packet_bytes: u32,
-        tag: FlowTag,
-    ) -> bool {
-        let (src, dst) = (flow.src.idx(), flow.dst.idx());
-        if dst == src
-            || dst >= self.core.p.n
-            || flow.class >= 1
-            || flow.bytes == 0
-            || packet_bytes == 0
-        {
-            return false;
-        }
-        self.core
-            .submit(slot, src, dst, flow.bytes, packet_bytes, tag);
-        true
-    }
-
-    /// Runs one slot: node by node, receptions in channel order, then transmissions, as
-    /// `shoal_engine::SlottedEngine` drives the nodes.
-    pub(crate) fn step(&mut self, table: &PeerTable) {
-        let s = self.slot;
-        let (n, c) = (self.core.p.n, self.channels);
-        let width = n * c;
-        let frames = self.core.p.delay + 1;
-        let read = (s % frames) as usize;
-        let write = ((s + self.core.p.delay) % frames) as usize;
-        let (input, output) = {
-            let (low, high) = self.ring.split_at_mut(read.max(write) * width);
-            let (first, second) = (&mut low[read.min(write) * width..], &mut high[..width]);
-            if read < write {
-                (first, second)
-            } else {
-                (second, first)
-            }
-        };
-        let peers = table.peers(s);
-        for i in 0..n {
+    /// The part's share of one slot; `out` is its senders' places on the wire.
+    fn run_slot(&mut self, wire: &Wire<'_>, out: &mut [Landing]) {
+        let (s, c) = (wire.slot, wire.channels);
+        let end = self.base + self.len;
+        for i in self.base..end {
             if self.hints {
                 // Two stages, as the node engine's hints (BENCHMARKS.md): the records a node
                 // reads first, two nodes ahead; the lines they name, one node ahead.
-                if i + 2 < n {
-                    let a = i + 2;
-                    self.core.hint_records(
-                        a,
-                        &input[a * c..(a + 1) * c],
-                        &peers[a * c..(a + 1) * c],
-                    );
+                if i + 2 < end {
+                    self.hint_records(i + 2, wire);
                 }
-                if i + 1 < n {
-                    let a = i + 1;
-                    self.core
-                        .hint_named(a, &input[a * c..(a + 1) * c], &peers[a * c..(a + 1) * c]);
+                if i + 1 < end {
+                    self.hint_named(i + 1, wire);
                 }
             }
-            for landing in &mut input[i * c..(i + 1) * c] {
-                if landing.from != u32::MAX {
-                    self.core.receive(s, i, landing.from as usize, landing);
+            if let Some(senders) = wire.senders {
+                for (ch, &j) in senders[i * c..(i + 1) * c].iter().enumerate() {
+                    if j != IDLE {
+                        self.receive(s, i, j as usize, &wire.input[j as usize * c + ch]);
+                    }
                 }
-                landing.from = u32::MAX;
             }
-            for (ch, &j) in peers[i * c..(i + 1) * c].iter().enumerate() {
-                if j == IDLE {
-                    continue;
+            let mine = &mut out[(i - self.base) * c..(i - self.base + 1) * c];
+            for (landing, &j) in mine.iter_mut().zip(&wire.peers[i * c..(i + 1) * c]) {
+                if j != IDLE {
+                    self.transmit(s, i, j as usize, landing);
                 }
-                let landing = &mut output[j as usize * c + ch];
-                landing.from = i as u32;
-                self.core.transmit(s, i, j as usize, landing);
             }
         }
-        self.slot += 1;
     }
 
-    /// Takes this slot's in-order deliveries, with their destinations, in node order.
-    pub(crate) fn take_delivered(&mut self) -> std::vec::Drain<'_, (u16, Delivery<FlowTag>)> {
-        self.core.delivered.drain(..)
-    }
-
-    /// Nothing queued and no local flow active anywhere.
-    pub(crate) fn is_quiet(&self) -> bool {
-        self.core
-            .nodes
+    /// What lands at node `i` in this slot: (sender, landing) per channel.
+    #[inline(always)]
+    fn arrivals<'w>(i: usize, wire: &'w Wire<'_>) -> impl Iterator<Item = (usize, &'w Landing)> {
+        let c = wire.channels;
+        let senders = wire.senders.map_or(&[][..], |x| &x[i * c..(i + 1) * c]);
+        senders
             .iter()
-            .all(|x| x.queued_total == 0 && x.flows.len() == x.free_flows.len())
+            .enumerate()
+            .filter(|&(_, &j)| j != IDLE)
+            .map(move |(ch, &j)| (j as usize, &wire.input[j as usize * c + ch]))
     }
 
-    /// Cells queued over all nodes, and the longest single queue.
-    pub(crate) fn queues(&self) -> (u64, u64) {
-        let queued = self.core.nodes.iter().map(|x| x.queued_total).sum();
-        let longest = self
-            .core
-            .pairs
-            .iter()
-            .map(|p| p.q_len as u64)
-            .max()
-            .unwrap_or(0);
-        (queued, longest)
-    }
-
-    /// Each node's counters.
-    pub(crate) fn stats(&self) -> impl Iterator<Item = &NodeStats> {
-        self.core.nodes.iter().map(|x| &x.stats)
-    }
-}
-
-impl Core {
     /// Hint, stage 1: node `i` will soon read its records about the peers it hears from and
     /// sends to, and the queue records of the arriving cells' destinations.
     #[inline(always)]
-    fn hint_records(&self, i: usize, input: &[Landing], peers: &[u16]) {
-        for (landing, &j) in input.iter().zip(peers) {
-            if landing.from != u32::MAX {
-                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, landing.from as usize)]);
-                let k = landing.cell.dst as usize;
-                if landing.data && k != i {
-                    shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, k)]);
-                }
+    fn hint_records(&self, i: usize, wire: &Wire<'_>) {
+        for (from, landing) in Self::arrivals(i, wire) {
+            shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, from)]);
+            let k = landing.cell.dst as usize;
+            if landing.data && k != i {
+                shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, k)]);
             }
+        }
+        for &j in &wire.peers[i * wire.channels..(i + 1) * wire.channels] {
             if j != IDLE {
                 shoal_base::hint::prefetch(&self.pairs[self.pair_index(i, j as usize)]);
             }
@@ -561,16 +516,16 @@ impl Core {
     /// Hint, stage 2: what the records of stage 1 name: the lane the feedback to each peer
     /// reads, the head entries of the queues sent from, the tails the arriving cells join.
     #[inline(always)]
-    fn hint_named(&self, i: usize, input: &[Landing], peers: &[u16]) {
+    fn hint_named(&self, i: usize, wire: &Wire<'_>) {
         let node = &self.nodes[i];
-        for (landing, &j) in input.iter().zip(peers) {
-            if landing.from != u32::MAX && landing.data {
-                let k = landing.cell.dst as usize;
-                if k != i {
-                    node.cells
-                        .prefetch_back(&self.pairs[self.pair_index(i, k)].q);
-                }
+        for (_, landing) in Self::arrivals(i, wire) {
+            let k = landing.cell.dst as usize;
+            if landing.data && k != i {
+                node.cells
+                    .prefetch_back(&self.pairs[self.pair_index(i, k)].q);
             }
+        }
+        for &j in &wire.peers[i * wire.channels..(i + 1) * wire.channels] {
             if j != IDLE {
                 let pair = &self.pairs[self.pair_index(i, j as usize)];
                 node.cells.prefetch_front(&pair.q);
@@ -585,9 +540,7 @@ impl Core {
 
     #[inline(always)]
     fn pair_index(&self, i: usize, j: usize) -> usize {
-        let n = self.p.n;
-        let off = if j >= i { j - i } else { j + n - i };
-        off * n + i
+        pair_slot(self.p.n, self.base, self.len, i, j)
     }
 
     #[inline(always)]
@@ -605,23 +558,17 @@ impl Core {
         packet_bytes: u32,
         tag: FlowTag,
     ) {
-        let msg = Message {
-            left: bytes,
-            packet_bytes,
-            packet_left: 0,
-            tag,
-        };
         let f = self.nodes[i].flow_of[dst];
         if f == NONE {
             let f = self.alloc_flow(i, dst, slot);
-            self.nodes[i].flows[f as usize].messages.push_back(msg);
+            self.nodes[i].flows[f as usize].push(bytes, packet_bytes, tag);
             self.start_subflows(i, f, slot);
         } else {
             let flow = &mut self.nodes[i].flows[f as usize];
             if !flow.has_data() {
                 flow.start_slot = slot;
             }
-            flow.messages.push_back(msg);
+            flow.push(bytes, packet_bytes, tag);
             self.wake_idle(i, f, slot);
         }
     }
@@ -632,24 +579,11 @@ impl Core {
         let f = match node.free_flows.pop() {
             Some(f) => f,
             None => {
-                node.flows.push(LocalFlow {
-                    dst: 0,
-                    messages: VecDeque::new(),
-                    start_slot: 0,
-                    subs: vec![FRESH; n],
-                    idle: Vec::with_capacity(n),
-                    refs: 0,
-                });
+                node.flows.push(LocalFlow::new(n));
                 (node.flows.len() - 1) as u32
             }
         };
-        let flow = &mut node.flows[f as usize];
-        flow.dst = dst as u16;
-        flow.messages.clear();
-        flow.start_slot = slot;
-        flow.subs.fill(FRESH);
-        flow.idle.clear();
-        flow.refs = 0;
+        node.flows[f as usize].reset(NodeId(dst as u16), 0, slot);
         node.flow_of[dst] = f;
         f
     }
@@ -667,8 +601,8 @@ impl Core {
         let start = {
             let order = &self.nodes[i].tx_order;
             let pairs = &self.pairs;
-            let n = self.p.n;
-            let tx = |j: usize| pairs[((j + n - i) % n) * n + i].tx_phase;
+            let (n, base, part) = (self.p.n, self.base, self.len);
+            let tx = |j: usize| pairs[pair_slot(n, base, part, i, j)].tx_phase;
             order.partition_point(|&j| tx(j as usize) < phase) % len.max(1)
         };
         for k in 0..len {
@@ -681,10 +615,10 @@ impl Core {
         let mut idle = std::mem::take(&mut self.nodes[i].flows[f as usize].idle);
         let e = self.p.epoch as u32;
         let phase = self.next_tx_phase(i, slot) as u32;
-        let n = self.p.n;
+        let (n, base, part) = (self.p.n, self.base, self.len);
         let pairs = &self.pairs;
         idle.sort_unstable_by_key(|&j| {
-            let tx = pairs[((j as usize + n - i) % n) * n + i].tx_phase as u32;
+            let tx = pairs[pair_slot(n, base, part, i, j as usize)].tx_phase as u32;
             ((tx + e - phase) % e, j)
         });
         for &j in &idle {
@@ -747,8 +681,26 @@ impl Core {
         let (payload_bytes, interleave) = (self.p.payload_bytes, self.p.interleave);
         let node = &mut self.nodes[i];
         let flow = &mut node.flows[f as usize];
-        let dst = flow.dst as usize;
-        let cell = flow.take_cell(i as u16, payload_bytes, &mut node.next_seq[dst], interleave);
+        let dst = flow.dst.idx();
+        let (rec, payload) = flow.take_cell(
+            NodeId(i as u16),
+            payload_bytes,
+            &mut node.next_seq[dst],
+            interleave,
+        );
+        let Kind::Data { sop, eop } = rec.kind else {
+            unreachable!("a flow cuts only data cells")
+        };
+        let cell = Cell {
+            dst: dst as u16,
+            src: i as u16,
+            seq: rec.seq,
+            len: rec.len,
+            payload,
+            sop,
+            eop,
+            local: true,
+        };
         flow.subs[j].state = SubState::Queued;
         flow.refs += 1;
         if self.p.ready_queue {
@@ -868,7 +820,7 @@ impl Core {
         let node = &mut self.nodes[i];
         let flow = &node.flows[f as usize];
         if flow.refs == 0 && !flow.has_data() {
-            let d = flow.dst as usize;
+            let d = flow.dst.idx();
             if node.flow_of[d] == f {
                 node.flow_of[d] = NONE;
                 node.free_flows.push(f);
@@ -994,7 +946,7 @@ impl Core {
         let node = &mut self.nodes[i];
         let ri = match node.reasm_of[src] {
             NONE => {
-                node.reasm.push(Reasm::default());
+                node.reasm.push(Reassembly::default());
                 let ri = node.reasm.len() - 1;
                 node.reasm_of[src] = ri as u32;
                 ri
@@ -1002,31 +954,37 @@ impl Core {
             ri => ri as usize,
         };
         let was_large = node.reasm[ri].is_large();
-        let placed = node.reasm[ri].place(cell);
+        let held = Held {
+            len: cell.len,
+            sop: cell.sop,
+            eop: cell.eop,
+            payload: cell.payload,
+        };
+        let placed = node.reasm[ri].place(cell.seq, held);
         if !was_large && node.reasm[ri].is_large() {
             node.large_rings.push(ri as u32);
         }
         match placed {
             Placed::InOrder => {
-                self.push_delivery(i, cell);
+                self.push_delivery(i, src, held);
                 while let Some(h) = self.nodes[i].reasm[ri].pop_ready() {
-                    self.push_delivery(i, h);
+                    self.push_delivery(i, src, h);
                 }
             }
             Placed::Buffered => {
-                let held = node.reasm[ri].held_bytes;
+                let held = node.reasm[ri].held_bytes();
                 node.stats.max_reorder_bytes = node.stats.max_reorder_bytes.max(held);
             }
             Placed::Duplicate => node.stats.duplicates += 1,
         }
     }
 
-    fn push_delivery(&mut self, i: usize, cell: Cell) {
+    fn push_delivery(&mut self, i: usize, src: usize, cell: Held<FlowTag>) {
         let stats = &mut self.nodes[i].stats;
         stats.cells_delivered += 1;
         stats.bytes_delivered += cell.len as u64;
         let d = Delivery {
-            src: NodeId(cell.src),
+            src: NodeId(src as u16),
             class: 0,
             len: cell.len,
             sop: cell.sop,

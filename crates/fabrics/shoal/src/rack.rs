@@ -30,6 +30,9 @@ pub struct ShoalRack {
     schedule: FabricSchedule,
     clos: Clos,
     pub(crate) table: PeerTable,
+    /// Threads a run of the fast engine may use (`Fabric::set_threads`); outputs do not
+    /// depend on it.
+    threads: usize,
 }
 
 impl ShoalRack {
@@ -52,6 +55,7 @@ impl ShoalRack {
             schedule,
             clos,
             table,
+            threads: 1,
         })
     }
 
@@ -188,7 +192,12 @@ impl ShoalRack {
                         .slot_of(NodeId(i as u16), NodeId(j as u16))
                         .map_or(u16::MAX, |(s, _)| s.0 as u16)
                 };
-                Core::Fast(Box::new(FastRack::new(&self.cfg, &self.table, slot)))
+                Core::Fast(Box::new(FastRack::new(
+                    &self.cfg,
+                    &self.table,
+                    slot,
+                    self.threads,
+                )))
             }
             Engine::Node => {
                 let endpoints: Vec<Endpoint> = (0..n)
@@ -448,6 +457,10 @@ impl Fabric for ShoalRack {
 
     fn nodes(&self) -> usize {
         self.cfg.nodes as usize
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     fn run(

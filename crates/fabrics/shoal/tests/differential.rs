@@ -151,20 +151,33 @@ fn source(w: &Workload, cfg: &RackConfig, seed: u64) -> Box<dyn FlowSource> {
     }
 }
 
-fn run(cfg: &RackConfig, engine: Engine, w: &Workload, limits: RunLimits) -> RunOutput {
+fn run(
+    cfg: &RackConfig,
+    engine: Engine,
+    threads: usize,
+    w: &Workload,
+    limits: RunLimits,
+) -> RunOutput {
     let cfg = RackConfig {
         engine,
         ..cfg.clone()
     };
     let mut rack = ShoalRack::new(cfg, 5).expect("valid rack");
+    rack.set_threads(threads);
     let mut flows = source(w, rack.config(), 17);
     rack.run(flows.as_mut(), limits, &mut NoProgress)
         .expect("run")
 }
 
-/// Runs `w` on both engines; the fast one must have run (or, with `fallback`, fallen back) and
-/// the outputs must be identical. Returns the output.
-fn same(cfg: &RackConfig, w: &Workload, limits: RunLimits, fallback: bool) -> RunOutput {
+/// Runs `w` on both engines, the fast one on `threads` threads; it must have run (or, with
+/// `fallback`, fallen back) and the outputs must be identical. Returns the output.
+fn same(
+    cfg: &RackConfig,
+    w: &Workload,
+    limits: RunLimits,
+    fallback: bool,
+    threads: usize,
+) -> RunOutput {
     let probe = ShoalRack::new(
         RackConfig {
             engine: Engine::Fast,
@@ -179,8 +192,8 @@ fn same(cfg: &RackConfig, w: &Workload, limits: RunLimits, fallback: bool) -> Ru
         (Engine::Fast, false)
     };
     assert_eq!(probe.engine_used(), expect);
-    let node = run(cfg, Engine::Node, w, limits);
-    let mut fast = run(cfg, Engine::Fast, w, limits);
+    let node = run(cfg, Engine::Node, 1, w, limits);
+    let mut fast = run(cfg, Engine::Fast, threads, w, limits);
     assert_eq!(
         fast.counters.remove("engine_fallback"),
         fallback.then_some(1),
@@ -191,7 +204,7 @@ fn same(cfg: &RackConfig, w: &Workload, limits: RunLimits, fallback: bool) -> Ru
         let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
         let from = at.saturating_sub(200);
         panic!(
-            "the engines differ ({w:?} on {cfg:?}):\nnode …{}\nfast …{}",
+            "the engines differ ({w:?} on {cfg:?}, {threads} threads):\nnode …{}\nfast …{}",
             &a[from..(at + 200).min(a.len())],
             &b[from..(at + 200).min(b.len())]
         );
@@ -289,9 +302,10 @@ proptest! {
         until in 200u64..3_000,
         sample in proptest::option::of(1u64..500),
         measure in any::<bool>(),
+        threads in 1usize..=3,
     ) {
         prop_assume!(builds(&cfg));
-        same(&cfg, &w, limits(&cfg, until, sample, measure), false);
+        same(&cfg, &w, limits(&cfg, until, sample, measure), false, threads);
     }
 }
 
@@ -307,9 +321,10 @@ proptest! {
         until in 1_000u64..30_000,
         sample in proptest::option::of(1u64..2_000),
         measure in any::<bool>(),
+        threads in 1usize..=3,
     ) {
         prop_assume!(builds(&cfg));
-        same(&cfg, &w, limits(&cfg, until, sample, measure), false);
+        same(&cfg, &w, limits(&cfg, until, sample, measure), false, threads);
     }
 }
 
@@ -322,7 +337,7 @@ fn figure_runs_scaled_down_are_identical() {
         pairs: 64,
         bytes: 1 << 40,
     };
-    let out = same(&cfg, &w, limits(&cfg, 4_000, Some(256), true), false);
+    let out = same(&cfg, &w, limits(&cfg, 4_000, Some(256), true), false, 2);
     assert!(out.counters["data_cells_sent"] > 0);
     let w = Workload::OpenLoop {
         matrix: 0,
@@ -333,7 +348,7 @@ fn figure_runs_scaled_down_are_identical() {
         completed_flows: Some(1_000),
         ..RunLimits::default()
     };
-    let out = same(&cfg, &w, lim, false);
+    let out = same(&cfg, &w, lim, false, 3);
     assert!(out.records.iter().filter(|r| r.finish.is_some()).count() >= 1_000);
 }
 
@@ -362,8 +377,8 @@ fn what_the_fast_engine_lacks_runs_on_the_node_engine() {
         ..base.clone()
     };
     for cfg in [classes, failure, corruption] {
-        same(&cfg, &w, lim, true);
+        same(&cfg, &w, lim, true, 1);
     }
     // And the same rack without them runs on the fast engine.
-    same(&base, &w, lim, false);
+    same(&base, &w, lim, false, 1);
 }
