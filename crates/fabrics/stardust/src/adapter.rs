@@ -153,7 +153,12 @@ impl Adapter {
             links: (0..links).map(|_| LinkQueue::default()).collect(),
             ports: (0..cfg.ports)
                 .map(|_| Port {
-                    sched: PortScheduler::new(cfg.fas, cfg.classes, cfg.class_policy),
+                    sched: PortScheduler::new(
+                        cfg.fas,
+                        cfg.classes,
+                        cfg.class_policy,
+                        cfg.reassembly_timeout,
+                    ),
                     next_credit: Time::ZERO,
                     occupancy: 0,
                     queue: VecDeque::new(),
@@ -202,6 +207,17 @@ impl Adapter {
     pub fn egress(&self, port: u16) -> (u64, u64) {
         let p = &self.ports[port as usize];
         (p.occupancy, p.sched.outstanding())
+    }
+
+    /// Credit bytes written off by every port's scheduler: handed out for data that never
+    /// came (lost with a failed link, or the credit itself lost).
+    pub fn credit_written_off(&self) -> u64 {
+        self.ports.iter().map(|p| p.sched.written_off()).sum()
+    }
+
+    /// Credit bytes outstanding over every port.
+    pub fn credit_outstanding(&self) -> u64 {
+        self.ports.iter().map(|p| p.sched.outstanding()).sum()
     }
 
     /// Whether the hosts should be paused (ingress buffer close to full, [`IngressFull::Pause`]).
@@ -502,9 +518,11 @@ impl Adapter {
                 on,
                 returned,
             }) => {
-                self.ports[port as usize]
-                    .sched
-                    .status(cell.src, class, seq, on, returned);
+                // Write-offs due before this status are settled first: a newer "on" must not
+                // void one whose hold ended before it came.
+                let sched = &mut self.ports[port as usize].sched;
+                sched.settle(now);
+                sched.status(now, cell.src, class, seq, on, returned);
             }
             Body::Control(Control::Credit { port, class, bytes }) => {
                 let q = self.cfg.queue_index(cell.src, port, class);
@@ -554,7 +572,8 @@ impl Adapter {
     fn data(&mut self, now: Time, src: u32, d: Data) {
         let s = self.cfg.queue_index(src, d.port, d.class);
         let port = &mut self.ports[d.port as usize];
-        port.sched.arrived(d.bytes as u64);
+        port.sched.settle(now);
+        port.sched.arrived(src, d.class, d.bytes as u64);
         port.occupancy += d.bytes as u64;
         let mut freed = Freed::default();
         let mut out = std::mem::take(&mut self.scratch);
@@ -702,6 +721,7 @@ impl Adapter {
     /// Sends the credits due by `now` and gives up the gaps whose timer expired.
     pub fn handle_timeout(&mut self, now: Time) {
         for p in 0..self.ports.len() {
+            self.ports[p].sched.settle(now);
             // A port that was idle (or blocked) starts its clock now rather than catching up
             // with a burst; a busy one is called exactly at its next credit and keeps pace.
             if self.port_ready(p) && self.ports[p].next_credit <= now {

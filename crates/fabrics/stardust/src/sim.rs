@@ -671,6 +671,8 @@ impl<'a> Sim<'a> {
             e.max_queue = e.max_queue.max(s.max_queue);
             e.max_pool = e.max_pool.max(s.max_pool);
         }
+        let written_off: u64 = self.fas.iter().map(Adapter::credit_written_off).sum();
+        let outstanding: u64 = self.fas.iter().map(Adapter::credit_outstanding).sum();
         let mut r = ReachStats::default();
         for s in self.reach.iter().map(|d| *d.stats()) {
             r.messages_received += s.messages_received;
@@ -698,6 +700,8 @@ impl<'a> Sim<'a> {
             ("data_cells", a.data_cells),
             ("control_cells", a.control_cells),
             ("credits", a.credits),
+            ("credit_written_off_bytes", written_off),
+            ("credit_outstanding_end_bytes", outstanding),
             ("frag_limited_cells", a.frag_limited_cells),
             ("unroutable_cells", a.unroutable_cells + e.unroutable),
             ("reassembly_drops", a.reassembly_drops),
