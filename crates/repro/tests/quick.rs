@@ -213,3 +213,9 @@ fn stardust_fig9_two_tier_load() {
 fn stardust_failures() {
     common::check("stardust-failures", true);
 }
+
+/// Stardust §5.3's incast example at 16 adapters.
+#[test]
+fn stardust_incast() {
+    common::check("stardust-incast", true);
+}

@@ -20,6 +20,7 @@ mod power;
 mod sizing;
 mod stardust_failures;
 mod stardust_fig9;
+mod stardust_incast;
 mod stardust_models;
 mod table1;
 mod xfabric_common;
@@ -172,6 +173,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust §5.9, App. E",
         summary: "a link and a second-tier element fail under load: reroute time against App. E, cells lost, throughput kept",
         run: stardust_failures::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-incast",
+        figure: "Stardust §5.3",
+        summary: "128 adapters send 1 MB each to one 50 Gb/s port: admitted at the port rate, held at the sources, nothing lost, even draining",
+        run: stardust_incast::run,
         timed: false,
         scale: None,
     },
