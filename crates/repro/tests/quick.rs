@@ -219,3 +219,9 @@ fn stardust_failures() {
 fn stardust_incast() {
     common::check("stardust-incast", true);
 }
+
+/// Stardust Fig. 7 / App. F: two ports, three flows, against the Ethernet fabric's arithmetic.
+#[test]
+fn stardust_fig7() {
+    common::check("stardust-fig7", true);
+}

@@ -19,6 +19,7 @@ mod fig18;
 mod power;
 mod sizing;
 mod stardust_failures;
+mod stardust_fig7;
 mod stardust_fig9;
 mod stardust_incast;
 mod stardust_models;
@@ -181,6 +182,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust §5.3",
         summary: "128 adapters send 1 MB each to one 50 Gb/s port: admitted at the port rate, held at the sources, nothing lost, even draining",
         run: stardust_incast::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig7",
+        figure: "Stardust Fig. 7, App. F",
+        summary: "two 100 Gb/s ports, three flows: Stardust runs both ports at their rate, twice an Ethernet fabric's throughput with classes",
+        run: stardust_fig7::run,
         timed: false,
         scale: None,
     },
