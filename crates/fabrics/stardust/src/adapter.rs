@@ -16,9 +16,12 @@
 //!
 //! Traffic between two ports of one adapter is scheduled the same way but loops back inside
 //! the adapter instead of crossing the fabric.
+//!
+//! A low-latency VOQ ([`LowLatency`]) asks for no credit: it sends its packets as they come,
+//! as fast as its token bucket lets it.
 
 use crate::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
-use crate::config::{AdapterConfig, IngressFull};
+use crate::config::{AdapterConfig, IngressFull, LowLatency};
 use crate::reach::ReachTable;
 use crate::reassembly::{Freed, Stream};
 use crate::scheduler::PortScheduler;
@@ -51,6 +54,10 @@ struct Voq {
     /// refresh entry for it waits in `Adapter::refresh`.
     asked_at: Time,
     refresh_armed: bool,
+    /// Low-latency VOQs: the token bucket as a virtual clock (the time at which it would be
+    /// full again), and whether a release waits in `Adapter::low_latency_due`.
+    bucket_at: Time,
+    release_armed: bool,
 }
 
 /// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
@@ -119,6 +126,8 @@ pub struct Adapter {
     /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
     /// a status lost with a failed link must not leave a VOQ waiting for ever.
     refresh: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Low-latency VOQs waiting for their bucket, by the time it lets their next packet go.
+    low_latency_due: BinaryHeap<Reverse<(Time, u32)>>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
@@ -168,6 +177,7 @@ impl Adapter {
             timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
             refresh: BinaryHeap::new(),
+            low_latency_due: BinaryHeap::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             last_decrease: None,
@@ -251,6 +261,13 @@ impl Adapter {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         voq.packets.push_back(packet);
+        if self.cfg.low_latency.is(class) {
+            if !voq.release_armed {
+                self.release_low_latency(now, q);
+            }
+            self.drain_loopback(now);
+            return true;
+        }
         if !voq.requested {
             voq.requested = true;
             self.ask(now, q, dst, port, class);
@@ -359,6 +376,43 @@ impl Adapter {
                     returned,
                 },
             );
+        }
+    }
+
+    /// Sends the packets low-latency VOQ `q`'s bucket lets go by `now`, as one burst, and
+    /// arms a release for the next one. A packet goes while the bucket's clock is at most the
+    /// burst's worth ahead of `now`, so in any interval T the VOQ sends at most
+    /// rate · T + burst + one packet.
+    fn release_low_latency(&mut self, now: Time, q: usize) {
+        let LowLatency {
+            rate, burst_bytes, ..
+        } = self.cfg.low_latency;
+        let slack = rate.serialize(burst_bytes as u64);
+        let voq = &mut self.voqs[q];
+        voq.release_armed = false;
+        let mut spend = 0u64;
+        let mut burst_end = 0;
+        for p in &voq.packets {
+            if voq.bucket_at > now + slack {
+                break;
+            }
+            voq.bucket_at = voq.bucket_at.max(now) + rate.serialize(p.wire as u64);
+            spend += p.wire as u64;
+            burst_end += 1;
+        }
+        if burst_end < voq.packets.len() {
+            voq.release_armed = true;
+            let at = Time(voq.bucket_at.0 - slack.0);
+            self.low_latency_due.push(Reverse((at, q as u32)));
+        }
+        if burst_end > 0 {
+            self.ingress_bytes -= spend;
+            let mut burst = std::mem::take(&mut self.burst);
+            burst.extend(self.voqs[q].packets.drain(..burst_end));
+            let (dst, port, class) = self.cfg.voq_of(q);
+            self.pack(dst, port, class, &burst);
+            burst.clear();
+            self.burst = burst;
         }
     }
 
@@ -707,11 +761,15 @@ impl Adapter {
             .filter(|&p| self.port_ready(p))
             .map(|p| self.ports[p].next_credit)
             .min();
-        let timer = [self.timers.peek(), self.refresh.peek()]
-            .into_iter()
-            .flatten()
-            .map(|&Reverse((t, _))| t)
-            .min();
+        let timer = [
+            self.timers.peek(),
+            self.refresh.peek(),
+            self.low_latency_due.peek(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|&Reverse((t, _))| t)
+        .min();
         match (credits, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -741,6 +799,13 @@ impl Adapter {
             self.expire(now, s);
         }
         self.refresh_due(now);
+        while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
+            if t > now {
+                break;
+            }
+            self.low_latency_due.pop();
+            self.release_low_latency(now, q as usize);
+        }
         self.drain_loopback(now);
     }
 

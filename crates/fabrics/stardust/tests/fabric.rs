@@ -6,7 +6,7 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
 use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{NetParams, Network, Stardust};
 use shoal_topology::CellClos;
@@ -37,6 +37,7 @@ fn adapter(fas: u32, ports: u16) -> AdapterConfig {
             min_rate: 16384,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     }
 }
 
@@ -280,4 +281,35 @@ fn an_oversubscribed_fabric_marks_fci_throttles_credits_and_drops_nothing() {
     let carried = Rate::gbps(120).serialize(4 * wire(2_000_000) * 256 / 240).0;
     assert!(last >= carried, "{last} < {carried}");
     assert!(last <= carried * 3 / 2, "{last} vs {carried}");
+}
+
+#[test]
+fn a_low_latency_flow_skips_the_credit_round_trip() {
+    // One packet in class 1 (low latency) against the same packet in class 0 (credited): the
+    // credited one pays a status and a credit across the fabric (two crossings, at least 2 us
+    // of links); the low-latency one leaves at once and arrives within a few cell times of the
+    // floor.
+    let mut a = adapter(4, 2);
+    a.classes = 2;
+    a.low_latency = LowLatency {
+        classes: 0b10,
+        rate: Rate::gbps(5),
+        burst_bytes: 4096,
+    };
+    let fcts: Vec<u64> = [0u8, 1]
+        .into_iter()
+        .map(|class| {
+            let mut f = flow(0, 0, 7, 1460, Time::ZERO);
+            f.class = class;
+            let out = run(single_tier(4, 3, PORT, a), vec![f], RunLimits::default());
+            assert_lossless(&out);
+            fct(&out, 0)
+        })
+        .collect();
+    let floor = PORT.serialize(wire(1460)).0 + 2 * 100_000 + 2 * 500_000;
+    assert!(
+        fcts[1] >= floor && fcts[1] <= floor + 1_000_000,
+        "{fcts:?}, floor {floor}"
+    );
+    assert!(fcts[0] >= fcts[1] + 2 * 2 * 500_000, "{fcts:?}");
 }

@@ -7,7 +7,7 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
 use shoal_stardust::models::Reachability as Model;
 use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{Failure, NetParams, Network, Stardust};
@@ -62,6 +62,7 @@ fn network(port_gbps: u64) -> Network {
             min_rate: 16384,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     };
     let p = NetParams {
         pool_cells_per_link: 128,
