@@ -6,6 +6,7 @@ use crate::Stardust;
 use crate::config::{
     AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency, MAX_CLASSES,
 };
+use crate::hosts::HostTransport;
 use crate::net::{NetParams, Network};
 use crate::reachability::{MAX_BITMAP, ReachConfig};
 use serde::Deserialize;
@@ -15,6 +16,7 @@ use shoal_fabric::config::{dur_ns, float, read_table, text, value};
 use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{CellClos, FatTree, LeafSpine, Topology};
+use shoal_transport::TcpConfig;
 
 /// Defaults of the `[stardust]` keys (docs/scenarios.md lists them with their sources).
 pub mod defaults {
@@ -86,6 +88,9 @@ pub mod defaults {
     pub const REACH_ERROR_WINDOW: i64 = 64;
     pub const REACH_ERROR_LIMIT: i64 = 4;
     pub const CLASS_POLICY: &str = "strict";
+    /// Ours: no transport above the fabric, so that the fabric's own scheduling is what is
+    /// measured (§6.2's simulations inject cells); `"tcp"` is §6.3's NewReno.
+    pub const TRANSPORT: &str = "none";
     /// Ours (§5.7 bounds the share of low-latency VOQs but gives no number): each may send a
     /// tenth of its destination port's rate, with bursts of one credit's worth (4 KB).
     pub const LOW_LATENCY_SHARE: f64 = 0.1;
@@ -144,6 +149,7 @@ struct RawStardust {
     low_latency_classes: Option<Vec<i64>>,
     low_latency_share: Option<f64>,
     low_latency_burst_bytes: Option<i64>,
+    transport: Option<String>,
     cell_bytes: Option<i64>,
     cell_header_bytes: Option<i64>,
     control_bytes: Option<i64>,
@@ -265,6 +271,7 @@ pub struct StardustSpec {
     pub adapter: AdapterConfig,
     pub reach: ReachConfig,
     pub seed: u64,
+    pub transport: HostTransport,
 }
 
 /// A fraction in 1/65,536.
@@ -458,7 +465,7 @@ impl StardustSpec {
     }
 
     pub fn network(&self) -> Result<Network, ConfigError> {
-        Ok(Network::new(
+        let mut net = Network::new(
             self.topology()?,
             self.adapter,
             NetParams {
@@ -470,7 +477,9 @@ impl StardustSpec {
                 seed: self.seed,
                 reach: self.reach,
             },
-        ))
+        );
+        net.transport = self.transport;
+        Ok(net)
     }
 }
 
@@ -683,7 +692,7 @@ impl FabricKind for Kind {
             permutation_rounds: ROUNDS.read(raw.permutation_rounds, d::PERMUTATION_ROUNDS)?,
             low_latency,
         };
-        let spec = StardustSpec {
+        let mut spec = StardustSpec {
             shape,
             link_rate: gbps(
                 "stardust.link_gbps",
@@ -718,6 +727,22 @@ impl FabricKind for Kind {
                 error_limit: REACH_ERROR_LIMIT.read(raw.reach_error_limit, d::REACH_ERROR_LIMIT)?,
             },
             seed: input.seed,
+            transport: HostTransport::None,
+        };
+        spec.transport = match raw.transport.as_deref().unwrap_or(d::TRANSPORT) {
+            "none" => HostTransport::None,
+            // §6.3: "an unmodified TCP (New Reno)", its segments filling the hosts' packets.
+            "tcp" => HostTransport::Tcp(TcpConfig {
+                mss: spec.packet_bytes.saturating_sub(spec.header_bytes).max(1),
+                ..TcpConfig::newreno()
+            }),
+            other => {
+                return Err(value(
+                    "stardust.transport",
+                    format!("unknown transport {other:?}: use \"none\" or \"tcp\""),
+                )
+                .into());
+            }
         };
         spec.validate(keys)?;
         Ok(Box::new(spec))
@@ -801,6 +826,13 @@ impl ResolvedFabric for StardustSpec {
         t.kv("host_delay_ns", dur_ns(self.host_delay));
         t.kv("packet_bytes", self.packet_bytes);
         t.kv("header_bytes", self.header_bytes);
+        t.kv(
+            "transport",
+            text(match self.transport {
+                HostTransport::None => "none",
+                HostTransport::Tcp(_) => "tcp",
+            }),
+        );
         t.kv("classes", a.classes);
         match a.class_policy {
             ClassPolicy::Strict => t.kv("class_policy", text("strict")),

@@ -7,9 +7,11 @@
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::hosts::HostTransport;
 use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{NetParams, Network, Stardust};
 use shoal_topology::CellClos;
+use shoal_transport::TcpConfig;
 use shoal_workload::{Flow, IterSource};
 
 const PORT: Rate = Rate::gbps(50);
@@ -312,4 +314,52 @@ fn a_low_latency_flow_skips_the_credit_round_trip() {
         "{fcts:?}, floor {floor}"
     );
     assert!(fcts[0] >= fcts[1] + 2 * 2 * 500_000, "{fcts:?}");
+}
+
+fn with_tcp(mut net: Network) -> Network {
+    net.transport = HostTransport::Tcp(TcpConfig {
+        mss: 1460,
+        ..TcpConfig::newreno()
+    });
+    net
+}
+
+#[test]
+fn tcp_over_the_fabric_delivers_every_byte_without_a_timeout() {
+    // §6.3's "unmodified TCP (New Reno) on top of Stardust": a lone flow, and a 15-to-1
+    // incast whose excess waits at the sources. Acks cross the fabric as packets of their
+    // own, so every data packet has its ack: packets in = out (none lost, none given up), no
+    // retransmission timer fires, and the incast still runs the port at its rate.
+    let out = run(
+        with_tcp(single_tier(4, 3, PORT, adapter(4, 2))),
+        vec![flow(0, 0, 7, 1_000_000, Time::ZERO)],
+        RunLimits::default(),
+    );
+    assert_lossless(&out);
+    assert_eq!(c(&out, "tcp_timeouts"), 0);
+    let floor = PORT.serialize(wire(1_000_000)).0 + 2 * 100_000 + 2 * 500_000;
+    assert!(fct(&out, 0) >= floor);
+    let data_packets = 1_000_000u64.div_ceil(1460);
+    assert!(
+        c(&out, "packets_in") > data_packets,
+        "acks crossed the fabric"
+    );
+
+    let bytes = 400_000u64;
+    let flows = (1..16u16)
+        .map(|s| flow(s as u64, s, 0, bytes, Time::ZERO))
+        .collect();
+    let out = run(
+        with_tcp(single_tier(16, 5, PORT, adapter(16, 1))),
+        flows,
+        RunLimits::default(),
+    );
+    assert_lossless(&out);
+    assert_eq!(c(&out, "tcp_timeouts"), 0);
+    let last = (0..15).map(|i| fct(&out, i)).max().unwrap();
+    let drain = PORT.serialize(15 * wire(bytes)).0;
+    assert!(
+        last >= drain && last <= drain + drain / 50 + 10_000_000,
+        "{last} vs {drain}"
+    );
 }
