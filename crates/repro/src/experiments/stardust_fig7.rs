@@ -22,7 +22,7 @@
 //! middle stage's raw capacity (`link_gbps = 50`), where cell headers and credit cells cost it
 //! about 8% of the fabric.
 
-use crate::experiments::stardust_fig9::{set, spec};
+use crate::experiments::stardust_fig9::{LOSSES, set, spec, within};
 use crate::{Claim, Options, ReproError};
 use shoal_base::{NodeId, Time};
 use shoal_fabric::{Fabric, NoProgress};
@@ -41,15 +41,6 @@ const B_SOURCE: u16 = 1;
 const LINE_RATE: f64 = 0.975;
 const FIG7_RATIO: (f64, f64) = (1.2, 0.03);
 const APP_F_RATIO: (f64, f64) = (2.0, 0.05);
-
-const LOSSES: [&str; 6] = [
-    "fe_drops",
-    "lost_cells",
-    "late_cells",
-    "reassembly_drops",
-    "unroutable_cells",
-    "ingress_drops",
-];
 
 /// One Stardust run: what A and B delivered as a share of a port's payload rate, and the
 /// cells or packets lost.
@@ -114,10 +105,6 @@ fn ethernet(classes: bool) -> (f64, f64) {
     let b_class = classes as u8;
     let out = ethernet_fabric(&[stream(0, 0), stream(0, 0), stream(1, b_class)], 2.0, 1.0);
     (out[0] + out[1], out[2])
-}
-
-fn within(x: f64, (centre, tol): (f64, f64)) -> bool {
-    (x - centre).abs() <= tol
 }
 
 pub(crate) fn run(

@@ -15,7 +15,7 @@
 //! - nothing lost: no cell dropped, given up or unroutable, no packet dropped, every flow done;
 //! - even draining: the first completion at least 0.99 of the last.
 
-use crate::experiments::stardust_fig9::{set, spec};
+use crate::experiments::stardust_fig9::{LOSSES, set, spec};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_fabric::{Fabric, NoProgress};
@@ -29,16 +29,6 @@ const SCENARIO: &str = include_str!("../../../../scenarios/stardust-incast.toml"
 const OPTIMAL_SLACK: f64 = 1.02;
 const HELD_TOLERANCE: f64 = 0.01;
 const EVEN: f64 = 0.99;
-
-/// The losses a lossless run leaves at zero.
-const LOSSES: [&str; 6] = [
-    "fe_drops",
-    "lost_cells",
-    "late_cells",
-    "reassembly_drops",
-    "unroutable_cells",
-    "ingress_drops",
-];
 
 /// The quick version: 16 adapters over 8 elements, the same senders' pattern.
 fn quick(base: &Scenario) -> Result<Scenario, ReproError> {
