@@ -16,9 +16,12 @@
 //!
 //! Traffic between two ports of one adapter is scheduled the same way but loops back inside
 //! the adapter instead of crossing the fabric.
+//!
+//! A low-latency VOQ ([`LowLatency`]) asks for no credit: it sends its packets as they come,
+//! as fast as its token bucket lets it.
 
 use crate::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
-use crate::config::{AdapterConfig, IngressFull};
+use crate::config::{AdapterConfig, IngressFull, LowLatency};
 use crate::reach::ReachTable;
 use crate::reassembly::{Freed, Stream};
 use crate::scheduler::PortScheduler;
@@ -51,6 +54,10 @@ struct Voq {
     /// refresh entry for it waits in `Adapter::refresh`.
     asked_at: Time,
     refresh_armed: bool,
+    /// Low-latency VOQs: the token bucket as a virtual clock (the time at which it would be
+    /// full again), and whether a release waits in `Adapter::low_latency_due`.
+    bucket_at: Time,
+    release_armed: bool,
 }
 
 /// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
@@ -119,6 +126,8 @@ pub struct Adapter {
     /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
     /// a status lost with a failed link must not leave a VOQ waiting for ever.
     refresh: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Low-latency VOQs waiting for their bucket, by the time it lets their next packet go.
+    low_latency_due: BinaryHeap<Reverse<(Time, u32)>>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
@@ -153,7 +162,12 @@ impl Adapter {
             links: (0..links).map(|_| LinkQueue::default()).collect(),
             ports: (0..cfg.ports)
                 .map(|_| Port {
-                    sched: PortScheduler::new(cfg.fas, cfg.classes, cfg.class_policy),
+                    sched: PortScheduler::new(
+                        cfg.fas,
+                        cfg.classes,
+                        cfg.class_policy,
+                        cfg.reassembly_timeout,
+                    ),
                     next_credit: Time::ZERO,
                     occupancy: 0,
                     queue: VecDeque::new(),
@@ -163,6 +177,7 @@ impl Adapter {
             timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
             refresh: BinaryHeap::new(),
+            low_latency_due: BinaryHeap::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             last_decrease: None,
@@ -204,6 +219,17 @@ impl Adapter {
         (p.occupancy, p.sched.outstanding())
     }
 
+    /// Credit bytes written off by every port's scheduler: handed out for data that never
+    /// came (lost with a failed link, or the credit itself lost).
+    pub fn credit_written_off(&self) -> u64 {
+        self.ports.iter().map(|p| p.sched.written_off()).sum()
+    }
+
+    /// Credit bytes outstanding over every port.
+    pub fn credit_outstanding(&self) -> u64 {
+        self.ports.iter().map(|p| p.sched.outstanding()).sum()
+    }
+
     /// Whether the hosts should be paused (ingress buffer close to full, [`IngressFull::Pause`]).
     pub fn hosts_paused(&self) -> bool {
         self.paused_hosts
@@ -235,6 +261,13 @@ impl Adapter {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         voq.packets.push_back(packet);
+        if self.cfg.low_latency.is(class) {
+            if !voq.release_armed {
+                self.release_low_latency(now, q);
+            }
+            self.drain_loopback(now);
+            return true;
+        }
         if !voq.requested {
             voq.requested = true;
             self.ask(now, q, dst, port, class);
@@ -343,6 +376,43 @@ impl Adapter {
                     returned,
                 },
             );
+        }
+    }
+
+    /// Sends the packets low-latency VOQ `q`'s bucket lets go by `now`, as one burst, and
+    /// arms a release for the next one. A packet goes while the bucket's clock is at most the
+    /// burst's worth ahead of `now`, so in any interval T the VOQ sends at most
+    /// rate · T + burst + one packet.
+    fn release_low_latency(&mut self, now: Time, q: usize) {
+        let LowLatency {
+            rate, burst_bytes, ..
+        } = self.cfg.low_latency;
+        let slack = rate.serialize(burst_bytes as u64);
+        let voq = &mut self.voqs[q];
+        voq.release_armed = false;
+        let mut spend = 0u64;
+        let mut burst_end = 0;
+        for p in &voq.packets {
+            if voq.bucket_at > now + slack {
+                break;
+            }
+            voq.bucket_at = voq.bucket_at.max(now) + rate.serialize(p.wire as u64);
+            spend += p.wire as u64;
+            burst_end += 1;
+        }
+        if burst_end < voq.packets.len() {
+            voq.release_armed = true;
+            let at = Time(voq.bucket_at.0 - slack.0);
+            self.low_latency_due.push(Reverse((at, q as u32)));
+        }
+        if burst_end > 0 {
+            self.ingress_bytes -= spend;
+            let mut burst = std::mem::take(&mut self.burst);
+            burst.extend(self.voqs[q].packets.drain(..burst_end));
+            let (dst, port, class) = self.cfg.voq_of(q);
+            self.pack(dst, port, class, &burst);
+            burst.clear();
+            self.burst = burst;
         }
     }
 
@@ -502,9 +572,11 @@ impl Adapter {
                 on,
                 returned,
             }) => {
-                self.ports[port as usize]
-                    .sched
-                    .status(cell.src, class, seq, on, returned);
+                // Write-offs due before this status are settled first: a newer "on" must not
+                // void one whose hold ended before it came.
+                let sched = &mut self.ports[port as usize].sched;
+                sched.settle(now);
+                sched.status(now, cell.src, class, seq, on, returned);
             }
             Body::Control(Control::Credit { port, class, bytes }) => {
                 let q = self.cfg.queue_index(cell.src, port, class);
@@ -554,7 +626,8 @@ impl Adapter {
     fn data(&mut self, now: Time, src: u32, d: Data) {
         let s = self.cfg.queue_index(src, d.port, d.class);
         let port = &mut self.ports[d.port as usize];
-        port.sched.arrived(d.bytes as u64);
+        port.sched.settle(now);
+        port.sched.arrived(src, d.class, d.bytes as u64);
         port.occupancy += d.bytes as u64;
         let mut freed = Freed::default();
         let mut out = std::mem::take(&mut self.scratch);
@@ -688,11 +761,15 @@ impl Adapter {
             .filter(|&p| self.port_ready(p))
             .map(|p| self.ports[p].next_credit)
             .min();
-        let timer = [self.timers.peek(), self.refresh.peek()]
-            .into_iter()
-            .flatten()
-            .map(|&Reverse((t, _))| t)
-            .min();
+        let timer = [
+            self.timers.peek(),
+            self.refresh.peek(),
+            self.low_latency_due.peek(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|&Reverse((t, _))| t)
+        .min();
         match (credits, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -702,6 +779,7 @@ impl Adapter {
     /// Sends the credits due by `now` and gives up the gaps whose timer expired.
     pub fn handle_timeout(&mut self, now: Time) {
         for p in 0..self.ports.len() {
+            self.ports[p].sched.settle(now);
             // A port that was idle (or blocked) starts its clock now rather than catching up
             // with a burst; a busy one is called exactly at its next credit and keeps pace.
             if self.port_ready(p) && self.ports[p].next_credit <= now {
@@ -721,6 +799,13 @@ impl Adapter {
             self.expire(now, s);
         }
         self.refresh_due(now);
+        while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
+            if t > now {
+                break;
+            }
+            self.low_latency_due.pop();
+            self.release_low_latency(now, q as usize);
+        }
         self.drain_loopback(now);
     }
 

@@ -41,6 +41,34 @@ pub enum IngressFull {
     Pause,
 }
 
+/// Low-latency VOQs (§5.7: "receiving a credit will take about a microsecond, but a low
+/// latency VOQ starts transmitting immediately"; "we assume a limited aggregate bandwidth of
+/// all low latency VOQs"): the classes whose VOQs send without credit, each VOQ held to a rate
+/// by a token bucket (ours: the paper bounds the share but gives no mechanism). Their bytes
+/// still take room in the egress buffer, which slows the credits of the port's other VOQs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowLatency {
+    /// Bit `c` set: class `c`'s VOQs are low-latency.
+    pub classes: u8,
+    /// A low-latency VOQ sends at most this rate on average ...
+    pub rate: Rate,
+    /// ... plus a burst of this many bytes (and the packet that crosses it).
+    pub burst_bytes: u32,
+}
+
+impl LowLatency {
+    /// No low-latency class.
+    pub const NONE: LowLatency = LowLatency {
+        classes: 0,
+        rate: Rate(0),
+        burst_bytes: 0,
+    };
+
+    pub fn is(&self, class: u8) -> bool {
+        self.classes >> class & 1 == 1
+    }
+}
+
 /// Everything a Fabric Adapter needs to know; the same for every adapter of a fabric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AdapterConfig {
@@ -67,6 +95,7 @@ pub struct AdapterConfig {
     pub fci: FciReaction,
     /// The spraying permutation is replaced every this many rounds.
     pub permutation_rounds: u32,
+    pub low_latency: LowLatency,
 }
 
 impl AdapterConfig {

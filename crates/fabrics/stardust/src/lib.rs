@@ -17,6 +17,7 @@ pub mod adapter;
 pub mod cell;
 pub mod config;
 pub mod element;
+pub mod hosts;
 pub mod net;
 pub mod observe;
 pub mod reach;

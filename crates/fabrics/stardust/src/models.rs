@@ -2,7 +2,8 @@
 //! arithmetic of Appendix A (Table 2) and Fig. 2, the packet-processing parallelism of
 //! Appendix B, the minimum credit size (§4.1), the element memory of §6.2, the reachability
 //! recovery time and overhead of Appendix E (and §5.9's example), and the M/D/1 queue of §4.3
-//! that bounds the last stage's queue (Fig. 9).
+//! that bounds the last stage's queue (Fig. 9), and the Ethernet fabric of Fig. 7 and
+//! Appendix F as the fluid arithmetic the paper does by hand.
 //!
 //! Where a number printed in the paper does not follow from its stated inputs, the function
 //! computes from the inputs and the repro claim shows both.
@@ -178,6 +179,64 @@ pub fn tail(dist: &[f64], k: usize) -> f64 {
     (1.0 - dist[..k.min(dist.len())].iter().sum::<f64>()).max(0.0)
 }
 
+/// One stream of packets through Fig. 7's Ethernet fabric: its egress port, its traffic class
+/// (0 is served first) and the rate it is offered at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EthStream {
+    pub port: usize,
+    pub class: u8,
+    pub offered: f64,
+}
+
+/// What an Ethernet output of `capacity` passes of streams offered at `rates` in `classes`:
+/// strict priority between classes, and within a class a share in proportion to the offered
+/// rate (an overloaded drop-tail queue drops every stream's packets with the same
+/// probability). This is the arithmetic of §5.3 ("only 66% of B traffic passes") and
+/// Appendix F ("all of it will be dropped at the packet switch").
+pub fn ethernet_output(rates: &[f64], classes: &[u8], capacity: f64) -> Vec<f64> {
+    let mut out = vec![0.0; rates.len()];
+    let mut left = capacity;
+    let mut order: Vec<u8> = classes.to_vec();
+    order.sort_unstable();
+    order.dedup();
+    for c in order {
+        let members = || (0..rates.len()).filter(move |&i| classes[i] == c);
+        let offered: f64 = members().map(|i| rates[i]).sum();
+        let pass = if offered > 0.0 {
+            (left / offered).min(1.0)
+        } else {
+            0.0
+        };
+        for i in members() {
+            out[i] = rates[i] * pass;
+        }
+        left -= offered * pass;
+    }
+    out
+}
+
+/// Fig. 7's Ethernet fabric in steady state: every stream crosses one middle-stage output of
+/// `middle` towards the egress device, then its egress port of `port` each; the rate each
+/// stream delivers.
+pub fn ethernet_fabric(streams: &[EthStream], middle: f64, port: f64) -> Vec<f64> {
+    let classes: Vec<u8> = streams.iter().map(|s| s.class).collect();
+    let offered: Vec<f64> = streams.iter().map(|s| s.offered).collect();
+    let past_middle = ethernet_output(&offered, &classes, middle);
+    let mut out = vec![0.0; streams.len()];
+    let ports = streams.iter().map(|s| s.port).max().map_or(0, |p| p + 1);
+    for p in 0..ports {
+        let at: Vec<usize> = (0..streams.len())
+            .filter(|&i| streams[i].port == p)
+            .collect();
+        let rates: Vec<f64> = at.iter().map(|&i| past_middle[i]).collect();
+        let cls: Vec<u8> = at.iter().map(|&i| classes[i]).collect();
+        for (k, r) in ethernet_output(&rates, &cls, port).into_iter().enumerate() {
+            out[at[k]] = r;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +295,48 @@ mod tests {
                 "rho {rho}: {ratio} vs {}",
                 1.0 / z
             );
+        }
+    }
+
+    #[test]
+    fn fig7_and_appendix_f_by_hand() {
+        // Fig. 7: 100 Gb/s to A from two devices and 100 Gb/s to B, through 200 Gb/s of middle
+        // stage towards the egress device: every stream keeps 2/3 there, A's port passes 100
+        // of its 133, B gets 66.7 ("only 66% of B traffic passes").
+        let s = |port, class| EthStream {
+            port,
+            class,
+            offered: 100.0,
+        };
+        let one_class = ethernet_fabric(&[s(0, 0), s(1, 0), s(0, 0)], 200.0, 100.0);
+        assert!((one_class[1] - 200.0 / 3.0).abs() < 1e-9);
+        assert!((one_class[0] + one_class[2] - 100.0).abs() < 1e-9);
+        // Appendix F: A's traffic in the higher class takes the whole middle stage, B loses
+        // everything, and the egress device delivers 100 Gb/s, all of it at A.
+        let classes = ethernet_fabric(&[s(0, 0), s(1, 1), s(0, 0)], 200.0, 100.0);
+        assert_eq!(classes[1], 0.0);
+        assert!((classes.iter().sum::<f64>() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_ethernet_output_never_passes_more_than_offered_or_its_capacity() {
+        let rates = [30.0, 50.0, 70.0, 10.0];
+        let classes = [1, 0, 1, 2];
+        for cap in [0.0, 20.0, 60.0, 100.0, 140.0, 200.0] {
+            let out = ethernet_output(&rates, &classes, cap);
+            let sum: f64 = out.iter().sum();
+            assert!(sum <= cap + 1e-9);
+            assert!(
+                (sum - cap.min(160.0)).abs() < 1e-9,
+                "work-conserving at {cap}"
+            );
+            for (o, r) in out.iter().zip(rates) {
+                assert!(*o >= 0.0 && *o <= r + 1e-9);
+            }
+            // A lower class gets something only once every higher class is served whole.
+            if out[0] > 0.0 {
+                assert_eq!(out[1], 50.0);
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 use crate::adapter::Adapter;
 use crate::config::{AdapterConfig, ElementConfig};
 use crate::element::Element;
+use crate::hosts::HostTransport;
 use crate::reach::ReachTable;
 use crate::reachability::{ReachConfig, Reachability};
 use shoal_base::rng::stream;
@@ -59,6 +60,8 @@ pub struct Network {
     pub reach: ReachConfig,
     /// Failures to inject during a run.
     pub failures: Vec<(Time, Failure)>,
+    /// What the hosts run above the fabric (none unless set).
+    pub transport: HostTransport,
     /// First directed-link index of each device.
     base: Vec<u32>,
     /// Per directed link: owner (device, port), and the reverse link.
@@ -113,6 +116,7 @@ impl Network {
             seed,
             reach,
             failures: Vec::new(),
+            transport: HostTransport::None,
             base,
             owner,
             reverse,

@@ -3,7 +3,10 @@
 //! reason), every rule in [`StardustSpec::validate`], and the resolved table written back.
 
 use crate::Stardust;
-use crate::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, MAX_CLASSES};
+use crate::config::{
+    AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency, MAX_CLASSES,
+};
+use crate::hosts::HostTransport;
 use crate::net::{NetParams, Network};
 use crate::reachability::{MAX_BITMAP, ReachConfig};
 use serde::Deserialize;
@@ -13,6 +16,7 @@ use shoal_fabric::config::{dur_ns, float, read_table, text, value};
 use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{CellClos, FatTree, LeafSpine, Topology};
+use shoal_transport::TcpConfig;
 
 /// Defaults of the `[stardust]` keys (docs/scenarios.md lists them with their sources).
 pub mod defaults {
@@ -84,6 +88,13 @@ pub mod defaults {
     pub const REACH_ERROR_WINDOW: i64 = 64;
     pub const REACH_ERROR_LIMIT: i64 = 4;
     pub const CLASS_POLICY: &str = "strict";
+    /// Ours: no transport above the fabric, so that the fabric's own scheduling is what is
+    /// measured (§6.2's simulations inject cells); `"tcp"` is §6.3's NewReno.
+    pub const TRANSPORT: &str = "none";
+    /// Ours (§5.7 bounds the share of low-latency VOQs but gives no number): each may send a
+    /// tenth of its destination port's rate, with bursts of one credit's worth (4 KB).
+    pub const LOW_LATENCY_SHARE: f64 = 0.1;
+    pub const LOW_LATENCY_BURST_BYTES: i64 = 4096;
 }
 
 const FAS: IntRule = IntRule::new("stardust.fas", 2, 65_535);
@@ -109,6 +120,7 @@ const ROUNDS: IntRule = IntRule::new("stardust.permutation_rounds", 1, 1 << 20);
 const REACH_BITMAP: IntRule = IntRule::new("stardust.reach_bitmap", 1, MAX_BITMAP as i64);
 const REACH_CONFIRM: IntRule = IntRule::new("stardust.reach_confirm", 1, 1024);
 const REACH_ERROR_WINDOW: IntRule = IntRule::new("stardust.reach_error_window", 1, 64);
+const LOW_LATENCY_BURST: IntRule = IntRule::new("stardust.low_latency_burst_bytes", 0, 1 << 24);
 const REACH_ERROR_LIMIT: IntRule = IntRule::new("stardust.reach_error_limit", 0, 63);
 
 #[derive(Debug, Default, Deserialize)]
@@ -134,6 +146,10 @@ struct RawStardust {
     classes: Option<i64>,
     class_policy: Option<String>,
     class_weights: Option<Vec<i64>>,
+    low_latency_classes: Option<Vec<i64>>,
+    low_latency_share: Option<f64>,
+    low_latency_burst_bytes: Option<i64>,
+    transport: Option<String>,
     cell_bytes: Option<i64>,
     cell_header_bytes: Option<i64>,
     control_bytes: Option<i64>,
@@ -155,6 +171,68 @@ struct RawStardust {
     reach_confirm: Option<i64>,
     reach_error_window: Option<i64>,
     reach_error_limit: Option<i64>,
+}
+
+/// The low-latency classes (`low_latency_*` keys): none unless `low_latency_classes` names
+/// some, each below `classes` and named once; the share is of the port rate, above 0.
+fn low_latency(
+    raw: &RawStardust,
+    classes: u8,
+    port_rate: Rate,
+    keys: &Keys<'_>,
+) -> Result<LowLatency, ConfigError> {
+    use defaults as d;
+    let Some(list) = &raw.low_latency_classes else {
+        for (given, key) in [
+            (
+                raw.low_latency_share.is_some(),
+                "stardust.low_latency_share",
+            ),
+            (
+                raw.low_latency_burst_bytes.is_some(),
+                "stardust.low_latency_burst_bytes",
+            ),
+        ] {
+            if given {
+                return Err(value(key, "needs low_latency_classes"));
+            }
+        }
+        return Ok(LowLatency::NONE);
+    };
+    let mut mask = 0u8;
+    for &c in list {
+        let c = keys.int_req(
+            "stardust.low_latency_classes",
+            Some(c),
+            0,
+            classes as i64 - 1,
+        )?;
+        if mask >> c & 1 == 1 {
+            return Err(value(
+                "stardust.low_latency_classes",
+                format!("class {c} is named twice"),
+            ));
+        }
+        mask |= 1 << c;
+    }
+    let share = keys.num(
+        "stardust.low_latency_share",
+        raw.low_latency_share.unwrap_or(d::LOW_LATENCY_SHARE),
+        0.0,
+        true,
+    )?;
+    if share > 1.0 {
+        return Err(value(
+            "stardust.low_latency_share",
+            format!("{share} is a share of the port rate: must be above 0, at most 1"),
+        ));
+    }
+    Ok(LowLatency {
+        classes: mask,
+        rate: Rate((share * port_rate.0 as f64).round().max(1.0) as u64),
+        burst_bytes: LOW_LATENCY_BURST
+            .read(raw.low_latency_burst_bytes, d::LOW_LATENCY_BURST_BYTES)?,
+    })
 }
 
 /// The shape of the fabric under the adapters.
@@ -193,6 +271,7 @@ pub struct StardustSpec {
     pub adapter: AdapterConfig,
     pub reach: ReachConfig,
     pub seed: u64,
+    pub transport: HostTransport,
 }
 
 /// A fraction in 1/65,536.
@@ -386,7 +465,7 @@ impl StardustSpec {
     }
 
     pub fn network(&self) -> Result<Network, ConfigError> {
-        Ok(Network::new(
+        let mut net = Network::new(
             self.topology()?,
             self.adapter,
             NetParams {
@@ -398,7 +477,9 @@ impl StardustSpec {
                 seed: self.seed,
                 reach: self.reach,
             },
-        ))
+        );
+        net.transport = self.transport;
+        Ok(net)
     }
 }
 
@@ -519,6 +600,12 @@ impl FabricKind for Kind {
                 .into());
             }
         };
+        let port_rate = gbps(
+            "stardust.port_gbps",
+            raw.port_gbps.unwrap_or(d::PORT_GBPS),
+            keys,
+        )?;
+        let low_latency = low_latency(&raw, classes, port_rate, keys)?;
         let ingress_full = match raw.ingress_full.as_deref().unwrap_or(d::INGRESS_FULL) {
             "pause" => IngressFull::Pause,
             "drop" => IngressFull::Drop,
@@ -568,11 +655,7 @@ impl FabricKind for Kind {
             fas,
             ports: PORTS_PER_FA.read(raw.ports_per_fa, d::PORTS_PER_FA)?,
             classes,
-            port_rate: gbps(
-                "stardust.port_gbps",
-                raw.port_gbps.unwrap_or(d::PORT_GBPS),
-                keys,
-            )?,
+            port_rate,
             credit_bytes: CREDIT_BYTES.read(raw.credit_bytes, d::CREDIT_BYTES)?,
             credit_speedup_ppm: (speedup * 1e6).round() as u32,
             cell_bytes: CELL_BYTES.read(raw.cell_bytes, d::CELL_BYTES)?,
@@ -607,8 +690,9 @@ impl FabricKind for Kind {
                 )?,
             },
             permutation_rounds: ROUNDS.read(raw.permutation_rounds, d::PERMUTATION_ROUNDS)?,
+            low_latency,
         };
-        let spec = StardustSpec {
+        let mut spec = StardustSpec {
             shape,
             link_rate: gbps(
                 "stardust.link_gbps",
@@ -643,6 +727,22 @@ impl FabricKind for Kind {
                 error_limit: REACH_ERROR_LIMIT.read(raw.reach_error_limit, d::REACH_ERROR_LIMIT)?,
             },
             seed: input.seed,
+            transport: HostTransport::None,
+        };
+        spec.transport = match raw.transport.as_deref().unwrap_or(d::TRANSPORT) {
+            "none" => HostTransport::None,
+            // §6.3: "an unmodified TCP (New Reno)", its segments filling the hosts' packets.
+            "tcp" => HostTransport::Tcp(TcpConfig {
+                mss: spec.packet_bytes.saturating_sub(spec.header_bytes).max(1),
+                ..TcpConfig::newreno()
+            }),
+            other => {
+                return Err(value(
+                    "stardust.transport",
+                    format!("unknown transport {other:?}: use \"none\" or \"tcp\""),
+                )
+                .into());
+            }
         };
         spec.validate(keys)?;
         Ok(Box::new(spec))
@@ -726,6 +826,13 @@ impl ResolvedFabric for StardustSpec {
         t.kv("host_delay_ns", dur_ns(self.host_delay));
         t.kv("packet_bytes", self.packet_bytes);
         t.kv("header_bytes", self.header_bytes);
+        t.kv(
+            "transport",
+            text(match self.transport {
+                HostTransport::None => "none",
+                HostTransport::Tcp(_) => "tcp",
+            }),
+        );
         t.kv("classes", a.classes);
         match a.class_policy {
             ClassPolicy::Strict => t.kv("class_policy", text("strict")),
@@ -737,6 +844,19 @@ impl ResolvedFabric for StardustSpec {
                     .collect();
                 t.kv("class_weights", format!("[{}]", list.join(", ")));
             }
+        }
+        let ll = a.low_latency;
+        if ll.classes != 0 {
+            let list: Vec<String> = (0..a.classes)
+                .filter(|&c| ll.is(c))
+                .map(|c| c.to_string())
+                .collect();
+            t.kv("low_latency_classes", format!("[{}]", list.join(", ")));
+            t.kv(
+                "low_latency_share",
+                float(ll.rate.0 as f64 / a.port_rate.0 as f64),
+            );
+            t.kv("low_latency_burst_bytes", ll.burst_bytes);
         }
         t.kv("cell_bytes", a.cell_bytes);
         t.kv("cell_header_bytes", a.cell_header_bytes);

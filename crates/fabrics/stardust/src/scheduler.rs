@@ -3,8 +3,18 @@
 //! VOQs of a class and across classes by strict priority or weights. How fast it hands them
 //! out, and whether the egress buffer has room, is the adapter's business
 //! ([`crate::adapter`]); this part only chooses who gets the next credit and keeps the books.
+//!
+//! The books are kept per VOQ: credit bytes handed out and not yet come back as data or
+//! returned unused. A credit lost on a failed link, or the data it paid for, never comes
+//! back; left on the books it would hold egress headroom for ever. So once a VOQ has said
+//! "off" and stayed off for the hold time (the reassembly timeout: the scale on which a cell
+//! counts as lost), whatever it still owes is written off. That is exact when nothing is
+//! lost: an off VOQ gets no credit, a credit crossing its "off" comes back with a newer
+//! status (which voids the write-off), and its data has had the hold time to arrive. A VOQ
+//! that stays on keeps what it lost on its books until it goes off.
 
 use crate::config::{ClassPolicy, MAX_CLASSES};
+use shoal_base::{Dur, Time};
 use std::collections::VecDeque;
 
 /// A VOQ's state as this scheduler knows it.
@@ -15,6 +25,17 @@ struct VoqView {
     /// Sequence number of the newest status applied.
     seq: u32,
     seen: bool,
+    /// Credit bytes handed to it and not yet come back.
+    outstanding: u64,
+}
+
+/// A write-off due: VOQ `(src, class)` said "off" with status `seq`.
+#[derive(Clone, Copy, Debug)]
+struct Settle {
+    at: Time,
+    src: u32,
+    class: u8,
+    seq: u32,
 }
 
 pub struct PortScheduler {
@@ -30,12 +51,18 @@ pub struct PortScheduler {
     /// Weighted policy: the class being served and the credits it has left in its turn.
     turn: u8,
     turn_left: u16,
-    /// Credit bytes handed out and not yet come back as data or returned unused.
+    /// The VOQs' outstanding credit, summed.
     outstanding: u64,
+    /// Write-offs due, in time order (each is `hold` after the status that queued it).
+    settle: VecDeque<Settle>,
+    hold: Dur,
+    written_off: u64,
 }
 
 impl PortScheduler {
-    pub fn new(fas: u32, classes: u8, policy: ClassPolicy) -> PortScheduler {
+    /// A scheduler for `fas` source adapters that writes off what an off VOQ still owes after
+    /// `hold`.
+    pub fn new(fas: u32, classes: u8, policy: ClassPolicy, hold: Dur) -> PortScheduler {
         PortScheduler {
             classes,
             policy,
@@ -45,21 +72,46 @@ impl PortScheduler {
             turn: 0,
             turn_left: 0,
             outstanding: 0,
+            settle: VecDeque::new(),
+            hold,
+            written_off: 0,
         }
     }
 
-    /// Applies a status from the VOQ of `src`, `class`: newer statuses change its state,
-    /// returned bytes always come off the outstanding credit.
-    pub fn status(&mut self, src: u32, class: u8, seq: u32, on: bool, returned: u32) {
-        self.outstanding = self.outstanding.saturating_sub(returned as u64);
-        let i = src as usize * self.classes as usize + class as usize;
-        let v = &mut self.views[i];
+    fn view(&mut self, src: u32, class: u8) -> &mut VoqView {
+        &mut self.views[src as usize * self.classes as usize + class as usize]
+    }
+
+    /// `bytes` of VOQ `(src, class)`'s credit came back (as data or returned unused).
+    fn pay(&mut self, src: u32, class: u8, bytes: u64) {
+        let v = self.view(src, class);
+        let paid = v.outstanding.min(bytes);
+        v.outstanding -= paid;
+        self.outstanding -= paid;
+    }
+
+    /// Applies a status received at `now` from the VOQ of `src`, `class`: newer statuses
+    /// change its state, returned bytes always come off its outstanding credit.
+    pub fn status(&mut self, now: Time, src: u32, class: u8, seq: u32, on: bool, returned: u32) {
+        self.pay(src, class, returned as u64);
+        let hold = self.hold;
+        let v = self.view(src, class);
         // Sequence numbers wrap: newer means ahead by less than half the space.
         if v.seen && seq.wrapping_sub(v.seq) as i32 <= 0 {
             return;
         }
         v.seen = true;
         v.seq = seq;
+        if !on && v.outstanding > 0 {
+            self.settle.push_back(Settle {
+                at: now + hold,
+                src,
+                class,
+                seq,
+            });
+        }
+        let i = src as usize * self.classes as usize + class as usize;
+        let v = &mut self.views[i];
         if on != v.on {
             v.on = on;
             if on {
@@ -74,13 +126,35 @@ impl PortScheduler {
         }
     }
 
-    /// Data bytes of credited VOQs have arrived.
-    pub fn arrived(&mut self, bytes: u64) {
-        self.outstanding = self.outstanding.saturating_sub(bytes);
+    /// Data bytes of VOQ `(src, class)` have arrived.
+    pub fn arrived(&mut self, src: u32, class: u8, bytes: u64) {
+        self.pay(src, class, bytes);
     }
 
+    /// Writes off what the VOQs off since the hold time before `now` still owe.
+    pub fn settle(&mut self, now: Time) {
+        while let Some(&s) = self.settle.front() {
+            if s.at > now {
+                break;
+            }
+            self.settle.pop_front();
+            let v = self.view(s.src, s.class);
+            if v.seq == s.seq && !v.on {
+                let owed = std::mem::take(&mut v.outstanding);
+                self.outstanding -= owed;
+                self.written_off += owed;
+            }
+        }
+    }
+
+    /// Credit bytes handed out and not yet come back or written off.
     pub fn outstanding(&self) -> u64 {
         self.outstanding
+    }
+
+    /// Credit bytes written off so far.
+    pub fn written_off(&self) -> u64 {
+        self.written_off
     }
 
     /// Whether some VOQ asks for credit.
@@ -97,6 +171,7 @@ impl PortScheduler {
             let v = &mut self.views[src as usize * self.classes as usize + class as usize];
             if v.on {
                 ring.push_back(src);
+                v.outstanding += bytes as u64;
                 self.outstanding += bytes as u64;
                 return Some((src, class));
             }
@@ -134,23 +209,23 @@ mod tests {
 
     #[test]
     fn round_robin_within_a_class_and_strict_priority_across() {
-        let mut s = PortScheduler::new(4, 2, ClassPolicy::Strict);
-        s.status(1, 1, 1, true, 0);
-        s.status(2, 0, 1, true, 0);
-        s.status(3, 0, 1, true, 0);
+        let mut s = PortScheduler::new(4, 2, ClassPolicy::Strict, Dur::from_us(10));
+        s.status(Time::ZERO, 1, 1, 1, true, 0);
+        s.status(Time::ZERO, 2, 0, 1, true, 0);
+        s.status(Time::ZERO, 3, 0, 1, true, 0);
         let got: Vec<_> = (0..4).map(|_| s.pick(100).unwrap()).collect();
         assert_eq!(got, vec![(2, 0), (3, 0), (2, 0), (3, 0)]);
-        s.status(2, 0, 2, false, 0);
-        s.status(3, 0, 2, false, 50);
+        s.status(Time::ZERO, 2, 0, 2, false, 0);
+        s.status(Time::ZERO, 3, 0, 2, false, 50);
         assert_eq!(s.pick(100), Some((1, 1)));
         assert_eq!(s.outstanding(), 500 - 50);
     }
 
     #[test]
     fn a_stale_status_does_not_undo_a_newer_one() {
-        let mut s = PortScheduler::new(2, 1, ClassPolicy::Strict);
-        s.status(0, 0, 2, false, 0);
-        s.status(0, 0, 1, true, 30); // overtaken by the off above
+        let mut s = PortScheduler::new(2, 1, ClassPolicy::Strict, Dur::from_us(10));
+        s.status(Time::ZERO, 0, 0, 2, false, 0);
+        s.status(Time::ZERO, 0, 0, 1, true, 30); // overtaken by the off above
         assert!(!s.wants());
         assert_eq!(s.pick(10), None);
     }
@@ -160,13 +235,41 @@ mod tests {
         let mut w = [0; MAX_CLASSES];
         w[0] = 3;
         w[1] = 1;
-        let mut s = PortScheduler::new(2, 2, ClassPolicy::Weighted(w));
-        s.status(0, 0, 1, true, 0);
-        s.status(1, 1, 1, true, 0);
+        let mut s = PortScheduler::new(2, 2, ClassPolicy::Weighted(w), Dur::from_us(10));
+        s.status(Time::ZERO, 0, 0, 1, true, 0);
+        s.status(Time::ZERO, 1, 1, 1, true, 0);
         let mut per = [0; 2];
         for _ in 0..400 {
             per[s.pick(1).unwrap().1 as usize] += 1;
         }
         assert_eq!(per, [300, 100]);
+    }
+
+    #[test]
+    fn what_an_off_voq_still_owes_is_written_off_after_the_hold_and_only_then() {
+        let hold = Dur::from_us(10);
+        let at = |us| Time::ZERO + Dur::from_us(us);
+        let mut s = PortScheduler::new(2, 1, ClassPolicy::Strict, hold);
+        s.status(at(0), 0, 0, 1, true, 0);
+        s.status(at(0), 1, 0, 1, true, 0);
+        for _ in 0..4 {
+            s.pick(1000);
+        }
+        // VOQ 0 spent one credit and returned half of another; the rest (one credit) was lost.
+        s.arrived(0, 0, 1000);
+        s.status(at(1), 0, 0, 2, false, 500);
+        assert_eq!(s.outstanding(), 500 + 2000);
+        // Data still in flight when the "off" came is paid as it arrives.
+        s.arrived(1, 0, 1500);
+        s.settle(at(10));
+        assert_eq!(s.outstanding(), 500 + 500, "not before the hold");
+        s.settle(at(11));
+        assert_eq!(s.outstanding(), 500, "VOQ 1 is on: it keeps its books");
+        assert_eq!(s.written_off(), 500);
+        // An "off" overtaken by a newer "on" writes off nothing.
+        s.status(at(12), 1, 0, 2, false, 0);
+        s.status(at(13), 1, 0, 3, true, 0);
+        s.settle(at(100));
+        assert_eq!((s.outstanding(), s.written_off()), (500, 500));
     }
 }

@@ -3,19 +3,22 @@
 //! the clocks; the adapters and elements are the sans-IO state machines, driven here.
 //!
 //! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
-//! among their flows (no transport on top: the fabric's own scheduling is what is measured);
-//! an adapter whose ingress buffer runs high pauses its hosts. The run loop (flows due,
+//! among their flows: with no transport on top (the fabric's own scheduling is what is
+//! measured), or as TCP lets them ([`crate::hosts`]: acks first, then data); an adapter whose
+//! ingress buffer runs high pauses its hosts. The run loop (flows due,
 //! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
 use crate::adapter::{Adapter, AdapterStats};
 use crate::cell::{Cell, Packet};
 use crate::element::{Element, ElementStats, Received};
+use crate::hosts::{Ends, HostTransport, InFlight, Segments};
 use crate::net::{Failure, Network};
 use crate::observe::Observations;
 use crate::reachability::{ReachMsg, ReachStats, Reachability};
 use shoal_base::{Dur, Time};
 use shoal_fabric::{Calendar, EventFabric};
 use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
+use shoal_transport::Sender;
 use shoal_workload::{Flow, FlowSource};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -77,6 +80,10 @@ pub(crate) enum Ev {
     Fail {
         index: u32,
     },
+    /// The TCP sender of flow `flow` asked to be called now.
+    TcpTimer {
+        flow: u32,
+    },
 }
 
 /// What failures cost in a run.
@@ -93,6 +100,8 @@ struct FailStats {
 #[derive(Default)]
 struct Host {
     flows: VecDeque<u32>,
+    /// TCP: acks (segment handles) waiting to go, before any data.
+    acks: VecDeque<u32>,
     busy: bool,
     paused: bool,
 }
@@ -136,6 +145,9 @@ pub(crate) struct Sim<'a> {
     traversal_max: u64,
     traversal_sum: u128,
     traversal_cells: u64,
+    /// TCP at the hosts: each flow's ends (by record) and the segments on their way.
+    ends: Vec<Option<Ends>>,
+    segs: Segments,
 }
 
 impl<'a> Sim<'a> {
@@ -179,6 +191,8 @@ impl<'a> Sim<'a> {
             traversal_max: 0,
             traversal_sum: 0,
             traversal_cells: 0,
+            ends: Vec::new(),
+            segs: Segments::default(),
         }
     }
 }
@@ -245,6 +259,10 @@ impl EventFabric for Sim<'_> {
                 self.try_port(now, node);
                 self.service(now, node / self.net.ports());
             }
+            Ev::Delivered { record, .. } if self.tcp().is_some() => {
+                self.tcp_delivered(now, record, source);
+            }
+            Ev::TcpTimer { flow } => self.tcp_timer(now, flow),
             Ev::Delivered { record, payload } => {
                 if self.book.deliver(record, payload as u64, now, source) {
                     self.active -= 1;
@@ -307,6 +325,13 @@ impl EventFabric for Sim<'_> {
         }
         self.unsent.push(flow.bytes);
         self.class.push(flow.class);
+        if let Some(cfg) = self.tcp() {
+            let mut ends = (flow.bytes > 0).then(|| Ends::new(cfg, flow.bytes));
+            if let Some(e) = &mut ends {
+                e.in_rotation = true;
+            }
+            self.ends.push(ends);
+        }
         if flow.bytes > 0 {
             self.active += 1;
             let node = flow.src.0 as u32;
@@ -452,8 +477,19 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The TCP configuration if the hosts run TCP.
+    fn tcp(&self) -> Option<shoal_transport::TcpConfig> {
+        match self.net.transport {
+            HostTransport::None => None,
+            HostTransport::Tcp(cfg) => Some(cfg),
+        }
+    }
+
     /// The host puts its next flow's next packet on its link to the adapter.
     fn host_send(&mut self, now: Time, node: u32) {
+        if self.tcp().is_some() {
+            return self.tcp_host_send(now, node);
+        }
         let h = &mut self.hosts[node as usize];
         if h.busy || h.paused {
             return;
@@ -479,23 +515,144 @@ impl<'a> Sim<'a> {
 
     fn at_ingress(&mut self, now: Time, node: u32, record: u32, wire: u32) {
         let fa = node / self.net.ports();
-        let dst = self.book.record(record).dst.0 as u32;
+        // With TCP, `record` is the segment's handle.
+        let tcp = self.tcp().is_some();
+        let (dst, flow) = if tcp {
+            let s = self.segs.get(record);
+            (s.to, s.flow)
+        } else {
+            (self.book.record(record).dst.0 as u32, record)
+        };
         let (dfa, dport) = (dst / self.net.ports(), (dst % self.net.ports()) as u16);
         let a = &mut self.fas[fa as usize];
         let was_paused = a.hosts_paused();
-        a.handle_packet(
+        let taken = a.handle_packet(
             now,
             dfa,
             dport,
-            self.class[record as usize],
+            self.class[flow as usize],
             Packet { record, wire },
             self.net.pause_at,
         );
+        if !taken && tcp {
+            self.segs.remove(record);
+        }
         if !was_paused && a.hosts_paused() {
             self.q
                 .schedule(now + self.net.host_delay, Ev::HostPause { fa, on: true });
         }
         self.service(now, fa);
+    }
+
+    /// TCP: the host sends its next ack, or the next segment a flow's sender allows (its
+    /// flows in turn; a flow the window holds leaves the turn until an ack or a timer).
+    fn tcp_host_send(&mut self, now: Time, node: u32) {
+        let h = &self.hosts[node as usize];
+        if h.busy || h.paused {
+            return;
+        }
+        let handle = if let Some(a) = self.hosts[node as usize].acks.pop_front() {
+            a
+        } else {
+            loop {
+                let Some(flow) = self.hosts[node as usize].flows.pop_front() else {
+                    return;
+                };
+                let ends = self.ends[flow as usize]
+                    .as_mut()
+                    .expect("a flow in turn has its ends");
+                let seg = ends.sender.poll_transmit(now);
+                if seg.is_none() {
+                    ends.in_rotation = false;
+                }
+                self.tcp_arm(now, flow);
+                if let Some(seg) = seg {
+                    self.hosts[node as usize].flows.push_back(flow);
+                    let to = self.book.record(flow).dst.0 as u32;
+                    break self.segs.insert(InFlight { flow, to, seg });
+                }
+            }
+        };
+        let payload = self.segs.get(handle).seg.payload;
+        self.hosts[node as usize].busy = true;
+        let wire = payload + self.net.header_bytes;
+        let done = now + self.net.adapter.port_rate.serialize(wire as u64);
+        self.q.schedule(done, Ev::HostDone { node });
+        self.q.schedule(
+            done + self.net.host_delay,
+            Ev::AtIngress {
+                node,
+                record: handle,
+                wire,
+            },
+        );
+    }
+
+    /// TCP: a segment left its egress port for its host.
+    fn tcp_delivered(&mut self, now: Time, handle: u32, source: &mut dyn FlowSource) {
+        let s = self.segs.remove(handle);
+        let Some(ends) = self.ends[s.flow as usize].as_mut() else {
+            return;
+        };
+        let (reply, bytes) = ends.arrive(now, &s.seg);
+        let src = self.book.record(s.flow).src.0 as u32;
+        if bytes > 0 && self.book.deliver(s.flow, bytes, now, source) {
+            self.active -= 1;
+            self.q.arm_flows(&mut self.book, source);
+        }
+        if let Some(seg) = reply {
+            let h = self.segs.insert(InFlight {
+                flow: s.flow,
+                to: src,
+                seg,
+            });
+            self.hosts[s.to as usize].acks.push_back(h);
+            self.tcp_host_send(now, s.to);
+        } else if s.seg.kind != shoal_transport::Kind::Data {
+            self.tcp_wake(now, s.flow, src);
+        }
+    }
+
+    /// TCP: flow `flow`'s sender may send again (an ack or its timer): back in its host's
+    /// turn, timer re-armed, host kicked.
+    fn tcp_wake(&mut self, now: Time, flow: u32, src: u32) {
+        let ends = self.ends[flow as usize]
+            .as_mut()
+            .expect("a live flow has its ends");
+        if !ends.in_rotation && !ends.sender.is_finished() {
+            ends.in_rotation = true;
+            self.hosts[src as usize].flows.push_back(flow);
+        }
+        self.tcp_arm(now, flow);
+        self.tcp_host_send(now, src);
+    }
+
+    fn tcp_timer(&mut self, now: Time, flow: u32) {
+        let Some(ends) = self.ends[flow as usize].as_mut() else {
+            return;
+        };
+        if ends.armed != Some(now) {
+            return;
+        }
+        ends.armed = None;
+        ends.sender.handle_timeout(now);
+        let src = self.book.record(flow).src.0 as u32;
+        self.tcp_wake(now, flow, src);
+    }
+
+    /// Puts flow `flow`'s sender timer on the queue if it moved earlier or is not armed.
+    fn tcp_arm(&mut self, now: Time, flow: u32) {
+        let ends = self.ends[flow as usize]
+            .as_mut()
+            .expect("a live flow has its ends");
+        let Some(t) = ends.sender.timeout() else {
+            return;
+        };
+        let t = t.max(now);
+        if ends.armed.is_none_or(|a| t < a) {
+            ends.armed = Some(t);
+            self.q.schedule(t, Ev::TcpTimer { flow });
+        }
     }
 
     /// After any input to adapter `fa`: start the links and ports it gave work to, release
@@ -671,6 +828,8 @@ impl<'a> Sim<'a> {
             e.max_queue = e.max_queue.max(s.max_queue);
             e.max_pool = e.max_pool.max(s.max_pool);
         }
+        let written_off: u64 = self.fas.iter().map(Adapter::credit_written_off).sum();
+        let outstanding: u64 = self.fas.iter().map(Adapter::credit_outstanding).sum();
         let mut r = ReachStats::default();
         for s in self.reach.iter().map(|d| *d.stats()) {
             r.messages_received += s.messages_received;
@@ -698,6 +857,8 @@ impl<'a> Sim<'a> {
             ("data_cells", a.data_cells),
             ("control_cells", a.control_cells),
             ("credits", a.credits),
+            ("credit_written_off_bytes", written_off),
+            ("credit_outstanding_end_bytes", outstanding),
             ("frag_limited_cells", a.frag_limited_cells),
             ("unroutable_cells", a.unroutable_cells + e.unroutable),
             ("reassembly_drops", a.reassembly_drops),
@@ -724,6 +885,16 @@ impl<'a> Sim<'a> {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        let mut counters = counters;
+        if self.tcp().is_some() {
+            let timeouts = self
+                .ends
+                .iter()
+                .flatten()
+                .map(|e| e.sender.timeouts())
+                .sum();
+            counters.insert("tcp_timeouts".to_string(), timeouts);
+        }
         let queues = QueueStats {
             max_queue: e.max_queue,
             max_node_queue: e.max_pool,

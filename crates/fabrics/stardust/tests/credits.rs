@@ -7,7 +7,7 @@ use shoal_base::rng::stream;
 use shoal_base::{Dur, Rate, Time};
 use shoal_stardust::adapter::Adapter;
 use shoal_stardust::cell::{Body, Cell, Control};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
 use shoal_stardust::reach::ReachTable;
 
 fn cfg(speedup_ppm: u32, buffer: u64) -> AdapterConfig {
@@ -33,6 +33,7 @@ fn cfg(speedup_ppm: u32, buffer: u64) -> AdapterConfig {
             min_rate: 16384,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     }
 }
 

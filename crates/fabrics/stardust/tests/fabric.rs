@@ -6,10 +6,12 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::hosts::HostTransport;
 use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{NetParams, Network, Stardust};
 use shoal_topology::CellClos;
+use shoal_transport::TcpConfig;
 use shoal_workload::{Flow, IterSource};
 
 const PORT: Rate = Rate::gbps(50);
@@ -37,6 +39,7 @@ fn adapter(fas: u32, ports: u16) -> AdapterConfig {
             min_rate: 16384,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     }
 }
 
@@ -280,4 +283,83 @@ fn an_oversubscribed_fabric_marks_fci_throttles_credits_and_drops_nothing() {
     let carried = Rate::gbps(120).serialize(4 * wire(2_000_000) * 256 / 240).0;
     assert!(last >= carried, "{last} < {carried}");
     assert!(last <= carried * 3 / 2, "{last} vs {carried}");
+}
+
+#[test]
+fn a_low_latency_flow_skips_the_credit_round_trip() {
+    // One packet in class 1 (low latency) against the same packet in class 0 (credited): the
+    // credited one pays a status and a credit across the fabric (two crossings, at least 2 us
+    // of links); the low-latency one leaves at once and arrives within a few cell times of the
+    // floor.
+    let mut a = adapter(4, 2);
+    a.classes = 2;
+    a.low_latency = LowLatency {
+        classes: 0b10,
+        rate: Rate::gbps(5),
+        burst_bytes: 4096,
+    };
+    let fcts: Vec<u64> = [0u8, 1]
+        .into_iter()
+        .map(|class| {
+            let mut f = flow(0, 0, 7, 1460, Time::ZERO);
+            f.class = class;
+            let out = run(single_tier(4, 3, PORT, a), vec![f], RunLimits::default());
+            assert_lossless(&out);
+            fct(&out, 0)
+        })
+        .collect();
+    let floor = PORT.serialize(wire(1460)).0 + 2 * 100_000 + 2 * 500_000;
+    assert!(
+        fcts[1] >= floor && fcts[1] <= floor + 1_000_000,
+        "{fcts:?}, floor {floor}"
+    );
+    assert!(fcts[0] >= fcts[1] + 2 * 2 * 500_000, "{fcts:?}");
+}
+
+fn with_tcp(mut net: Network) -> Network {
+    net.transport = HostTransport::Tcp(TcpConfig {
+        mss: 1460,
+        ..TcpConfig::newreno()
+    });
+    net
+}
+
+#[test]
+fn tcp_over_the_fabric_delivers_every_byte_without_a_timeout() {
+    // §6.3's "unmodified TCP (New Reno) on top of Stardust": a lone flow, and a 15-to-1
+    // incast whose excess waits at the sources. Acks cross the fabric as packets of their
+    // own, so every data packet has its ack: packets in = out (none lost, none given up), no
+    // retransmission timer fires, and the incast still runs the port at its rate.
+    let out = run(
+        with_tcp(single_tier(4, 3, PORT, adapter(4, 2))),
+        vec![flow(0, 0, 7, 1_000_000, Time::ZERO)],
+        RunLimits::default(),
+    );
+    assert_lossless(&out);
+    assert_eq!(c(&out, "tcp_timeouts"), 0);
+    let floor = PORT.serialize(wire(1_000_000)).0 + 2 * 100_000 + 2 * 500_000;
+    assert!(fct(&out, 0) >= floor);
+    let data_packets = 1_000_000u64.div_ceil(1460);
+    assert!(
+        c(&out, "packets_in") > data_packets,
+        "acks crossed the fabric"
+    );
+
+    let bytes = 400_000u64;
+    let flows = (1..16u16)
+        .map(|s| flow(s as u64, s, 0, bytes, Time::ZERO))
+        .collect();
+    let out = run(
+        with_tcp(single_tier(16, 5, PORT, adapter(16, 1))),
+        flows,
+        RunLimits::default(),
+    );
+    assert_lossless(&out);
+    assert_eq!(c(&out, "tcp_timeouts"), 0);
+    let last = (0..15).map(|i| fct(&out, i)).max().unwrap();
+    let drain = PORT.serialize(15 * wire(bytes)).0;
+    assert!(
+        last >= drain && last <= drain + drain / 50 + 10_000_000,
+        "{last} vs {drain}"
+    );
 }

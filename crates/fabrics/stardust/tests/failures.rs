@@ -7,7 +7,7 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
 use shoal_stardust::models::Reachability as Model;
 use shoal_stardust::reachability::ReachConfig;
 use shoal_stardust::{Failure, NetParams, Network, Stardust};
@@ -62,6 +62,7 @@ fn network(port_gbps: u64) -> Network {
             min_rate: 16384,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     };
     let p = NetParams {
         pool_cells_per_link: 128,
@@ -222,4 +223,52 @@ fn a_failed_last_stage_link_makes_fci_slow_the_credits_of_its_adapter() {
         let k = out.delivered_bytes[a] as f64 / base.delivered_bytes[a] as f64;
         assert!(k >= 0.97, "adapter {a} got {k:.3}");
     }
+}
+
+#[test]
+fn credit_lost_with_a_failed_link_does_not_hold_egress_headroom_for_ever() {
+    // Every adapter sends 4 MB to its peer in the other pod (about 280 us at 120 Gb/s) and,
+    // long after, 100 KB more. The link failed at 100 us takes data cells (and perhaps
+    // credits) with it: the credit that paid for them never comes back (and the packets they
+    // cut never arrive: with no transport above, those flows never finish, so the run stops
+    // at 1.5 ms). Once the second round is over every byte that can arrive has, so nothing
+    // may stay on the books.
+    let flows: Vec<Flow> = [(0u64, 4u64 << 20), (1_000_000_000, 100_000)]
+        .into_iter()
+        .enumerate()
+        .flat_map(|(round, (start, bytes))| {
+            (0..FAS as u16).map(move |s| Flow {
+                id: round as u64 * FAS as u64 + s as u64,
+                src: NodeId(s),
+                dst: NodeId((s + 4) % FAS as u16),
+                bytes,
+                start: Time(start),
+                class: 0,
+            })
+        })
+        .collect();
+    let mut fabric = Stardust::new(network(120));
+    fabric
+        .fail(FAIL_AT, Failure::Link { dev: FAS, port: 4 })
+        .unwrap();
+    let out = fabric
+        .run(
+            &mut IterSource::new(flows),
+            RunLimits {
+                until: Some(Time(1_500_000_000)),
+                ..RunLimits::default()
+            },
+            &mut NoProgress,
+        )
+        .unwrap();
+    let second = &out.records[FAS as usize..];
+    assert!(second.iter().all(|r| r.finish.is_some()));
+    let lost = c(&out, "failure_data_lost");
+    assert!(lost > 0, "the failed link carried cells");
+    assert_eq!(c(&out, "credit_outstanding_end_bytes"), 0);
+    // What was written off is what was lost: at most a full cell per lost data cell and a
+    // credit per lost control cell, and at least a byte per lost data cell.
+    let off = c(&out, "credit_written_off_bytes");
+    assert!(off >= lost, "written off {off} B for {lost} lost cells");
+    assert!(off <= lost * 240 + c(&out, "failure_control_lost") * 4096);
 }

@@ -10,7 +10,7 @@ use shoal_base::rng::stream;
 use shoal_base::{Dur, Rate, Time};
 use shoal_stardust::adapter::Adapter;
 use shoal_stardust::cell::{Body, Cell, Control, Data, FIRST, LAST, Packet};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
 use shoal_stardust::reach::ReachTable;
 use shoal_stardust::reassembly::{Freed, Stream};
 
@@ -37,6 +37,7 @@ fn cfg(cell_bytes: u32, credit_bytes: u32) -> AdapterConfig {
             min_rate: 1 << 14,
         },
         permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
     }
 }
 

@@ -19,7 +19,10 @@ mod fig18;
 mod power;
 mod sizing;
 mod stardust_failures;
+mod stardust_fig10a;
+mod stardust_fig7;
 mod stardust_fig9;
+mod stardust_incast;
 mod stardust_models;
 mod table1;
 mod xfabric_common;
@@ -172,6 +175,30 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust §5.9, App. E",
         summary: "a link and a second-tier element fail under load: reroute time against App. E, cells lost, throughput kept",
         run: stardust_failures::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-incast",
+        figure: "Stardust §5.3",
+        summary: "128 adapters send 1 MB each to one 50 Gb/s port: admitted at the port rate, held at the sources, nothing lost, even draining",
+        run: stardust_incast::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig7",
+        figure: "Stardust Fig. 7, App. F",
+        summary: "two 100 Gb/s ports, three flows: Stardust runs both ports at their rate, twice an Ethernet fabric's throughput with classes",
+        run: stardust_fig7::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig10a",
+        figure: "Stardust Fig. 10(a)",
+        summary: "TCP over Stardust on the 432-node k = 12 fat-tree, a permutation, against DCTCP: mean utilisation and flows at 9.44 Gb/s",
+        run: stardust_fig10a::run,
         timed: false,
         scale: None,
     },

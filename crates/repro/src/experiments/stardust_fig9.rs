@@ -67,6 +67,11 @@ pub(crate) fn link_data_bps(spec: &StardustSpec) -> f64 {
         / (1.0 + a.control_bytes as f64 / per_credit)
 }
 
+/// Whether `x` is within `tol` of `centre`.
+pub(crate) fn within(x: f64, (centre, tol): (f64, f64)) -> bool {
+    (x - centre).abs() <= tol
+}
+
 pub(crate) fn set(s: &Scenario, settings: &[(&str, Value)]) -> Result<Scenario, ReproError> {
     s.with_settings(settings)
         .map_err(|e| ReproError(e.to_string()))
@@ -123,7 +128,7 @@ pub(crate) fn quick_settings() -> Vec<(&'static str, Value)> {
 }
 
 /// Counters that must stay zero in a lossless run.
-const LOSSES: [&str; 6] = [
+pub(crate) const LOSSES: [&str; 6] = [
     "fe_drops",
     "lost_cells",
     "late_cells",
