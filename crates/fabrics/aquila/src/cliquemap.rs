@@ -113,7 +113,21 @@ mod tests {
             until: Time::ZERO,
         };
         assert!(ok.check().is_ok());
-        assert!(Lookups { qps_per_client: 0.0, ..ok }.check().is_err());
-        assert!(Lookups { value_bytes: 0, ..ok }.check().is_err());
+        assert!(
+            Lookups {
+                qps_per_client: 0.0,
+                ..ok
+            }
+            .check()
+            .is_err()
+        );
+        assert!(
+            Lookups {
+                value_bytes: 0,
+                ..ok
+            }
+            .check()
+            .is_err()
+        );
     }
 }

@@ -135,7 +135,7 @@ impl Pcie {
         while left > 0 {
             let carried = left.min(rma.completion_bytes);
             left -= carried;
-            t = t + rma.pcie_rate.serialize(u64::from(carried));
+            t += rma.pcie_rate.serialize(u64::from(carried));
             each(t, carried);
         }
         self.free = t;
@@ -155,8 +155,22 @@ mod tests {
         assert_eq!(rma.resp_wire_bytes(4096), 32 * 144);
         assert_eq!(rma.resp_wire_bytes(4097), 32 * 144 + 24);
         assert_eq!(REQ_WORDS, 6);
-        assert!(Rma { completion_bytes: MAX_COMPLETION + 1, ..rma }.check().is_err());
-        assert!(Rma { completion_bytes: 0, ..rma }.check().is_err());
+        assert!(
+            Rma {
+                completion_bytes: MAX_COMPLETION + 1,
+                ..rma
+            }
+            .check()
+            .is_err()
+        );
+        assert!(
+            Rma {
+                completion_bytes: 0,
+                ..rma
+            }
+            .check()
+            .is_err()
+        );
     }
 
     #[test]
@@ -170,18 +184,32 @@ mod tests {
         assert_eq!(first.iter().map(|&(_, c)| c).sum::<u32>(), 4096);
         // A lone read: the latency, then one completion per serialization.
         for (k, &(t, _)) in first.iter().enumerate() {
-            assert_eq!(t, Time::ZERO + rma.pcie_latency + Dur(ser.0 * (k as u64 + 1)));
+            assert_eq!(
+                t,
+                Time::ZERO + rma.pcie_latency + Dur(ser.0 * (k as u64 + 1))
+            );
         }
         let end = first[31].0;
         // A read asked 10 ns later waits for the link, not for a second latency in full.
         let mut second = Vec::new();
-        pcie.read(&rma, Time::ZERO + Dur(10_000), 200, |t, c| second.push((t, c)));
-        assert_eq!(second, [(end + ser, 128), (end + ser + rma.pcie_rate.serialize(72), 72)]);
+        pcie.read(&rma, Time::ZERO + Dur(10_000), 200, |t, c| {
+            second.push((t, c))
+        });
+        assert_eq!(
+            second,
+            [
+                (end + ser, 128),
+                (end + ser + rma.pcie_rate.serialize(72), 72)
+            ]
+        );
         // One asked long after the link is idle sees the bare latency.
         let later = end + Dur(1_000_000);
         let mut third = Vec::new();
         pcie.read(&rma, later, 1, |t, c| third.push((t, c)));
-        assert_eq!(third, [(later + rma.pcie_latency + rma.pcie_rate.serialize(1), 1)]);
+        assert_eq!(
+            third,
+            [(later + rma.pcie_latency + rma.pcie_rate.serialize(1), 1)]
+        );
     }
 }
 
@@ -207,14 +235,20 @@ mod idle {
         let through = |bytes: u64| Dur(2 * spec.host_delay.0 + spec.fall_through.0) + host(bytes);
         let req = through(48);
         let first = rma.pcie_latency + rma.pcie_rate.serialize(128);
-        assert!(rma.pcie_rate.serialize(128) < host(144), "PCIe outpaces the link");
+        assert!(
+            rma.pcie_rate.serialize(128) < host(144),
+            "PCIe outpaces the link"
+        );
         let stream = Dur(31 * host(144).0);
         let expect = req + first + stream + through(144) + rma.completion_delay;
         assert_eq!(r.execution(), Some(expect));
         assert_eq!(r.received, 4096);
         // PCIe part: the target's latency and 32 completions, and the initiator's delay.
-        let pcie = rma.pcie_latency + Dur(32 * rma.pcie_rate.serialize(128).0) + rma.completion_delay;
+        let pcie =
+            rma.pcie_latency + Dur(32 * rma.pcie_rate.serialize(128).0) + rma.completion_delay;
         assert_eq!(r.pcie, pcie);
+        let off_pcie = rma.pcie_latency + Dur(32 * rma.pcie_rate.serialize(128).0);
+        assert_eq!(r.target_wait, Dur((first + stream).0 - off_pcie.0));
         assert!(sim.at_rest());
     }
 }

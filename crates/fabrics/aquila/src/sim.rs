@@ -14,6 +14,14 @@
 //! paper puts the IP engine on an internal switch port of its own; at 16 B per 4 KB packet the
 //! difference is 0.4% of the port).
 //!
+//! # 1RMA (§3.4)
+//!
+//! A read's Req leaves the initiator host's endpoint port with the control cells; at the
+//! target its arrival starts a PCIe read (`crate::rma::Pcie`), each completion of which becomes
+//! a Resp cell on the target's endpoint port, taking turns with IP data cells; the initiator
+//! completes the read when its last Resp is in. Reads come from CliqueMap-like lookups
+//! (`crate::cliquemap`), or from `Sim::issue_read`.
+//!
 //! # A cell's hop
 //!
 //! 1. An output port sends the head cell of a VC that has credit for it downstream: the link
@@ -40,8 +48,8 @@
 
 use crate::cliquemap::{Client, Lookups};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
-use crate::rma::{Pcie, REQ_WORDS, Rma};
 use crate::islip::{Islip, Request};
+use crate::rma::{Pcie, REQ_WORDS, Rma};
 use crate::routing::{Candidates, Hop, InKind, LEVELS, LevelRule, Mode, Router, route_hash, vc};
 use crate::spec::{Injection, Spec};
 use crate::wire::{VCS, WORD};
@@ -298,6 +306,8 @@ struct Read {
     /// The Req's arrival at the target, and the last completion off its PCIe link.
     at_target: Time,
     pcie_done: Time,
+    /// When its last Resp cell left the target's engine.
+    last_sent: Time,
     /// Bytes not yet put in a Resp cell at the target; Resp cells still to arrive; bytes
     /// arrived; times the read completed (must end at 1).
     unsent: u32,
@@ -322,6 +332,10 @@ pub struct ReadRecord {
     /// Its PCIe part: at the target (Req in to last completion off PCIe) and the initiator's
     /// completion delay.
     pub pcie: Dur,
+    /// Of the fabric's part, the time its last Resp cell waited for the target's link after
+    /// coming off PCIe: behind earlier Resp cells, its own read's (the link is slower than
+    /// PCIe) and other reads'.
+    pub target_wait: Dur,
 }
 
 impl ReadRecord {
@@ -806,7 +820,12 @@ impl<'a> Sim<'a> {
         let h = &mut self.hosts[host as usize];
         h.resps.pop_front();
         h.credits[class] -= u32::from(words);
-        self.reads[read as usize].unsent -= carried;
+        let r = &mut self.reads[read as usize];
+        r.unsent -= carried;
+        if r.unsent == 0 {
+            r.last_sent = now;
+        }
+        let r = *r;
         self.counters.rma_resp_cells += 1;
         let hash = route_hash(r.target, r.initiator, 0);
         let carried = u8::try_from(carried).expect("a completion fits a cell (Rma::check)");
@@ -863,6 +882,7 @@ impl<'a> Sim<'a> {
             issued: now,
             at_target: Time::ZERO,
             pcie_done: Time::ZERO,
+            last_sent: Time::ZERO,
             unsent: bytes,
             cells_left: self.spec.rma.completions(bytes),
             received: 0,
@@ -922,6 +942,7 @@ impl<'a> Sim<'a> {
                 issued: r.issued,
                 done: r.done,
                 pcie: (r.pcie_done - r.at_target) + delay,
+                target_wait: Dur(r.last_sent.0.saturating_sub(r.pcie_done.0)),
             })
             .collect()
     }
