@@ -1,14 +1,16 @@
 //! A CliqueMap-like key-value lookup generator (§5): every host is a client issuing lookups of
 //! one value size as a Poisson process at a given rate, each to a backend drawn uniformly among
 //! the other hosts (CliqueMap places keys by hash, so a client's lookups spread evenly over
-//! the backends), and every host is a backend. A lookup is a 1RMA read of the value (§3.4);
-//! CliqueMap's IP RPC transport is not modelled yet.
+//! the backends), and every host is a backend. A lookup is a 1RMA read of the value (§3.4,
+//! one-sided: no software at the backend), or an IP RPC (§5's Pony Express): a request packet
+//! over IP over GNet, the backend's software serving requests one at a time, the value back
+//! in full IP packets.
 
 use crate::rma::Rma;
 use rand::RngExt;
-use shoal_base::Rate;
 use shoal_base::Time;
 use shoal_base::rng::{StreamRng, stream};
+use shoal_base::{Dur, Rate};
 
 /// What the clients do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,7 +21,21 @@ pub struct Lookups {
     pub value_bytes: u32,
     /// Clients issue lookups until then; the run goes on until every one has completed.
     pub until: Time,
+    pub transport: Transport,
 }
+
+/// How a lookup fetches its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A 1RMA read (§3.4).
+    Rma,
+    /// An IP RPC: `service` is the backend software's time per request (requests queue for
+    /// it, one at a time).
+    IpRpc { service: Dur },
+}
+
+/// An RPC request's payload: the key and the RPC's own header (not given; our choice).
+pub const RPC_REQUEST_BYTES: u32 = 64;
 
 impl Lookups {
     /// The rate per client at which the values' Resp cells (wire bytes) fill `load` of a
@@ -111,6 +127,7 @@ mod tests {
             qps_per_client: qps,
             value_bytes: 4096,
             until: Time::ZERO,
+            transport: Transport::Rma,
         };
         assert!(ok.check().is_ok());
         assert!(

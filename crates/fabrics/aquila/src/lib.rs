@@ -3,7 +3,7 @@
 //!
 //! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
-//! - [`cliquemap`]: CliqueMap-like key-value lookups (§5), each a 1RMA read.
+//! - [`cliquemap`]: CliqueMap-like key-value lookups (§5), by 1RMA or by IP RPC.
 //! - [`ipgnet`]: IP over GNet (§3.3), the RTS/CTS/CTD ingress and egress, sans-IO.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
 //! - [`rma`]: 1RMA (§3.4): Req and Resp cells, the PCIe model at the target.
@@ -29,5 +29,5 @@ pub mod spec;
 pub mod wire;
 
 pub use run::{Drained, LookupRun, Saturation, drain, lookups, run_flows, saturate};
-pub use sim::{Counters, EVENT_KINDS, Pattern, ReadRecord};
+pub use sim::{Counters, EVENT_KINDS, Pattern, ReadRecord, RpcRecord};
 pub use spec::Spec;

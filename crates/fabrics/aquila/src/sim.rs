@@ -46,7 +46,7 @@
 //! modelled yet). Endpoints always drain: the ejection port towards a host has no credit limit
 //! (with RTS/CTS, §3.3, reassembly space is granted before data is sent).
 
-use crate::cliquemap::{Client, Lookups};
+use crate::cliquemap::{Client, Lookups, RPC_REQUEST_BYTES, Transport};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
 use crate::islip::{Islip, Request};
 use crate::rma::{Pcie, REQ_WORDS, Rma};
@@ -130,6 +130,10 @@ pub(crate) enum Ev {
     Completion {
         read: u32,
     },
+    /// The backend's software has served IP RPC `rpc`: its response goes out.
+    Serve {
+        rpc: u32,
+    },
 }
 
 /// What a cell is (§3.1's cell types: IP over GNet's and 1RMA's).
@@ -174,7 +178,7 @@ const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 10] = [
+pub const EVENT_KINDS: [&str; 11] = [
     "arrive",
     "arbitrate",
     "crossed",
@@ -185,6 +189,7 @@ pub const EVENT_KINDS: [&str; 10] = [
     "eject",
     "lookup",
     "completion",
+    "serve",
 ];
 
 impl Ev {
@@ -200,6 +205,7 @@ impl Ev {
             Ev::Eject { .. } => 7,
             Ev::Lookup { .. } => 8,
             Ev::Completion { .. } => 9,
+            Ev::Serve { .. } => 10,
         }
     }
 }
@@ -263,6 +269,8 @@ struct Packet {
     wire: u32,
     cells_left: u32,
     dst_host: u32,
+    /// The CliqueMap IP RPC it carries (request or response), else `NONE`.
+    rpc: u32,
 }
 
 /// A host: its link into the TiN, its flows, the packet it is cutting.
@@ -281,8 +289,11 @@ struct Host {
     control: VecDeque<(Kind, u32)>,
     granted: VecDeque<u32>,
     announced: u32,
-    /// Acknowledgements to announce (ahead of new packets, and past the ingress limit).
-    acks: VecDeque<u32>,
+    /// Packets to announce ahead of new ones and past the ingress limit: acknowledgements,
+    /// RPC requests and responses.
+    ahead: VecDeque<u32>,
+    /// As a CliqueMap backend serving IP RPCs: when its software is free.
+    serve_free: Time,
     sent_packets: u64,
     rng: StreamRng,
     /// 1RMA as a target: the reads whose next completion is off PCIe and waits for the link,
@@ -315,6 +326,41 @@ struct Read {
     received: u32,
     completions: u32,
     done: Option<Time>,
+}
+
+/// A CliqueMap lookup by IP RPC: a request packet to the backend, whose software serves it,
+/// and the value back in as many packets as it takes.
+#[derive(Clone, Copy, Debug)]
+struct Rpc {
+    client: u32,
+    server: u32,
+    bytes: u32,
+    issued: Time,
+    /// Response packets still to arrive; value bytes arrived; times it completed.
+    packets_left: u32,
+    received: u32,
+    completions: u32,
+    done: Option<Time>,
+}
+
+/// A lookup by IP RPC as a run reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RpcRecord {
+    pub client: u32,
+    pub server: u32,
+    pub bytes: u32,
+    pub received: u32,
+    pub completions: u32,
+    pub issued: Time,
+    /// When the value's last packet was released to the client.
+    pub done: Option<Time>,
+}
+
+impl RpcRecord {
+    /// The lookup's latency: issued to the value's last packet released to the client.
+    pub fn latency(&self) -> Option<Dur> {
+        self.done.map(|d| d - self.issued)
+    }
 }
 
 /// A 1RMA read as a run reports it.
@@ -391,6 +437,9 @@ pub struct Counters {
     pub rma_reads_completed: u64,
     pub rma_req_cells: u64,
     pub rma_resp_cells: u64,
+    /// CliqueMap lookups by IP RPC issued and completed.
+    pub rpcs_issued: u64,
+    pub rpcs_completed: u64,
 }
 
 /// The simulator's state.
@@ -454,6 +503,7 @@ pub(crate) struct Sim<'a> {
     /// 1RMA reads, by id; the CliqueMap lookups, when they run.
     reads: Vec<Read>,
     lookups: Option<Lookups>,
+    rpcs: Vec<Rpc>,
 }
 
 impl<'a> Sim<'a> {
@@ -518,7 +568,8 @@ impl<'a> Sim<'a> {
                 control: VecDeque::new(),
                 granted: VecDeque::new(),
                 announced: 0,
-                acks: VecDeque::new(),
+                ahead: VecDeque::new(),
+                serve_free: Time::ZERO,
                 sent_packets: 0,
                 rng: stream(spec.seed, "aquila.host", h as u64),
                 resps: VecDeque::new(),
@@ -591,6 +642,7 @@ impl<'a> Sim<'a> {
             rtts: Vec::new(),
             reads: Vec::new(),
             lookups: None,
+            rpcs: Vec::new(),
         })
     }
 
@@ -682,6 +734,7 @@ impl<'a> Sim<'a> {
                 self.hosts[target as usize].resps.push_back(read);
                 self.wake_host(now, target);
             }
+            Ev::Serve { rpc } => self.respond(now, rpc),
         }
     }
 
@@ -869,7 +922,104 @@ impl<'a> Sim<'a> {
         if next < lookups.until {
             self.q.schedule(next, Ev::Lookup { host });
         }
-        self.issue_read(now, host, target, lookups.value_bytes);
+        match lookups.transport {
+            Transport::Rma => self.issue_read(now, host, target, lookups.value_bytes),
+            Transport::IpRpc { .. } => self.issue_rpc(now, host, target, lookups.value_bytes),
+        }
+    }
+
+    /// A lookup by IP RPC: the request packet is announced at once.
+    fn issue_rpc(&mut self, now: Time, client: u32, server: u32, bytes: u32) {
+        let id = self.rpcs.len() as u32;
+        self.rpcs.push(Rpc {
+            client,
+            server,
+            bytes,
+            issued: now,
+            packets_left: 0,
+            received: 0,
+            completions: 0,
+            done: None,
+        });
+        self.counters.rpcs_issued += 1;
+        self.send_rpc_packet(now, client, server, RPC_REQUEST_BYTES, id);
+    }
+
+    /// Announces an RPC packet of `payload` bytes from `src` to `dst`.
+    fn send_rpc_packet(&mut self, now: Time, src: u32, dst: u32, payload: u32, rpc: u32) {
+        let wire = payload + self.spec.header_bytes;
+        let packet = self.alloc_packet(Packet {
+            src_host: src,
+            rts_at: Time::ZERO,
+            ack_for: None,
+            desc: NONE,
+            flow: NONE,
+            seq: 0,
+            payload,
+            wire,
+            cells_left: Spec::cells_of(wire),
+            dst_host: dst,
+            rpc,
+        });
+        self.hosts[src as usize].ahead.push_back(packet);
+        self.wake_host(now, src);
+    }
+
+    /// An RPC packet is released to its host: a request queues for the backend's software
+    /// (one request at a time, each taking the transport's service time); a response brings
+    /// its part of the value, and the last completes the lookup.
+    fn rpc_packet_in(&mut self, now: Time, p: &Packet) {
+        let Some(Lookups {
+            transport: Transport::IpRpc { service },
+            ..
+        }) = self.lookups
+        else {
+            unreachable!("RPC packets only come from IP RPC lookups");
+        };
+        let r = &mut self.rpcs[p.rpc as usize];
+        if p.dst_host == r.server {
+            let h = &mut self.hosts[r.server as usize];
+            h.serve_free = now.max(h.serve_free) + service;
+            self.q.schedule(h.serve_free, Ev::Serve { rpc: p.rpc });
+            return;
+        }
+        r.received += p.payload;
+        r.packets_left -= 1;
+        if r.packets_left == 0 {
+            r.completions += 1;
+            r.done = Some(now);
+            self.counters.rpcs_completed += 1;
+        }
+    }
+
+    /// The backend's software has served RPC `rpc`: the value goes back in full packets.
+    fn respond(&mut self, now: Time, rpc: u32) {
+        let r = self.rpcs[rpc as usize];
+        let mss = self.spec.mss();
+        self.rpcs[rpc as usize].packets_left = r.bytes.div_ceil(mss);
+        let mut left = r.bytes;
+        while left > 0 {
+            let payload = left.min(mss);
+            left -= payload;
+            self.send_rpc_packet(now, r.server, r.client, payload, rpc);
+        }
+    }
+
+    /// The lookups by IP RPC issued at or after `from`, as records.
+    pub(crate) fn rpc_records(&self, from: Time) -> Vec<RpcRecord> {
+        self.rpcs
+            .iter()
+            .filter(|r| r.issued >= from)
+            .map(|r| RpcRecord {
+                client: r.client,
+                server: r.server,
+                bytes: r.bytes,
+                received: r.received,
+                completions: r.completions,
+                issued: r.issued,
+                done: r.done,
+            })
+            .collect()
     }
 
     /// The initiator's 1RMA engine receives a read command: its Req joins the control cells.
@@ -947,11 +1097,11 @@ impl<'a> Sim<'a> {
             .collect()
     }
 
-    /// The ingress announces its acknowledgements, then new packets by RTS while it holds
-    /// fewer than its limit.
+    /// The ingress announces its acknowledgements and RPC packets, then new packets by RTS
+    /// while it holds fewer than its limit.
     fn announce(&mut self, host: u32, source: Option<&Source>) {
         let h = &mut self.hosts[host as usize];
-        while let Some(ack) = h.acks.pop_front() {
+        while let Some(ack) = h.ahead.pop_front() {
             h.announced += 1;
             h.control.push_back((Kind::Rts, ack));
         }
@@ -1060,6 +1210,7 @@ impl<'a> Sim<'a> {
             wire,
             cells_left: Spec::cells_of(wire),
             dst_host,
+            rpc: NONE,
         };
         Some(self.alloc_packet(packet))
     }
@@ -1594,6 +1745,9 @@ impl<'a> Sim<'a> {
                 self.delivered.push((p.flow, p.payload));
                 self.acknowledge(now, &p);
             }
+            if p.rpc != NONE {
+                self.rpc_packet_in(now, &p);
+            }
             if let Some(start) = p.ack_for
                 && start >= self.measure_from
             {
@@ -1619,8 +1773,9 @@ impl<'a> Sim<'a> {
             wire,
             cells_left: Spec::cells_of(wire),
             dst_host: p.src_host,
+            rpc: NONE,
         });
-        self.hosts[p.dst_host as usize].acks.push_back(ack);
+        self.hosts[p.dst_host as usize].ahead.push_back(ack);
         self.wake_host(now, p.dst_host);
     }
 

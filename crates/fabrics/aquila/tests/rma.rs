@@ -3,8 +3,9 @@
 //! bytes, no cell is dropped for lack of credit and the clique ends at rest.
 
 use proptest::prelude::*;
-use shoal_aquila::cliquemap::Lookups;
+use shoal_aquila::cliquemap::{Lookups, Transport};
 use shoal_aquila::routing::Mode;
+use shoal_aquila::spec::Injection;
 use shoal_aquila::{Spec, lookups};
 use shoal_base::{Dur, Time};
 use shoal_topology::Dragonfly;
@@ -42,7 +43,12 @@ proptest! {
         let qps = Lookups::qps_for_load(load, spec.host_rate, &spec.rma, value_bytes);
         let run = lookups(
             &spec,
-            Lookups { qps_per_client: qps, value_bytes, until: Time::ZERO + Dur::from_us(5) },
+            Lookups {
+                qps_per_client: qps,
+                value_bytes,
+                until: Time::ZERO + Dur::from_us(5),
+                transport: Transport::Rma,
+            },
             Time::ZERO,
         ).expect("runs");
         let c = &run.counters;
@@ -69,6 +75,51 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Lookups by IP RPC: every one completes once with exactly its value's bytes, and the
+    /// clique (RTS/CTS admission, reassembly, the backends' software queues) ends at rest.
+    #[test]
+    fn every_rpc_completes_once_with_its_bytes(
+        seed in 1u64..1000,
+        load in 0.05f64..0.9,
+        value_bytes in 1u32..9000,
+        service_ns in 0u64..3000,
+    ) {
+        let spec = tiny(Mode::FullyAdaptive, seed);
+        let qps = Lookups::qps_for_load(load, spec.host_rate, &spec.rma, value_bytes);
+        let service = Dur(service_ns * 1000);
+        let run = lookups(
+            &spec,
+            Lookups {
+                qps_per_client: qps,
+                value_bytes,
+                until: Time::ZERO + Dur::from_us(5),
+                transport: Transport::IpRpc { service },
+            },
+            Time::ZERO,
+        ).expect("runs");
+        let c = &run.counters;
+        prop_assert!(!run.rpcs.is_empty());
+        prop_assert!(run.reads.is_empty());
+        prop_assert_eq!(c.rpcs_completed, c.rpcs_issued);
+        prop_assert_eq!(c.rpcs_issued, run.rpcs.len() as u64);
+        for r in &run.rpcs {
+            prop_assert_eq!(r.completions, 1);
+            prop_assert_eq!(r.received, r.bytes);
+            prop_assert!(r.client != r.server);
+            // At least the backend's service and two trips through a switch.
+            let latency = r.latency().expect("completed");
+            prop_assert!(latency > service + Dur(2 * spec.fall_through.0));
+        }
+        prop_assert_eq!(c.ctd_drops, 0);
+        prop_assert_eq!(c.credit_overflows, 0);
+        prop_assert_eq!(run.in_flight, 0);
+        prop_assert!(run.at_rest);
+    }
+}
+
 #[test]
 fn lookup_runs_are_deterministic() {
     let spec = tiny(Mode::FullyAdaptive, 3);
@@ -76,6 +127,7 @@ fn lookup_runs_are_deterministic() {
         qps_per_client: 500_000.0,
         value_bytes: 4096,
         until: Time::ZERO + Dur::from_us(10),
+        transport: Transport::Rma,
     };
     let a = lookups(&spec, l, Time::ZERO).expect("runs");
     let b = lookups(&spec, l, Time::ZERO).expect("runs");
@@ -92,6 +144,7 @@ fn bad_lookups_are_refused() {
         qps_per_client: 0.0,
         value_bytes: 4096,
         until: Time::ZERO,
+        transport: Transport::Rma,
     };
     assert!(lookups(&spec, l, Time::ZERO).is_err());
     let mut bad = spec.clone();
@@ -102,4 +155,16 @@ fn bad_lookups_are_refused() {
     };
     let e = lookups(&bad, l, Time::ZERO).expect_err("a 200 B completion does not fit");
     assert!(e.contains("200 B"), "{e}");
+    let raw = Spec {
+        injection: Injection::RawCells,
+        ..spec
+    };
+    let rpc = Lookups {
+        transport: Transport::IpRpc {
+            service: Dur::from_us(1),
+        },
+        ..l
+    };
+    let e = lookups(&raw, rpc, Time::ZERO).expect_err("RPCs need RTS/CTS");
+    assert!(e.contains("rts-cts"), "{e}");
 }

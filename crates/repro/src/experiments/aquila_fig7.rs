@@ -26,7 +26,7 @@
 
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
-use shoal_aquila::cliquemap::Lookups;
+use shoal_aquila::cliquemap::{Lookups, Transport};
 use shoal_aquila::{Spec, lookups};
 use shoal_base::{Dur, Time};
 use shoal_metrics::Percentiles;
@@ -105,6 +105,7 @@ pub(crate) fn run(
             qps_per_client: qps,
             value_bytes: VALUE_BYTES,
             until: from + window,
+            transport: Transport::Rma,
         };
         let out = lookups(&spec, l, from).map_err(|e| ReproError(format!("aquila-fig7: {e}")))?;
         let c = &out.counters;
