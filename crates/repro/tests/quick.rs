@@ -142,6 +142,21 @@ fn aquila_fig7() {
     }
 }
 
+/// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
+/// host software besides the backend's 1 µs per request), each saying why.
+#[test]
+fn aquila_fig10() {
+    let claims = common::run("aquila-fig10", true);
+    assert_eq!(claims.len(), 4);
+    for c in &claims {
+        assert!(
+            c.pass || c.claim.contains("[miss:"),
+            "a miss says why: {}",
+            c.claim
+        );
+    }
+}
+
 #[test]
 fn section_5_power() {
     common::check("power", true);

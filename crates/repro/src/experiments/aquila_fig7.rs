@@ -24,16 +24,16 @@
 //! 10 µs (the paper's bound, one-sided); the median at the lowest load 4 µs ± 25%; its median
 //! fabric part within the paper's 2.5-3 µs widened by 10% on each side (2.25-3.3 µs).
 
+use super::aquila_lookups::{VALUE_BYTES, over_load, quick_clique};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_aquila::cliquemap::{Lookups, Transport};
 use shoal_aquila::{Spec, lookups};
 use shoal_base::{Dur, Time};
 use shoal_metrics::Percentiles;
-use shoal_plot::{Axis, Figure, Kind, Series};
+use shoal_plot::Axis;
 
 const FIG: &str = "Aquila Fig. 7";
-const VALUE_BYTES: u32 = 4096;
 
 /// What one load point measured, in µs.
 struct Point {
@@ -48,14 +48,12 @@ struct Point {
 /// The clique of a run and its loads, warm-up and window.
 fn setup(quick: bool) -> (Spec, Vec<f64>, Dur, Dur) {
     let mut spec = Spec::aquila();
-    let df = &mut spec.dragonfly;
     if quick {
-        // Fig. 6's quick clique.
-        (df.pods, df.tins_per_pod, df.global_links) = (9, 4, 4);
-        (df.local_ports, df.global_ports) = (6, 8);
+        quick_clique(&mut spec);
         (spec, vec![0.1, 0.5, 0.9], Dur::from_us(5), Dur::from_us(40))
     } else {
         // Fig. 6's scenario clique.
+        let df = &mut spec.dragonfly;
         (df.pods, df.tins_per_pod) = (32, 8);
         let loads = vec![0.1, 0.3, 0.5, 0.7, 0.9];
         (spec, loads, Dur::from_us(10), Dur::from_us(100))
@@ -159,20 +157,16 @@ pub(crate) fn run(
             wait,
         });
     }
-    let series = |name: &str, f: &dyn Fn(&Point) -> f64| {
-        Series::new(name, points.iter().map(|p| (p.load, f(p))).collect())
-    };
-    let fig = Figure {
-        title: String::new(),
-        x: Axis::linear("offered load per host"),
-        y: Axis::linear("1RMA read (µs)"),
-        series: vec![
-            series("execution, median", &|p| p.exec.p50),
-            series("execution, 99th percentile", &|p| p.exec.p99),
-            series("fabric part, median", &|p| p.fabric.p50),
+    let fig = over_load(
+        &points,
+        |p| p.load,
+        Axis::linear("1RMA read (µs)"),
+        &[
+            ("execution, median", &|p| p.exec.p50),
+            ("execution, 99th percentile", &|p| p.exec.p99),
+            ("fabric part, median", &|p| p.fabric.p50),
         ],
-        kind: Kind::Lines,
-    };
+    );
     emit(opts, fig, "aquila-fig7", progress)?;
     Ok(claims(&points, opts.quick, &spec))
 }
