@@ -126,6 +126,37 @@ fn aquila_fig6() {
     }
 }
 
+/// Aquila Fig. 7 on 72 hosts: the median read near 4 µs holds; two known misses say why
+/// (the tail at load 0.9, with no congestion control in front of the 1RMA engines, and the
+/// fabric part, below the paper's 2.5-3 µs at the model's per-hop latencies).
+#[test]
+fn aquila_fig7() {
+    let claims = common::run("aquila-fig7", true);
+    assert_eq!(claims.len(), 3);
+    for c in &claims {
+        let known_miss = c.claim.starts_with("99th-percentile") || c.claim.contains("fabric part");
+        assert!(c.pass || known_miss, "{}: ours {}", c.claim, c.ours);
+        if !c.pass {
+            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
+        }
+    }
+}
+
+/// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
+/// host software besides the backend's 1 µs per request), each saying why.
+#[test]
+fn aquila_fig10() {
+    let claims = common::run("aquila-fig10", true);
+    assert_eq!(claims.len(), 4);
+    for c in &claims {
+        assert!(
+            c.pass || c.claim.contains("[miss:"),
+            "a miss says why: {}",
+            c.claim
+        );
+    }
+}
+
 #[test]
 fn section_5_power() {
     common::check("power", true);

@@ -3,8 +3,10 @@
 //!
 //! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
+//! - [`cliquemap`]: CliqueMap-like key-value lookups (§5), by 1RMA or by IP RPC.
 //! - [`ipgnet`]: IP over GNet (§3.3), the RTS/CTS/CTD ingress and egress, sans-IO.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
+//! - [`rma`]: 1RMA (§3.4): Req and Resp cells, the PCIe model at the target.
 //! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
 //! - [`scenario`]: `fabric = "aquila"` and its `[clique]` table.
 //! - [`spec`]: a clique's parameters; [`run`]: flows through it, or synthetic traffic at
@@ -15,8 +17,10 @@
 
 pub mod bench;
 pub mod cdg;
+pub mod cliquemap;
 pub mod ipgnet;
 pub mod islip;
+pub mod rma;
 pub mod routing;
 pub mod run;
 pub mod scenario;
@@ -24,6 +28,6 @@ mod sim;
 pub mod spec;
 pub mod wire;
 
-pub use run::{Drained, Saturation, drain, run_flows, saturate};
-pub use sim::{Counters, EVENT_KINDS, Pattern};
+pub use run::{Drained, LookupRun, Saturation, drain, lookups, run_flows, saturate};
+pub use sim::{Counters, EVENT_KINDS, Pattern, ReadRecord, RpcRecord};
 pub use spec::Spec;

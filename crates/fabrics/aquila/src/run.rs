@@ -1,7 +1,9 @@
 //! Driving the simulator: a workload's flows through the common fabric interface, or
 //! synthetic traffic at full injection for the Dragonfly's theory.
 
-use crate::sim::{Counters, Ev, Pattern, Sim, Source};
+use crate::cliquemap::{Lookups, Transport};
+use crate::sim::{Counters, Ev, Pattern, ReadRecord, RpcRecord, Sim, Source};
+use crate::spec::Injection;
 use crate::spec::Spec;
 use shoal_base::{Dur, Time};
 use shoal_fabric::{Calendar, EventFabric, event_loop};
@@ -129,6 +131,12 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("control_cells", c.control_cells),
         ("ctd_drops", c.ctd_drops),
         ("ecn_marks", c.ecn_marks),
+        ("rma_reads_issued", c.rma_reads_issued),
+        ("rma_reads_completed", c.rma_reads_completed),
+        ("rma_req_cells", c.rma_req_cells),
+        ("rma_resp_cells", c.rma_resp_cells),
+        ("rpcs_issued", c.rpcs_issued),
+        ("rpcs_completed", c.rpcs_completed),
         ("max_input_fifo_words", u64::from(c.max_input_words)),
         ("max_output_queue_words", u64::from(c.max_output_words)),
     ]
@@ -205,5 +213,38 @@ pub fn drain(spec: &Spec, pattern: Pattern, packets: u64) -> Result<Drained, Str
         at_rest: sim.at_rest(),
         in_flight: sim.cells_in_flight(),
         end,
+    })
+}
+
+/// How a run of CliqueMap lookups ended.
+#[derive(Clone, Debug)]
+pub struct LookupRun {
+    /// The lookups issued from `measure_from` on (every one of them ran to its end): 1RMA
+    /// reads or IP RPCs, as the transport was.
+    pub reads: Vec<ReadRecord>,
+    pub rpcs: Vec<RpcRecord>,
+    pub counters: Counters,
+    /// Every FIFO empty and every credit back where it started.
+    pub at_rest: bool,
+    /// Cells injected and neither delivered nor dropped.
+    pub in_flight: u64,
+}
+
+/// Every host runs `lookups` (1RMA reads or IP RPCs) until `lookups.until`, then the clique runs
+/// until no event is left, so that every read issued has run to its end.
+pub fn lookups(spec: &Spec, lookups: Lookups, measure_from: Time) -> Result<LookupRun, String> {
+    lookups.check()?;
+    if matches!(lookups.transport, Transport::IpRpc { .. }) && spec.injection != Injection::RtsCts {
+        return Err("lookups by IP RPC need IP over GNet (injection rts-cts)".into());
+    }
+    let mut sim = Sim::new(spec, measure_from)?;
+    sim.start_lookups(lookups);
+    while sim.step(None).is_some() {}
+    Ok(LookupRun {
+        reads: sim.read_records(measure_from),
+        rpcs: sim.rpc_records(measure_from),
+        counters: sim.counters.clone(),
+        at_rest: sim.at_rest(),
+        in_flight: sim.cells_in_flight(),
     })
 }

@@ -274,6 +274,8 @@ impl FabricKind for Kind {
             cts_window: WINDOW.read(raw.cts_window, i64::from(d::CTS_WINDOW))?,
             ctd_depth: CTD.read(raw.ctd_depth, i64::from(d::CTD_DEPTH))?,
             ecn_depth: ECN.read(raw.ecn_depth, i64::from(d::ECN_DEPTH))?,
+            // No keys yet: flows run IP only; 1RMA reads run from `crate::run::lookups`.
+            rma: crate::rma::Rma::paper(),
             seed: input.seed,
         };
         let clique = CliqueSpec {

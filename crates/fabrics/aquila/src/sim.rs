@@ -14,6 +14,14 @@
 //! paper puts the IP engine on an internal switch port of its own; at 16 B per 4 KB packet the
 //! difference is 0.4% of the port).
 //!
+//! # 1RMA (§3.4)
+//!
+//! A read's Req leaves the initiator host's endpoint port with the control cells; at the
+//! target its arrival starts a PCIe read (`crate::rma::Pcie`), each completion of which becomes
+//! a Resp cell on the target's endpoint port, taking turns with IP data cells; the initiator
+//! completes the read when its last Resp is in. Reads come from CliqueMap-like lookups
+//! (`crate::cliquemap`), or from `Sim::issue_read`.
+//!
 //! # A cell's hop
 //!
 //! 1. An output port sends the head cell of a VC that has credit for it downstream: the link
@@ -38,8 +46,10 @@
 //! modelled yet). Endpoints always drain: the ejection port towards a host has no credit limit
 //! (with RTS/CTS, §3.3, reassembly space is granted before data is sent).
 
+use crate::cliquemap::{Client, Lookups, RPC_REQUEST_BYTES, Transport};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
 use crate::islip::{Islip, Request};
+use crate::rma::{Pcie, REQ_WORDS, Rma};
 use crate::routing::{Candidates, Hop, InKind, LEVELS, LevelRule, Mode, Router, route_hash, vc};
 use crate::spec::{Injection, Spec};
 use crate::wire::{VCS, WORD};
@@ -112,41 +122,63 @@ pub(crate) enum Ev {
     Eject {
         cell: u32,
     },
+    /// A CliqueMap client's next lookup arrives.
+    Lookup {
+        host: u32,
+    },
+    /// A PCIe completion of 1RMA read `read` is off the target's PCIe link.
+    Completion {
+        read: u32,
+    },
+    /// The backend's software has served IP RPC `rpc`: its response goes out.
+    Serve {
+        rpc: u32,
+    },
 }
 
-/// What a cell is (§3.1's cell types that IP over GNet uses).
+/// What a cell is (§3.1's cell types: IP over GNet's and 1RMA's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Data,
     Rts,
     Cts,
     Ctd,
+    /// A 1RMA read request; its cell's `packet` is the read.
+    RmaReq,
+    /// One PCIe completion of a 1RMA read; its cell's `packet` is the read.
+    RmaResp,
 }
 
 /// Requests, grants and data each have a class of VCs of their own, so that no RTS waits
 /// behind data and no grant behind an RTS (the grant is what drains the data: sharing VCs
-/// would let a full fabric of requests block the grants that end it).
-const CLASSES_USED: usize = 3;
+/// would let a full fabric of requests block the grants that end it). 1RMA's Req has a class
+/// of its own too, for the same reason (a Resp must never block the Req that frees it); Resp
+/// shares the data class, the low-latency IP's (§3.4). All four are in the low-latency half
+/// of the VCs (classes 0-4); the bulk half is not used yet.
+const CLASSES_USED: usize = 4;
 
 impl Kind {
     const fn class(self) -> u8 {
         match self {
-            Kind::Data => 0,
+            Kind::Data | Kind::RmaResp => 0,
             Kind::Rts => 1,
             Kind::Cts | Kind::Ctd => 2,
+            Kind::RmaReq => 3,
         }
     }
 }
 
-/// The VCs of the control classes (RTS, then CTS and CTD), served before data.
-const CONTROL_VCS: u32 = ((1 << (2 * LEVELS)) - 1) << (Kind::Rts.class() * LEVELS);
+/// The VCs of the control classes (RTS, then CTS and CTD, then 1RMA's Req), served before
+/// data (§3.3: at high priority; §3.4: Req like a CTS).
+const CONTROL_VCS: u32 = ((1 << (3 * LEVELS)) - 1) << (Kind::Rts.class() * LEVELS);
 const _: () = assert!(Kind::Cts.class() == Kind::Rts.class() + 1);
+const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 
 /// A control cell (RTS, CTS, CTD): 16 B (§3.3).
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 8] = [
+pub const EVENT_KINDS: [&str; 11] = [
     "arrive",
     "arbitrate",
     "crossed",
@@ -155,6 +187,9 @@ pub const EVENT_KINDS: [&str; 8] = [
     "credit",
     "host_send",
     "eject",
+    "lookup",
+    "completion",
+    "serve",
 ];
 
 impl Ev {
@@ -168,6 +203,9 @@ impl Ev {
             Ev::Credit { .. } => 5,
             Ev::HostSend { .. } => 6,
             Ev::Eject { .. } => 7,
+            Ev::Lookup { .. } => 8,
+            Ev::Completion { .. } => 9,
+            Ev::Serve { .. } => 10,
         }
     }
 }
@@ -231,6 +269,8 @@ struct Packet {
     wire: u32,
     cells_left: u32,
     dst_host: u32,
+    /// The CliqueMap IP RPC it carries (request or response), else `NONE`.
+    rpc: u32,
 }
 
 /// A host: its link into the TiN, its flows, the packet it is cutting.
@@ -249,10 +289,111 @@ struct Host {
     control: VecDeque<(Kind, u32)>,
     granted: VecDeque<u32>,
     announced: u32,
-    /// Acknowledgements to announce (ahead of new packets, and past the ingress limit).
-    acks: VecDeque<u32>,
+    /// Packets to announce ahead of new ones and past the ingress limit: acknowledgements,
+    /// RPC requests and responses.
+    ahead: VecDeque<u32>,
+    /// As a CliqueMap backend serving IP RPCs: when its software is free.
+    serve_free: Time,
     sent_packets: u64,
     rng: StreamRng,
+    /// 1RMA as a target: the reads whose next completion is off PCIe and waits for the link,
+    /// one entry per completion; whether a Resp cell goes before an IP data cell next; the
+    /// host's PCIe link.
+    resps: VecDeque<u32>,
+    resp_turn: bool,
+    pcie: Pcie,
+    /// The host's CliqueMap client, when lookups run.
+    client: Option<Client>,
+}
+
+/// A 1RMA read.
+#[derive(Clone, Copy, Debug)]
+struct Read {
+    initiator: u32,
+    target: u32,
+    bytes: u32,
+    /// The command's arrival at the initiator's engine.
+    issued: Time,
+    /// The Req's arrival at the target, and the last completion off its PCIe link.
+    at_target: Time,
+    pcie_done: Time,
+    /// When its last Resp cell left the target's engine.
+    last_sent: Time,
+    /// Bytes not yet put in a Resp cell at the target; Resp cells still to arrive; bytes
+    /// arrived; times the read completed (must end at 1).
+    unsent: u32,
+    cells_left: u32,
+    received: u32,
+    completions: u32,
+    done: Option<Time>,
+}
+
+/// A CliqueMap lookup by IP RPC: a request packet to the backend, whose software serves it,
+/// and the value back in as many packets as it takes.
+#[derive(Clone, Copy, Debug)]
+struct Rpc {
+    client: u32,
+    server: u32,
+    bytes: u32,
+    issued: Time,
+    /// Response packets still to arrive; value bytes arrived; times it completed.
+    packets_left: u32,
+    received: u32,
+    completions: u32,
+    done: Option<Time>,
+}
+
+/// A lookup by IP RPC as a run reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RpcRecord {
+    pub client: u32,
+    pub server: u32,
+    pub bytes: u32,
+    pub received: u32,
+    pub completions: u32,
+    pub issued: Time,
+    /// When the value's last packet was released to the client.
+    pub done: Option<Time>,
+}
+
+impl RpcRecord {
+    /// The lookup's latency: issued to the value's last packet released to the client.
+    pub fn latency(&self) -> Option<Dur> {
+        self.done.map(|d| d - self.issued)
+    }
+}
+
+/// A 1RMA read as a run reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadRecord {
+    pub initiator: u32,
+    pub target: u32,
+    pub bytes: u32,
+    /// Bytes its Resp cells brought, and how many times it completed.
+    pub received: u32,
+    pub completions: u32,
+    pub issued: Time,
+    /// When the initiator issued its completion.
+    pub done: Option<Time>,
+    /// Its PCIe part: at the target (Req in to last completion off PCIe) and the initiator's
+    /// completion delay.
+    pub pcie: Dur,
+    /// Of the fabric's part, the time its last Resp cell waited for the target's link after
+    /// coming off PCIe: behind earlier Resp cells, its own read's (the link is slower than
+    /// PCIe) and other reads'.
+    pub target_wait: Dur,
+}
+
+impl ReadRecord {
+    /// Total execution time (§5: command received to completion issued).
+    pub fn execution(&self) -> Option<Dur> {
+        self.done.map(|d| d - self.issued)
+    }
+
+    /// The fabric's part of it: the execution time less the PCIe part.
+    pub fn fabric(&self) -> Option<Dur> {
+        self.execution().map(|e| Dur(e.0 - self.pcie.0))
+    }
 }
 
 /// Per-flow state for in-order delivery.
@@ -291,6 +432,14 @@ pub struct Counters {
     pub control_cells: u64,
     pub ctd_drops: u64,
     pub ecn_marks: u64,
+    /// 1RMA: reads issued and completed; Req and Resp cells sent.
+    pub rma_reads_issued: u64,
+    pub rma_reads_completed: u64,
+    pub rma_req_cells: u64,
+    pub rma_resp_cells: u64,
+    /// CliqueMap lookups by IP RPC issued and completed.
+    pub rpcs_issued: u64,
+    pub rpcs_completed: u64,
 }
 
 /// The simulator's state.
@@ -351,10 +500,15 @@ pub(crate) struct Sim<'a> {
     pub(crate) delivered: Vec<(u32, u32)>,
     /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
     pub(crate) rtts: Vec<u64>,
+    /// 1RMA reads, by id; the CliqueMap lookups, when they run.
+    reads: Vec<Read>,
+    lookups: Option<Lookups>,
+    rpcs: Vec<Rpc>,
 }
 
 impl<'a> Sim<'a> {
     pub(crate) fn new(spec: &'a Spec, measure_from: Time) -> Result<Sim<'a>, String> {
+        spec.rma.check()?;
         let df = &spec.dragonfly;
         let topo = df.build().map_err(|e| e.to_string())?;
         let router = Router::new(df, &topo, LevelRule::AfterEveryGlobal);
@@ -414,9 +568,14 @@ impl<'a> Sim<'a> {
                 control: VecDeque::new(),
                 granted: VecDeque::new(),
                 announced: 0,
-                acks: VecDeque::new(),
+                ahead: VecDeque::new(),
+                serve_free: Time::ZERO,
                 sent_packets: 0,
                 rng: stream(spec.seed, "aquila.host", h as u64),
+                resps: VecDeque::new(),
+                resp_turn: true,
+                pcie: Pcie::default(),
+                client: None,
             })
             .collect();
         let islip = (0..tins)
@@ -481,6 +640,9 @@ impl<'a> Sim<'a> {
             matched: Vec::new(),
             delivered: Vec::new(),
             rtts: Vec::new(),
+            reads: Vec::new(),
+            lookups: None,
+            rpcs: Vec::new(),
         })
     }
 
@@ -566,33 +728,54 @@ impl<'a> Sim<'a> {
                 self.host_send(now, host, source);
             }
             Ev::Eject { cell } => self.eject(now, cell),
+            Ev::Lookup { host } => self.lookup(now, host),
+            Ev::Completion { read } => {
+                let target = self.reads[read as usize].target;
+                self.hosts[target as usize].resps.push_back(read);
+                self.wake_host(now, target);
+            }
+            Ev::Serve { rpc } => self.respond(now, rpc),
         }
     }
 
     /// Puts the host's next cell on its link into the TiN, if the link is free and the
-    /// endpoint port's FIFO has credit for it. With IP over GNet, control cells go first, and
-    /// data only of packets granted.
+    /// endpoint port's FIFO has credit for it. Control cells (IP over GNet's, 1RMA's Req) go
+    /// first; then 1RMA's Resp cells and IP data cells take turns, a cell each; with IP over
+    /// GNet, data only of packets granted.
     fn host_send(&mut self, now: Time, host: u32, source: Option<&Source>) {
         if self.hosts[host as usize].busy {
             return;
         }
-        let rts_cts = self.spec.injection == Injection::RtsCts;
-        if rts_cts {
+        if self.spec.injection == Injection::RtsCts {
             self.announce(host, source);
-            if self.send_control(now, host) {
-                return;
-            }
         }
+        if self.send_control(now, host) {
+            return;
+        }
+        if self.hosts[host as usize].resp_turn && self.send_resp(now, host) {
+            self.hosts[host as usize].resp_turn = false;
+            return;
+        }
+        if self.send_ip_data(now, host, source) {
+            self.hosts[host as usize].resp_turn = true;
+            return;
+        }
+        self.send_resp(now, host);
+    }
+
+    /// Sends the host's next IP data cell if it has one and credit for it; true if it did.
+    fn send_ip_data(&mut self, now: Time, host: u32, source: Option<&Source>) -> bool {
+        let rts_cts = self.spec.injection == Injection::RtsCts;
         let h = &mut self.hosts[host as usize];
         if h.cutting.is_none() {
             if rts_cts {
                 let Some(packet) = h.granted.pop_front() else {
-                    return;
+                    return false;
                 };
                 h.cutting = Some((packet, self.packets[packet as usize].wire));
             } else {
                 let Some(packet) = self.new_packet(host, source) else {
-                    return;
+                    return false;
                 };
                 self.hosts[host as usize].cutting =
                     Some((packet, self.packets[packet as usize].wire));
@@ -606,7 +789,7 @@ impl<'a> Sim<'a> {
         Spec::cell_words(carried, |w| words = w);
         let class = Kind::Data.class() as usize;
         if h.credits[class] < words as u32 {
-            return; // a credit from the TiN will call again
+            return false; // a credit from the TiN will call again
         }
         let left = left - carried;
         let h = &mut self.hosts[host as usize];
@@ -627,41 +810,298 @@ impl<'a> Sim<'a> {
             hash,
             words,
         );
+        true
     }
 
     /// Sends the host's next control cell if its class has credit; true if it did.
     fn send_control(&mut self, now: Time, host: u32) -> bool {
         let h = &self.hosts[host as usize];
-        let Some(&(kind, packet)) = h.control.front() else {
+        let Some(&(kind, id)) = h.control.front() else {
             return false;
         };
         let class = kind.class() as usize;
-        if h.credits[class] < u32::from(CONTROL_WORDS) {
+        let words = if kind == Kind::RmaReq {
+            REQ_WORDS
+        } else {
+            CONTROL_WORDS
+        };
+        if h.credits[class] < u32::from(words) {
             return false;
         }
         let h = &mut self.hosts[host as usize];
         h.control.pop_front();
-        h.credits[class] -= u32::from(CONTROL_WORDS);
-        if kind == Kind::Rts {
-            self.packets[packet as usize].rts_at = now;
-        }
-        let p = self.packets[packet as usize];
-        // An RTS goes to the packet's destination; a grant back to its source. Both are
-        // routed deterministically by the flow-invariant fields (§3.3).
+        h.credits[class] -= u32::from(words);
+        // An RTS goes to the packet's destination, a grant back to its source, both routed
+        // deterministically by the flow-invariant fields (§3.3); a Req to the read's target,
+        // routed like data (the hash serves the deterministic modes).
         let (to, hash) = match kind {
-            Kind::Rts => (p.dst_host, route_hash(p.src_host, p.dst_host, 0)),
-            _ => (p.src_host, route_hash(p.dst_host, p.src_host, 0)),
+            Kind::RmaReq => {
+                let r = self.reads[id as usize];
+                self.counters.rma_req_cells += 1;
+                (r.target, route_hash(r.initiator, r.target, 0))
+            }
+            Kind::Rts => {
+                self.packets[id as usize].rts_at = now;
+                let p = self.packets[id as usize];
+                self.counters.control_cells += 1;
+                (p.dst_host, route_hash(p.src_host, p.dst_host, 0))
+            }
+            _ => {
+                let p = self.packets[id as usize];
+                self.counters.control_cells += 1;
+                (p.src_host, route_hash(p.dst_host, p.src_host, 0))
+            }
         };
-        self.counters.control_cells += 1;
-        self.inject(now, host, kind, 0, packet, to, hash, CONTROL_WORDS);
+        self.inject(now, host, kind, 0, id, to, hash, words);
         true
     }
 
-    /// The ingress announces its acknowledgements, then new packets by RTS while it holds
-    /// fewer than its limit.
+    /// Sends the host's next 1RMA Resp cell (one PCIe completion of a read it is the target
+    /// of) if it has one and credit for it; true if it did.
+    fn send_resp(&mut self, now: Time, host: u32) -> bool {
+        let h = &self.hosts[host as usize];
+        let Some(&read) = h.resps.front() else {
+            return false;
+        };
+        let r = self.reads[read as usize];
+        let carried = r.unsent.min(self.spec.rma.completion_bytes);
+        let words = Rma::resp_words(carried);
+        let class = Kind::RmaResp.class() as usize;
+        if h.credits[class] < u32::from(words) {
+            return false;
+        }
+        let h = &mut self.hosts[host as usize];
+        h.resps.pop_front();
+        h.credits[class] -= u32::from(words);
+        let r = &mut self.reads[read as usize];
+        r.unsent -= carried;
+        if r.unsent == 0 {
+            r.last_sent = now;
+        }
+        let r = *r;
+        self.counters.rma_resp_cells += 1;
+        let hash = route_hash(r.target, r.initiator, 0);
+        let carried = u8::try_from(carried).expect("a completion fits a cell (Rma::check)");
+        self.inject(
+            now,
+            host,
+            Kind::RmaResp,
+            carried,
+            read,
+            r.initiator,
+            hash,
+            words,
+        );
+        true
+    }
+
+    /// Starts CliqueMap lookups on every host: each its own Poisson process.
+    pub(crate) fn start_lookups(&mut self, lookups: Lookups) {
+        self.lookups = Some(lookups);
+        for h in 0..self.hosts() {
+            let mut client = Client::new(self.spec.seed, h);
+            let at = client.next_arrival(lookups.qps_per_client);
+            self.hosts[h as usize].client = Some(client);
+            if at < lookups.until {
+                self.q.schedule(at, Ev::Lookup { host: h });
+            }
+        }
+    }
+
+    /// Client `host`'s lookup arrives: a 1RMA read of a value from a backend; the next one
+    /// is drawn.
+    fn lookup(&mut self, now: Time, host: u32) {
+        let lookups = self.lookups.expect("lookups were started");
+        let hosts = self.hosts();
+        let client = self.hosts[host as usize]
+            .client
+            .as_mut()
+            .expect("every host is a client");
+        let target = client.backend(host, hosts);
+        let next = client.next_arrival(lookups.qps_per_client);
+        if next < lookups.until {
+            self.q.schedule(next, Ev::Lookup { host });
+        }
+        match lookups.transport {
+            Transport::Rma => self.issue_read(now, host, target, lookups.value_bytes),
+            Transport::IpRpc { .. } => self.issue_rpc(now, host, target, lookups.value_bytes),
+        }
+    }
+
+    /// A lookup by IP RPC: the request packet is announced at once.
+    fn issue_rpc(&mut self, now: Time, client: u32, server: u32, bytes: u32) {
+        let id = self.rpcs.len() as u32;
+        self.rpcs.push(Rpc {
+            client,
+            server,
+            bytes,
+            issued: now,
+            packets_left: 0,
+            received: 0,
+            completions: 0,
+            done: None,
+        });
+        self.counters.rpcs_issued += 1;
+        self.send_rpc_packet(now, client, server, RPC_REQUEST_BYTES, id);
+    }
+
+    /// Announces an RPC packet of `payload` bytes from `src` to `dst`.
+    fn send_rpc_packet(&mut self, now: Time, src: u32, dst: u32, payload: u32, rpc: u32) {
+        let wire = payload + self.spec.header_bytes;
+        let packet = self.alloc_packet(Packet {
+            src_host: src,
+            rts_at: Time::ZERO,
+            ack_for: None,
+            desc: NONE,
+            flow: NONE,
+            seq: 0,
+            payload,
+            wire,
+            cells_left: Spec::cells_of(wire),
+            dst_host: dst,
+            rpc,
+        });
+        self.hosts[src as usize].ahead.push_back(packet);
+        self.wake_host(now, src);
+    }
+
+    /// An RPC packet is released to its host: a request queues for the backend's software
+    /// (one request at a time, each taking the transport's service time); a response brings
+    /// its part of the value, and the last completes the lookup.
+    fn rpc_packet_in(&mut self, now: Time, p: &Packet) {
+        let Some(Lookups {
+            transport: Transport::IpRpc { service },
+            ..
+        }) = self.lookups
+        else {
+            unreachable!("RPC packets only come from IP RPC lookups");
+        };
+        let r = &mut self.rpcs[p.rpc as usize];
+        if p.dst_host == r.server {
+            let h = &mut self.hosts[r.server as usize];
+            h.serve_free = now.max(h.serve_free) + service;
+            self.q.schedule(h.serve_free, Ev::Serve { rpc: p.rpc });
+            return;
+        }
+        r.received += p.payload;
+        r.packets_left -= 1;
+        if r.packets_left == 0 {
+            r.completions += 1;
+            r.done = Some(now);
+            self.counters.rpcs_completed += 1;
+        }
+    }
+
+    /// The backend's software has served RPC `rpc`: the value goes back in full packets.
+    fn respond(&mut self, now: Time, rpc: u32) {
+        let r = self.rpcs[rpc as usize];
+        let mss = self.spec.mss();
+        self.rpcs[rpc as usize].packets_left = r.bytes.div_ceil(mss);
+        let mut left = r.bytes;
+        while left > 0 {
+            let payload = left.min(mss);
+            left -= payload;
+            self.send_rpc_packet(now, r.server, r.client, payload, rpc);
+        }
+    }
+
+    /// The lookups by IP RPC issued at or after `from`, as records.
+    pub(crate) fn rpc_records(&self, from: Time) -> Vec<RpcRecord> {
+        self.rpcs
+            .iter()
+            .filter(|r| r.issued >= from)
+            .map(|r| RpcRecord {
+                client: r.client,
+                server: r.server,
+                bytes: r.bytes,
+                received: r.received,
+                completions: r.completions,
+                issued: r.issued,
+                done: r.done,
+            })
+            .collect()
+    }
+
+    /// The initiator's 1RMA engine receives a read command: its Req joins the control cells.
+    pub(crate) fn issue_read(&mut self, now: Time, initiator: u32, target: u32, bytes: u32) {
+        let id = self.reads.len() as u32;
+        self.reads.push(Read {
+            initiator,
+            target,
+            bytes,
+            issued: now,
+            at_target: Time::ZERO,
+            pcie_done: Time::ZERO,
+            last_sent: Time::ZERO,
+            unsent: bytes,
+            cells_left: self.spec.rma.completions(bytes),
+            received: 0,
+            completions: 0,
+            done: None,
+        });
+        self.counters.rma_reads_issued += 1;
+        self.hosts[initiator as usize]
+            .control
+            .push_back((Kind::RmaReq, id));
+        self.wake_host(now, initiator);
+    }
+
+    /// A Req reaches its target: the engine reads the value over PCIe; each completion will
+    /// wait for the host's link as a Resp cell.
+    fn rma_request(&mut self, now: Time, read: u32) {
+        let rma = self.spec.rma;
+        let r = self.reads[read as usize];
+        let mut last = now;
+        let q = &mut self.q;
+        self.hosts[r.target as usize]
+            .pcie
+            .read(&rma, now, r.bytes, |at, _| {
+                last = at;
+                q.schedule(at, Ev::Completion { read });
+            });
+        let r = &mut self.reads[read as usize];
+        r.at_target = now;
+        r.pcie_done = last;
+    }
+
+    /// A Resp reaches the initiator: its bytes are written; with the last, the read completes.
+    fn rma_response(&mut self, now: Time, read: u32, carried: u8) {
+        let delay = self.spec.rma.completion_delay;
+        let r = &mut self.reads[read as usize];
+        r.received += u32::from(carried);
+        r.cells_left -= 1;
+        if r.cells_left == 0 {
+            r.completions += 1;
+            r.done = Some(now + delay);
+            self.counters.rma_reads_completed += 1;
+        }
+    }
+
+    /// The reads issued at or after `from`, as records.
+    pub(crate) fn read_records(&self, from: Time) -> Vec<ReadRecord> {
+        let delay = self.spec.rma.completion_delay;
+        self.reads
+            .iter()
+            .filter(|r| r.issued >= from)
+            .map(|r| ReadRecord {
+                initiator: r.initiator,
+                target: r.target,
+                bytes: r.bytes,
+                received: r.received,
+                completions: r.completions,
+                issued: r.issued,
+                done: r.done,
+                pcie: (r.pcie_done - r.at_target) + delay,
+                target_wait: Dur(r.last_sent.0.saturating_sub(r.pcie_done.0)),
+            })
+            .collect()
+    }
+
+    /// The ingress announces its acknowledgements and RPC packets, then new packets by RTS
+    /// while it holds fewer than its limit.
     fn announce(&mut self, host: u32, source: Option<&Source>) {
         let h = &mut self.hosts[host as usize];
-        while let Some(ack) = h.acks.pop_front() {
+        while let Some(ack) = h.ahead.pop_front() {
             h.announced += 1;
             h.control.push_back((Kind::Rts, ack));
         }
@@ -770,6 +1210,7 @@ impl<'a> Sim<'a> {
             wire,
             cells_left: Spec::cells_of(wire),
             dst_host,
+            rpc: NONE,
         };
         Some(self.alloc_packet(packet))
     }
@@ -874,12 +1315,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Data cells follow the clique's routing mode; RTS, CTS and CTD are routed minimally
-    /// and deterministically, so that the RTSs of a flow arrive in the order sent (§3.3).
+    /// Data cells and 1RMA's Req and Resp (§3.4: freely reordered, adaptively routed) follow
+    /// the clique's routing mode; RTS, CTS and CTD are routed minimally and
+    /// deterministically, so that the RTSs of a flow arrive in the order sent (§3.3).
     fn mode_of(&self, c: &Cell) -> Mode {
         match c.kind {
-            Kind::Data => self.spec.mode,
-            _ => Mode::MinimalDeterministic,
+            Kind::Data | Kind::RmaReq | Kind::RmaResp => self.spec.mode,
+            Kind::Rts | Kind::Cts | Kind::Ctd => Mode::MinimalDeterministic,
         }
     }
 
@@ -1201,6 +1643,11 @@ impl<'a> Sim<'a> {
                 self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
             }
         }
+        match c.kind {
+            Kind::RmaReq => return self.rma_request(now, c.packet),
+            Kind::RmaResp => return self.rma_response(now, c.packet, c.carried),
+            _ => {}
+        }
         let p = self.packets[c.packet as usize];
         match c.kind {
             Kind::Data if self.spec.injection == Injection::RawCells => self.reassemble_raw(c),
@@ -1228,6 +1675,7 @@ impl<'a> Sim<'a> {
                 self.hosts[c.dst_host as usize].granted.push_back(c.packet);
                 self.wake_host(now, c.dst_host);
             }
+            Kind::RmaReq | Kind::RmaResp => unreachable!("handled above"),
             Kind::Ctd => {
                 // The ingress drops the packet (a transport above would resend it).
                 self.counters.ctd_drops += 1;
@@ -1297,6 +1745,9 @@ impl<'a> Sim<'a> {
                 self.delivered.push((p.flow, p.payload));
                 self.acknowledge(now, &p);
             }
+            if p.rpc != NONE {
+                self.rpc_packet_in(now, &p);
+            }
             if let Some(start) = p.ack_for
                 && start >= self.measure_from
             {
@@ -1322,8 +1773,9 @@ impl<'a> Sim<'a> {
             wire,
             cells_left: Spec::cells_of(wire),
             dst_host: p.src_host,
+            rpc: NONE,
         });
-        self.hosts[p.dst_host as usize].acks.push_back(ack);
+        self.hosts[p.dst_host as usize].ahead.push_back(ack);
         self.wake_host(now, p.dst_host);
     }
 
@@ -1350,6 +1802,7 @@ impl<'a> Sim<'a> {
             h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)
                 && h.announced == 0
                 && h.control.is_empty()
+                && h.resps.is_empty()
         });
         let egress = self.egress.iter().all(|e| {
             (0..e.config().ports as u8)

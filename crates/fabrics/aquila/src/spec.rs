@@ -1,6 +1,7 @@
 //! A clique as the simulator needs it: the Dragonfly, the TiN's switch and links, the hosts.
 //! The scenario table (`crate::scenario`) resolves into this; tests build it directly.
 
+use crate::rma::Rma;
 use crate::routing::Mode;
 use crate::wire::{HEADER_LEN, MAX_CELL_LEN, WORD};
 use shoal_base::{Dur, Rate};
@@ -48,6 +49,8 @@ pub struct Spec {
     pub cts_window: u32,
     pub ctd_depth: u32,
     pub ecn_depth: u32,
+    /// 1RMA's engines and the hosts' PCIe (§3.4).
+    pub rma: Rma,
     /// Seed of the routing choices.
     pub seed: u64,
 }
@@ -204,6 +207,7 @@ impl Spec {
             cts_window: d::CTS_WINDOW,
             ctd_depth: d::CTD_DEPTH,
             ecn_depth: d::ECN_DEPTH,
+            rma: Rma::paper(),
             seed: 1,
         }
     }

@@ -1,0 +1,170 @@
+//! 1RMA reads (§3.4) through the clique, driven by CliqueMap-like lookups: whatever the load,
+//! the routing mode and the value size, every read completes exactly once with exactly its
+//! bytes, no cell is dropped for lack of credit and the clique ends at rest.
+
+use proptest::prelude::*;
+use shoal_aquila::cliquemap::{Lookups, Transport};
+use shoal_aquila::routing::Mode;
+use shoal_aquila::spec::Injection;
+use shoal_aquila::{Spec, lookups};
+use shoal_base::{Dur, Time};
+use shoal_topology::Dragonfly;
+
+/// 3 pods of 2 TiNs, two hosts each (12 hosts).
+fn tiny(mode: Mode, seed: u64) -> Spec {
+    let full = Spec::aquila();
+    Spec {
+        dragonfly: Dragonfly {
+            pods: 3,
+            tins_per_pod: 2,
+            local_links: 1,
+            global_links: 1,
+            local_ports: 1,
+            global_ports: 2,
+            ..full.dragonfly.clone()
+        },
+        mode,
+        seed,
+        ..full
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_read_completes_once_with_its_bytes(
+        seed in 1u64..1000,
+        load in 0.05f64..1.2,
+        value_bytes in 1u32..9000,
+        mode in prop::sample::select(Mode::ALL.to_vec()),
+    ) {
+        let spec = tiny(mode, seed);
+        let qps = Lookups::qps_for_load(load, spec.host_rate, &spec.rma, value_bytes);
+        let run = lookups(
+            &spec,
+            Lookups {
+                qps_per_client: qps,
+                value_bytes,
+                until: Time::ZERO + Dur::from_us(5),
+                transport: Transport::Rma,
+            },
+            Time::ZERO,
+        ).expect("runs");
+        let c = &run.counters;
+        prop_assert!(!run.reads.is_empty());
+        prop_assert_eq!(c.rma_reads_issued, run.reads.len() as u64);
+        prop_assert_eq!(c.rma_reads_completed, c.rma_reads_issued);
+        prop_assert_eq!(c.rma_req_cells, c.rma_reads_issued);
+        let completions: u64 = run.reads.iter().map(|r| u64::from(r.bytes.div_ceil(128))).sum();
+        prop_assert_eq!(c.rma_resp_cells, completions);
+        for r in &run.reads {
+            prop_assert_eq!(r.completions, 1);
+            prop_assert_eq!(r.received, r.bytes);
+            prop_assert_eq!(r.bytes, value_bytes);
+            prop_assert!(r.initiator != r.target);
+            let exec = r.execution().expect("completed");
+            // At least the PCIe part and a Req's and a Resp's trip through one switch.
+            prop_assert!(exec > r.pcie + Dur(2 * spec.fall_through.0));
+        }
+        prop_assert_eq!(c.credit_overflows, 0);
+        prop_assert_eq!(c.hop_limit_drops, 0);
+        prop_assert_eq!(run.in_flight, 0);
+        prop_assert_eq!(c.cells_delivered, c.cells_injected);
+        prop_assert!(run.at_rest);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Lookups by IP RPC: every one completes once with exactly its value's bytes, and the
+    /// clique (RTS/CTS admission, reassembly, the backends' software queues) ends at rest.
+    #[test]
+    fn every_rpc_completes_once_with_its_bytes(
+        seed in 1u64..1000,
+        load in 0.05f64..0.9,
+        value_bytes in 1u32..9000,
+        service_ns in 0u64..3000,
+    ) {
+        let spec = tiny(Mode::FullyAdaptive, seed);
+        let qps = Lookups::qps_for_load(load, spec.host_rate, &spec.rma, value_bytes);
+        let service = Dur(service_ns * 1000);
+        let run = lookups(
+            &spec,
+            Lookups {
+                qps_per_client: qps,
+                value_bytes,
+                until: Time::ZERO + Dur::from_us(5),
+                transport: Transport::IpRpc { service },
+            },
+            Time::ZERO,
+        ).expect("runs");
+        let c = &run.counters;
+        prop_assert!(!run.rpcs.is_empty());
+        prop_assert!(run.reads.is_empty());
+        prop_assert_eq!(c.rpcs_completed, c.rpcs_issued);
+        prop_assert_eq!(c.rpcs_issued, run.rpcs.len() as u64);
+        for r in &run.rpcs {
+            prop_assert_eq!(r.completions, 1);
+            prop_assert_eq!(r.received, r.bytes);
+            prop_assert!(r.client != r.server);
+            // At least the backend's service and two trips through a switch.
+            let latency = r.latency().expect("completed");
+            prop_assert!(latency > service + Dur(2 * spec.fall_through.0));
+        }
+        prop_assert_eq!(c.ctd_drops, 0);
+        prop_assert_eq!(c.credit_overflows, 0);
+        prop_assert_eq!(run.in_flight, 0);
+        prop_assert!(run.at_rest);
+    }
+}
+
+#[test]
+fn lookup_runs_are_deterministic() {
+    let spec = tiny(Mode::FullyAdaptive, 3);
+    let l = Lookups {
+        qps_per_client: 500_000.0,
+        value_bytes: 4096,
+        until: Time::ZERO + Dur::from_us(10),
+        transport: Transport::Rma,
+    };
+    let a = lookups(&spec, l, Time::ZERO).expect("runs");
+    let b = lookups(&spec, l, Time::ZERO).expect("runs");
+    assert_eq!(a.reads, b.reads);
+    assert_eq!(a.counters, b.counters);
+    let c = lookups(&Spec { seed: 4, ..spec }, l, Time::ZERO).expect("runs");
+    assert_ne!(a.reads, c.reads, "the seed drives the lookups");
+}
+
+#[test]
+fn bad_lookups_are_refused() {
+    let spec = tiny(Mode::FullyAdaptive, 1);
+    let l = Lookups {
+        qps_per_client: 0.0,
+        value_bytes: 4096,
+        until: Time::ZERO,
+        transport: Transport::Rma,
+    };
+    assert!(lookups(&spec, l, Time::ZERO).is_err());
+    let mut bad = spec.clone();
+    bad.rma.completion_bytes = 200;
+    let l = Lookups {
+        qps_per_client: 1.0,
+        ..l
+    };
+    let e = lookups(&bad, l, Time::ZERO).expect_err("a 200 B completion does not fit");
+    assert!(e.contains("200 B"), "{e}");
+    let raw = Spec {
+        injection: Injection::RawCells,
+        ..spec
+    };
+    let rpc = Lookups {
+        transport: Transport::IpRpc {
+            service: Dur::from_us(1),
+        },
+        ..l
+    };
+    let e = lookups(&raw, rpc, Time::ZERO).expect_err("RPCs need RTS/CTS");
+    assert!(e.contains("rts-cts"), "{e}");
+}
