@@ -2,7 +2,8 @@
 //! metric.
 
 use crate::batch::{self, Job};
-use crate::folder::Folder;
+use crate::folder::{self, Folder};
+use crate::record::{DbArgs, Recorder};
 use crate::run::{Summary, opt, safe};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -54,6 +55,8 @@ pub struct CompareArgs {
     /// the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
 /// One `--set` as a (key, value) pair.
@@ -153,6 +156,9 @@ fn workload_difference(a: &Scenario, b: &Scenario) -> String {
         )
     }
 }
+
+/// What a comparison's folder holds about the command that wrote it.
+const README: &str = "README.txt";
 
 /// One compared run.
 struct Row {
@@ -288,16 +294,46 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         }
         planned.push((place.0, place.1, label));
     }
+    let readme = format!(
+        "shoal compare of {}\nsettings: {}\n",
+        args.scenarios
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if args.set.is_empty() {
+            "none".into()
+        } else {
+            args.set.join(", ")
+        }
+    );
+    // The same comparison (the same files and settings) into the folder an earlier run of it
+    // left, whole or killed half-way: finish it, keeping the runs that finished. Each run is
+    // kept only if the database holds it finished with the identical resolved scenario.
+    let resuming = !args.force && args.db.enabled() && folder::holds(&dir, README, &readme);
     // The folders are opened once they are all known to differ.
-    let top = Folder::open(&dir, args.force)?;
+    let top = if resuming {
+        Folder::reopen(&dir)?
+    } else {
+        Folder::open(&dir, args.force)?
+    };
+    let recorder = Recorder::open(&args.db, &dir)?;
+    // Written first: it names the comparison a later run may resume.
+    top.write(README, &readme)?;
     let mut point_folders: Vec<(String, Folder)> = Vec::new();
     let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
+    let mut kept: Vec<Option<Summary>> = Vec::with_capacity(jobs.len());
     for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
         let parent = match point {
             None => &top,
             Some(p) => {
                 if !point_folders.iter().any(|(q, _)| *q == p) {
-                    let f = Folder::open(&dir.join(&p), args.force)?;
+                    let path = dir.join(&p);
+                    let f = if resuming && path.is_dir() {
+                        Folder::reopen(&path)?
+                    } else {
+                        Folder::open(&path, args.force)?
+                    };
                     top.note(&p)?;
                     point_folders.push((p.clone(), f));
                 }
@@ -308,48 +344,58 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
                     .1
             }
         };
-        let folder = Folder::open(&parent.path().join(&name), args.force)?;
+        let path = parent.path().join(&name);
         parent.note(&name)?;
-        runs.push(Job { sc, folder, label });
+        let done = if resuming {
+            recorder.finished_in(sc, &path)?
+        } else {
+            None
+        };
+        if done.is_none() {
+            // A run an earlier comparison left unfinished is ours to replace.
+            let folder = Folder::open(&path, args.force || resuming)?;
+            runs.push(Job { sc, folder, label });
+        }
+        kept.push(done);
+    }
+    if resuming && !args.quiet {
+        eprintln!(
+            "shoal compare: resuming {}: {} of {} runs finished before, {} to run",
+            dir.display(),
+            jobs.len() - runs.len(),
+            jobs.len(),
+            runs.len()
+        );
     }
     let threads = batch::threads(args.jobs);
-    let summaries = batch::run_all(&runs, threads, args.quiet, "shoal compare: run")
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
-    for run in &runs {
-        run.folder.finish()?;
-    }
+    let mut summaries = batch::run_all(
+        &runs,
+        threads,
+        args.quiet,
+        "shoal compare: run",
+        &recorder,
+        "compare",
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?
+    .into_iter();
     for (_, f) in &point_folders {
         f.finish()?;
     }
     let rows: Vec<Row> = jobs
         .iter()
-        .zip(summaries)
-        .map(|((point, sc), summary)| Row {
+        .zip(kept)
+        .map(|((point, sc), done)| Row {
             point: point.clone(),
             name: sc.name.clone(),
-            summary,
+            summary: done
+                .or_else(|| summaries.next())
+                .expect("a summary per run not kept"),
         })
         .collect();
     write_csv(&top, parameter.as_deref(), &rows)?;
     print(parameter.as_deref(), &rows);
     plots(&top, parameter.as_deref(), &names, &rows)?;
-    top.write(
-        "README.txt",
-        &format!(
-            "shoal compare of {}\nsettings: {}\n",
-            args.scenarios
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if args.set.is_empty() {
-                "none".into()
-            } else {
-                args.set.join(", ")
-            }
-        ),
-    )?;
     top.finish()?;
     println!("results      {}", dir.display());
     Ok(ExitCode::SUCCESS)

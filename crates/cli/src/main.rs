@@ -11,8 +11,10 @@ mod folder;
 mod huge_pages;
 mod live;
 mod plot;
+mod record;
 mod repro;
 mod run;
+mod runs;
 mod schedule;
 mod size;
 
@@ -51,6 +53,7 @@ enum Command {
     Repro(repro::ReproArgs),
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
+    Runs(runs::RunsArgs),
     Size(Box<size::SizeArgs>),
     Live(live::LiveArgs),
 }
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         Command::Repro(args) => repro::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
+        Command::Runs(args) => runs::main(args),
         Command::Size(args) => size::main(*args),
         Command::Live(args) => live::main(args),
     };

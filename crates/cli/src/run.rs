@@ -1,11 +1,12 @@
 //! `shoal run`: run a scenario and write its results folder.
 
 use crate::batch::{self, Job};
-use crate::folder::Folder;
+use crate::folder::{self, Folder};
+use crate::record::{DbArgs, Recorder};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
@@ -69,6 +70,8 @@ pub struct RunArgs {
     /// Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
 /// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
@@ -165,7 +168,7 @@ impl Progress for CliProgress {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub(crate) struct FctStats {
     pub(crate) mean: f64,
     pub(crate) p50: f64,
@@ -174,14 +177,14 @@ pub(crate) struct FctStats {
 }
 
 /// summary.json: everything but `wall_time_s` and `node_channel_slots_per_s` is a pure function
-/// of (scenario, seed, version).
-#[derive(Serialize)]
+/// of (scenario, seed, version). Read back when a resumed sweep keeps a finished point.
+#[derive(Serialize, Deserialize)]
 pub(crate) struct Summary {
     pub(crate) fabric: String,
     pub(crate) scenario: String,
     pub(crate) nodes: usize,
     pub(crate) seed: u64,
-    pub(crate) tool_version: &'static str,
+    pub(crate) tool_version: String,
     /// Flows handed to the fabric.
     pub(crate) flows: usize,
     /// Of those, the ones the statistics cover: started at or after `run.measure_from_us`.
@@ -202,7 +205,7 @@ pub(crate) struct Summary {
     /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet fabrics:
     /// switch ports' bytes over the full packet size, rounded up, acks included). The names
     /// keep "cells" for compatibility.
-    pub(crate) queue_unit: &'static str,
+    pub(crate) queue_unit: String,
     pub(crate) max_queue_cells: u64,
     pub(crate) max_node_queue_cells: u64,
     /// Of those, the most cells queued at one node for other sources.
@@ -247,7 +250,7 @@ fn summarize(
         scenario: sc.name.clone(),
         nodes: sc.nodes(),
         seed: sc.seed,
-        tool_version: TOOL_VERSION,
+        tool_version: TOOL_VERSION.to_owned(),
         flows: out.records.len(),
         flows_measured: fs.flows,
         flows_completed: fs.completed,
@@ -271,7 +274,7 @@ fn summarize(
             sc.workload.load_rate().unwrap_or(sc.node_rate()).0 as f64,
             sc.nodes(),
         ),
-        queue_unit: sc.fabric.queue_unit(),
+        queue_unit: sc.fabric.queue_unit().to_owned(),
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
         max_node_transit_cells: out.queues.max_node_transit,
@@ -423,7 +426,7 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.mean_flow_bytes, 0),
         opt(s.realised_load, 3)
     );
-    let u = s.queue_unit;
+    let u = &s.queue_unit;
     // The slotted rack counts node-channel-slots; the event-driven fabrics count events.
     if s.counters.contains_key("node_channel_slots") {
         println!(
@@ -491,17 +494,31 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
-    let folder = Folder::open(&dir, args.force)?;
-
     let Some(sweep) = &sc.sweep else {
-        let summary = run_one(&sc, &folder, args.quiet, &sc.name, None)?;
+        let folder = Folder::open(&dir, args.force)?;
+        let recorder = Recorder::open(&args.db, &dir)?;
+        let summary = recorder.scenario("run", &sc, &dir, || {
+            run_one(&sc, &folder, args.quiet, &sc.name, None)
+        })?;
         folder.finish()?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
     };
 
+    // The same sweep (the same document) into the folder an earlier run of it left, whole or
+    // killed half-way: finish it, keeping the points that finished.
+    let document = sc.document_toml();
+    let resuming =
+        !args.force && args.db.enabled() && folder::holds(&dir, "scenario.toml", &document);
+    let folder = if resuming {
+        Folder::reopen(&dir)?
+    } else {
+        Folder::open(&dir, args.force)?
+    };
+    // Opened once the folder is: a refused run leaves no database behind.
+    let recorder = Recorder::open(&args.db, &dir)?;
     let points = sc.sweep_points()?;
-    folder.write("scenario.toml", &sc.document_toml())?;
+    folder.write("scenario.toml", &document)?;
     let mut table = csv::Writer::from_writer(Vec::new());
     table.write_record([
         sweep.parameter.as_str(),
@@ -520,33 +537,66 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         "mean_flow_bytes",
         "realised_load",
     ])?;
+    // Each point: the summary of its earlier finished run, or a job to run.
+    let mut kept: Vec<Option<Summary>> = Vec::with_capacity(points.len());
     let mut jobs = Vec::with_capacity(points.len());
     for (i, (value, point)) in points.iter().enumerate() {
         let name = format!("{i}-{}", safe(&value.to_string()));
-        let sub = Folder::open(&dir.join(&name), args.force)?;
+        let path = dir.join(&name);
         folder.note(&name)?;
-        jobs.push(Job {
-            sc: point,
-            folder: sub,
-            label: format!("{} = {value}", sweep.parameter),
-        });
+        let done = if resuming {
+            recorder.finished_in(point, &path)?
+        } else {
+            None
+        };
+        if done.is_none() {
+            // A point an earlier run left unfinished is ours to replace.
+            jobs.push(Job {
+                sc: point,
+                folder: Folder::open(&path, args.force || resuming)?,
+                label: format!("{} = {value}", sweep.parameter),
+            });
+        }
+        kept.push(done);
+    }
+    if resuming && !args.quiet {
+        eprintln!(
+            "shoal run: resuming {}: {} of {} points finished before, {} to run",
+            dir.display(),
+            points.len() - jobs.len(),
+            points.len(),
+            jobs.len()
+        );
     }
     let threads = batch::threads(args.jobs);
-    let results = batch::run_all(&jobs, threads, args.quiet, "shoal run: point");
+    let mut results = batch::run_all(
+        &jobs,
+        threads,
+        args.quiet,
+        "shoal run: point",
+        &recorder,
+        "sweep-point",
+    )
+    .into_iter();
     let mut rows = Vec::new();
     // The table keeps the points before the first failure, whose folders are complete.
     let mut failure = None;
-    for ((value, _), (job, result)) in points.iter().zip(jobs.iter().zip(results)) {
-        let s = match result {
-            Ok(s) => s,
-            Err(e) => {
-                // Its message names the point (the scenario's origin does).
-                failure = Some(e);
-                break;
+    for (i, ((value, _), done)) in points.iter().zip(kept).enumerate() {
+        let s = match done {
+            Some(s) => s,
+            None => {
+                let result = results.next().expect("a job per point not kept");
+                match result {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // Its message names the point (the scenario's origin does).
+                        failure = Some(e);
+                        break;
+                    }
+                }
             }
         };
-        job.folder.finish()?;
-        let sub = job.folder.path();
+        let sub = dir.join(format!("{i}-{}", safe(&value.to_string())));
         let short = s.short_fct_us.as_ref();
         let row = vec![
             value.to_string(),

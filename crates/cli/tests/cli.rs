@@ -1458,10 +1458,284 @@ fn a_killed_sweep_leaves_its_folders_marked_incomplete_and_no_torn_table() {
         !res.join("sweep.csv").exists(),
         "no table of points that did not finish"
     );
-    // A rerun is refused without --force; with it, the killed run's files are replaced.
-    let again = shoal_in(&dir, &["run", "long.toml", "--out", "res", "--quiet"]);
+    // Without the results database nothing says which points finished: a rerun is refused
+    // without --force (with the database it resumes: see the test below).
+    let again = shoal_in(
+        &dir,
+        &["run", "long.toml", "--out", "res", "--quiet", "--no-db"],
+    );
     assert!(!again.status.success());
     assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+}
+
+/// Five points of a few thousand flows each: long enough (a fraction of a second a point) to
+/// kill the sweep between two points.
+const RESUMABLE: &str = r#"
+[scenario]
+name = "resumable"
+seed = 3
+[rack]
+nodes = 32
+channels = 2
+switch_ports = 8
+[workload]
+kind = "open-loop"
+load = 0.5
+matrix = "uniform"
+size = { dist = "pareto", shape = 1.05, mean_bytes = 100000, cap_bytes = 1e7 }
+[run]
+completed_flows = 3000
+[sweep]
+parameter = "workload.load"
+values = [0.2, 0.3, 0.4, 0.5, 0.6]
+"#;
+
+/// The rows `shoal runs --format json` prints for the database `db`.
+fn db_rows(db: &Path) -> Vec<Value> {
+    let o = run_ok(&["runs", "--db", db.to_str().unwrap(), "--format", "json"]);
+    match serde_json::from_str(&stdout(&o)).expect("runs --format json is JSON") {
+        Value::Array(rows) => rows,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+#[test]
+fn a_sweep_killed_part_way_resumes_to_exactly_the_uninterrupted_result() {
+    let dir = scratch("resume-sweep");
+    let scenario = write(&dir, "sweep.toml", RESUMABLE);
+    let points = ["0-0.2", "1-0.3", "2-0.4", "3-0.5", "4-0.6"];
+    let mut child = Command::new(SHOAL)
+        .args(["run", &scenario, "--out", "res", "--quiet", "--jobs", "1"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the shoal binary runs");
+    // Killed as soon as its second point is complete, while the third runs.
+    let second = dir.join("res").join(points[1]);
+    let mut waited = 0;
+    let complete = |p: &Path| p.join("summary.json").exists() && !p.join("INCOMPLETE").exists();
+    while !complete(&second) {
+        assert!(waited < 6000, "the second point never finished");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let res = dir.join("res");
+    assert!(
+        res.join("INCOMPLETE").exists() && !res.join("sweep.csv").exists(),
+        "the kill came before the sweep ended"
+    );
+    let finished: Vec<&str> = points
+        .iter()
+        .copied()
+        .filter(|p| !res.join(p).join("INCOMPLETE").exists())
+        .collect();
+    assert!((2..5).contains(&finished.len()), "{finished:?}");
+
+    // The same command again does only the rest.
+    let again = shoal_in(&dir, &["run", &scenario, "--out", "res", "--jobs", "1"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let note = format!(
+        "resuming res: {} of 5 points finished before, {} to run",
+        finished.len(),
+        5 - finished.len()
+    );
+    assert!(stderr(&again).contains(&note), "{}", stderr(&again));
+    assert!(!res.join("INCOMPLETE").exists());
+
+    // An uninterrupted run gives the same table byte for byte, and the same points.
+    let whole = shoal_in(&dir, &["run", &scenario, "--out", "whole", "--quiet"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let read = |p: PathBuf| std::fs::read(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    assert_eq!(
+        read(res.join("sweep.csv")),
+        read(dir.join("whole").join("sweep.csv"))
+    );
+    for p in points {
+        for name in ["flows.csv", "scenario.toml"] {
+            assert_eq!(
+                read(res.join(p).join(name)),
+                read(dir.join("whole").join(p).join(name)),
+                "{p}/{name}"
+            );
+        }
+    }
+
+    // The database: a point that finished before the kill ran once; the one the kill cut
+    // short left a running row and then finished on the rerun.
+    let rows = db_rows(&dir.join("shoal.db"));
+    for p in points {
+        let folder = res.join(p);
+        let of_point: Vec<&Value> = rows
+            .iter()
+            .filter(|r| {
+                Path::new(r["folder"].as_str().unwrap())
+                    .ends_with(folder.strip_prefix(&dir).unwrap())
+            })
+            .collect();
+        let statuses: Vec<&str> = of_point
+            .iter()
+            .map(|r| r["status"].as_str().unwrap())
+            .collect();
+        if finished.contains(&p) {
+            assert_eq!(statuses, ["done"], "{p}");
+        } else if p == points[finished.len()] {
+            assert_eq!(statuses, ["running", "done"], "{p}: killed, then run again");
+        } else {
+            assert_eq!(statuses, ["done"], "{p}: never started before the kill");
+        }
+        assert!(
+            of_point
+                .iter()
+                .all(|r| r["kind"] == "sweep-point" && r["seed"] == 3)
+        );
+    }
+    // With --force every point runs again.
+    let forced = shoal_in(&dir, &["run", &scenario, "--out", "res", "--force"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(!stderr(&forced).contains("resuming"), "{}", stderr(&forced));
+    assert_eq!(
+        read(res.join("sweep.csv")),
+        read(dir.join("whole").join("sweep.csv"))
+    );
+}
+
+#[test]
+fn a_comparison_run_again_keeps_its_finished_runs() {
+    let dir = scratch("resume-compare");
+    let shoal_file = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let args = ["compare", &shoal_file, &ndp, "--out", "cmp"];
+    let first = shoal_in(&dir, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let table = std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv");
+    let second = shoal_in(&dir, &args);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("resuming cmp: 2 of 2 runs finished before, 0 to run"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv"),
+        table
+    );
+    // A run whose folder was damaged since is done again.
+    std::fs::remove_file(dir.join("cmp/tiny-ndp/summary.json")).expect("remove");
+    let third = shoal_in(&dir, &args);
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(
+        stderr(&third).contains("1 of 2 runs finished before, 1 to run"),
+        "{}",
+        stderr(&third)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv"),
+        table
+    );
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .all(|r| r["kind"] == "compare" && r["status"] == "done")
+    );
+}
+
+#[test]
+fn runs_lists_filters_and_exports_every_run() {
+    let dir = scratch("runs");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    for (file, out) in [(&tiny, "results/a"), (&ndp, "results/b")] {
+        let o = shoal_in(&dir, &["run", file, "--out", out, "--quiet"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // The database sits beside the results folders; --no-db records nothing.
+    let db = dir.join("results").join("shoal.db");
+    assert!(db.is_file());
+    let o = shoal_in(
+        &dir,
+        &["run", &tiny, "--out", "elsewhere/c", "--quiet", "--no-db"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.join("elsewhere").join("shoal.db").exists());
+
+    let dbs = db.to_str().unwrap();
+    let table = stdout(&run_ok(&["runs", "--db", dbs]));
+    assert!(
+        table.contains("tiny-ndp") && table.contains("done"),
+        "{table}"
+    );
+    let only_ndp = stdout(&run_ok(&["runs", "--db", dbs, "--fabric", "ndp"]));
+    assert_eq!(only_ndp.lines().count(), 3, "{only_ndp}");
+    let none = stdout(&run_ok(&["runs", "--db", dbs, "--status", "failed"]));
+    assert_eq!(none.lines().count(), 2, "{none}");
+
+    // CSV: a row per run, every metric a column, values equal to the summary's.
+    let csv = stdout(&run_ok(&["runs", "--db", dbs, "--format", "csv"]));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {header:?}"))
+    };
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 2);
+    let s = summary(&dir.join("results/a"));
+    assert_eq!(rows[0][col("scenario")], *"tiny");
+    assert_eq!(
+        rows[0][col("flows_completed")],
+        s["flows_completed"].to_string()
+    );
+    let p99: f64 = rows[0][col("short_fct_us.p99")].parse().expect("a number");
+    assert_eq!(p99, s["short_fct_us"]["p99"].as_f64().unwrap());
+    assert_eq!(
+        rows[0][col("scenario_toml")],
+        std::fs::read_to_string(dir.join("results/a/scenario.toml")).unwrap()
+    );
+    assert_eq!(rows[0][col("revision")].len(), 40, "a git commit");
+
+    // JSON: the same runs; a missing database is named, never created.
+    assert_eq!(db_rows(&db).len(), 2);
+    let o = shoal_in(&dir, &["runs"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("out/shoal.db: no results database"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("out").exists());
+
+    // A repro experiment's row holds its claims, as `repro --json` prints them.
+    let o = shoal_in(
+        &dir,
+        &[
+            "repro",
+            "fig10",
+            "--quick",
+            "--json",
+            "--out",
+            "results/repro",
+        ],
+    );
+    let printed: Value = serde_json::from_str(&stdout(&o)).expect("claims JSON");
+    let rows = db_rows(&db);
+    let repro: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "repro").collect();
+    assert_eq!(repro.len(), 1);
+    assert_eq!(repro[0]["scenario"], "fig10");
+    assert_eq!(repro[0]["claims"], printed);
+    assert_eq!(
+        repro[0]["metrics"]["claims"].as_u64(),
+        Some(printed.as_array().unwrap().len() as u64)
+    );
 }
 
 #[test]
@@ -1658,6 +1932,15 @@ fn a_full_disk_names_the_file_and_leaves_no_summary() {
     assert!(err.contains("flows.csv"), "{err}");
     assert!(res.join("INCOMPLETE").exists());
     assert!(!res.join("summary.json").exists());
+    // The database holds the run as failed, with the same error.
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "failed");
+    assert!(
+        rows[0]["error"].as_str().unwrap().contains("flows.csv"),
+        "{}",
+        rows[0]
+    );
 }
 
 #[test]
