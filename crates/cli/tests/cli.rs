@@ -697,7 +697,15 @@ fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
     let Some(name) = names.iter().find(|n| **n == "fig10").or(names.first()) else {
         return;
     };
-    let o = shoal(&["repro", name, "--quick", "--json"]);
+    let out = scratch("repro-json").join("figures");
+    let o = shoal(&[
+        "repro",
+        name,
+        "--quick",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let claims: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
     let claims = claims.as_array().expect("an array of claims");
     assert!(!claims.is_empty());
