@@ -12,6 +12,7 @@ mod huge_pages;
 mod live;
 mod plot;
 mod record;
+mod replicate;
 mod repro;
 mod run;
 mod runs;

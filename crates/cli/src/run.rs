@@ -3,6 +3,7 @@
 use crate::batch::{self, Job};
 use crate::folder::{self, Folder};
 use crate::record::{DbArgs, Recorder};
+use crate::replicate;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
-use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
+use shoal_scenario::{DEFAULT_SCENARIO, Scenario, SweepValue, TOOL_VERSION};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -39,7 +40,12 @@ use std::time::{Duration, Instant};
 /// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (the same files) and
 /// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario). The
 /// points run side by side, one per core (--jobs); each is a pure function of its scenario, so
-/// only the wall time depends on how many run at once.
+/// only the wall time depends on how many run at once. The same sweep run again into the same
+/// DIR resumes: points the results database (--db) holds as finished there are kept, the rest
+/// run (--force runs all). --replications N runs each point (or the scenario) N times under
+/// derived seeds and adds DIR/ci.csv, each metric's mean and 95% confidence interval.
+///
+/// Every run is recorded in the results database (default: shoal.db beside DIR; `shoal runs`).
 ///
 /// Prints a short summary on stdout; progress goes to stderr (a bar on a terminal once the run
 /// takes over a second, otherwise a line every 5 s).
@@ -70,6 +76,12 @@ pub struct RunArgs {
     /// Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    /// Independent replications of the scenario (of each sweep point): replication 0 uses
+    /// the scenario's seed, replication r a seed derived from it (recorded in each folder's
+    /// scenario.toml, the table and the database). Adds ci.csv: each metric's mean and 95%
+    /// confidence interval over the replications.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    replications: u64,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -494,7 +506,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
-    let Some(sweep) = &sc.sweep else {
+    let replications = args.replications;
+    if sc.sweep.is_none() && replications == 1 {
         let folder = Folder::open(&dir, args.force)?;
         let recorder = Recorder::open(&args.db, &dir)?;
         let summary = recorder.scenario("run", &sc, &dir, || {
@@ -503,7 +516,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         folder.finish()?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
-    };
+    }
 
     // The same sweep (the same document) into the folder an earlier run of it left, whole or
     // killed half-way: finish it, keeping the points that finished.
@@ -517,12 +530,28 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     };
     // Opened once the folder is: a refused run leaves no database behind.
     let recorder = Recorder::open(&args.db, &dir)?;
-    let points = sc.sweep_points()?;
+    let parameter = sc.sweep.as_ref().map(|s| s.parameter.clone());
+    let base: Vec<(Option<SweepValue>, Scenario)> = match &sc.sweep {
+        Some(_) => sc
+            .sweep_points()?
+            .into_iter()
+            .map(|(v, p)| (Some(v), p))
+            .collect(),
+        None => vec![(None, sc.clone())],
+    };
+    let points = replicate::expand(&base, replications);
     folder.write("scenario.toml", &document)?;
+    let (table_name, kind) = match parameter {
+        Some(_) => ("sweep.csv", "sweep-point"),
+        None => ("replications.csv", "replication"),
+    };
     let mut table = csv::Writer::from_writer(Vec::new());
-    table.write_record([
-        sweep.parameter.as_str(),
-        "dir",
+    let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();
+    header.push("dir");
+    if replications > 1 {
+        header.extend(["replication", "seed"]);
+    }
+    header.extend([
         "flows",
         "flows_completed",
         "short_fct_mean_us",
@@ -536,25 +565,25 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         "max_reorder_bytes",
         "mean_flow_bytes",
         "realised_load",
-    ])?;
+    ]);
+    table.write_record(&header)?;
     // Each point: the summary of its earlier finished run, or a job to run.
     let mut kept: Vec<Option<Summary>> = Vec::with_capacity(points.len());
     let mut jobs = Vec::with_capacity(points.len());
-    for (i, (value, point)) in points.iter().enumerate() {
-        let name = format!("{i}-{}", safe(&value.to_string()));
-        let path = dir.join(&name);
-        folder.note(&name)?;
+    for point in &points {
+        let path = dir.join(&point.folder);
+        folder.note(&point.folder)?;
         let done = if resuming {
-            recorder.finished_in(point, &path)?
+            recorder.finished_in(&point.sc, &path)?
         } else {
             None
         };
         if done.is_none() {
             // A point an earlier run left unfinished is ours to replace.
             jobs.push(Job {
-                sc: point,
+                sc: &point.sc,
                 folder: Folder::open(&path, args.force || resuming)?,
-                label: format!("{} = {value}", sweep.parameter),
+                label: point.label(parameter.as_deref(), replications),
             });
         }
         kept.push(done);
@@ -575,13 +604,14 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         args.quiet,
         "shoal run: point",
         &recorder,
-        "sweep-point",
+        kind,
     )
     .into_iter();
     let mut rows = Vec::new();
+    let mut summaries = Vec::new();
     // The table keeps the points before the first failure, whose folders are complete.
     let mut failure = None;
-    for (i, ((value, _), done)) in points.iter().zip(kept).enumerate() {
+    for (point, done) in points.iter().zip(kept) {
         let s = match done {
             Some(s) => s,
             None => {
@@ -596,13 +626,13 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
                 }
             }
         };
-        let sub = dir.join(format!("{i}-{}", safe(&value.to_string())));
         let short = s.short_fct_us.as_ref();
-        let row = vec![
-            value.to_string(),
-            sub.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+        let mut row: Vec<String> = point.value.iter().map(|v| v.to_string()).collect();
+        row.push(point.folder.clone());
+        if replications > 1 {
+            row.extend([point.replication.to_string(), point.sc.seed.to_string()]);
+        }
+        row.extend([
             s.flows.to_string(),
             s.flows_completed.to_string(),
             opt(short.map(|f| f.mean), 3),
@@ -610,7 +640,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             opt(s.long_goodput_gbps, 3),
             s.max_queue_cells.to_string(),
             format!("{:.3}", s.sim_time_us),
-        ];
+        ]);
         // The CSV has more columns than the table: the rest of the summary's figures.
         let more = [
             opt(short.map(|f| f.p999), 3),
@@ -628,19 +658,27 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             .collect();
         table.write_record(&csv_row)?;
         rows.push(row);
+        summaries.push(s);
     }
     // The table holds the points that finished, written whole even when one failed.
     let table = table
         .into_inner()
-        .map_err(|e| anyhow::anyhow!("sweep.csv: {e}"))?;
-    folder.write_with("sweep.csv", |f| f.write_all(&table))?;
+        .map_err(|e| anyhow::anyhow!("{table_name}: {e}"))?;
+    folder.write_with(table_name, |f| f.write_all(&table))?;
     if let Some(e) = failure {
         return Err(e);
     }
-    folder.finish()?;
-    crate::repro::print_table(
-        &[
-            &sweep.parameter,
+    if replications > 1 {
+        let intervals = replicate::intervals(&points, &summaries);
+        folder.write_with(replicate::CI_FILE, |f| {
+            replicate::write_csv(f, parameter.as_deref(), &intervals)
+        })?;
+        folder.finish()?;
+        replicate::print(parameter.as_deref(), &intervals);
+    } else {
+        folder.finish()?;
+        let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();
+        header.extend([
             "dir",
             "flows",
             "done",
@@ -649,9 +687,9 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             "long Gb/s",
             "max queue",
             "sim us",
-        ],
-        &rows,
-    );
+        ]);
+        crate::repro::print_table(&header, &rows);
+    }
     println!("results      {}", dir.display());
     std::io::stdout().flush()?;
     Ok(ExitCode::SUCCESS)

@@ -58,6 +58,7 @@ enum StatusArg {
 enum KindArg {
     Run,
     SweepPoint,
+    Replication,
     Compare,
     Repro,
 }
@@ -91,6 +92,7 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
             match k {
                 KindArg::Run => "run",
                 KindArg::SweepPoint => "sweep-point",
+                KindArg::Replication => "replication",
                 KindArg::Compare => "compare",
                 KindArg::Repro => "repro",
             }
