@@ -455,6 +455,22 @@ fn print(parameter: Option<&str>, rows: &[Row]) {
     crate::repro::print_table(&header(parameter), &table);
 }
 
+/// The x axis of a sweep over `key`: the quantity and its unit for the keys the shipped
+/// scenarios sweep, the key itself for others (it names a scenario key, documented in
+/// docs/scenarios.md).
+fn parameter_label(key: &str) -> String {
+    match key {
+        "workload.load" => "offered load (fraction of each node's link rate)",
+        "workload.flows" => "flows",
+        "workload.pairs" => "node pairs",
+        "workload.senders" => "senders",
+        "rack.slot_ns" => "slot (ns)",
+        "rack.random_node_failures.fraction" => "failed nodes (fraction)",
+        other => other,
+    }
+    .to_owned()
+}
+
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
 fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
@@ -468,7 +484,7 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
         let fig = match parameter {
             Some(p) => Figure {
                 title: String::new(),
-                x: Axis::linear(p),
+                x: Axis::linear(parameter_label(p)),
                 y,
                 series: names
                     .iter()
@@ -502,6 +518,11 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
             },
         };
         let mut fig = fig;
+        // A fabric without a value (no long flow completed, say) is named, not silently left
+        // out of the comparison.
+        for s in fig.series.iter().filter(|s| s.points.is_empty()) {
+            eprintln!("shoal compare: {col}: {} has no value, not drawn", s.name);
+        }
         fig.series.retain(|s| !s.points.is_empty());
         if fig.series.is_empty() {
             eprintln!("shoal compare: {col}: no run has a value, no figure");

@@ -2064,3 +2064,56 @@ fn replications_run_under_derived_seeds_and_report_a_95_percent_interval() {
     assert_eq!(first, seeds);
     assert!(rows.iter().all(|r| r["kind"] == "replication"));
 }
+
+/// Runs made apart go on one figure: each file's rows split by --series (a file without that
+/// column is one series named after the file), renamed for the legend.
+#[test]
+fn plot_draws_several_files_split_into_series() {
+    let dir = scratch("plot-files");
+    let sweep = write(
+        &dir,
+        "shoal-sweep.csv",
+        "workload.load,short_fct_p99_us\n0.1,16.9\n0.2,21.1\n",
+    );
+    let compare = write(
+        &dir,
+        "compare.csv",
+        "workload.load,fabric,short_fct_p99_us\n0.1,dctcp,21.1\n0.1,ndp,18.9\n0.2,dctcp,27.2\n0.2,ndp,\n",
+    );
+    let out = dir.join("fig");
+    let args = [
+        "plot",
+        &sweep,
+        &compare,
+        "--x",
+        "workload.load",
+        "--y",
+        "short_fct_p99_us",
+        "--series",
+        "fabric",
+        "--rename",
+        "shoal-sweep=Shoal",
+        "--rename",
+        "dctcp=DCTCP",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    run_ok(&args);
+    let points = std::fs::read_to_string(dir.join("fig.csv")).expect("the figure's CSV");
+    assert_eq!(
+        points,
+        "series,x,y\nShoal,0.1,16.9\nShoal,0.2,21.1\nDCTCP,0.1,21.1\nDCTCP,0.2,27.2\nndp,0.1,18.9\n"
+    );
+    let svg = std::fs::read_to_string(dir.join("fig.svg")).expect("svg");
+    assert!(svg.contains("Shoal") && svg.contains("DCTCP") && svg.contains("ndp"));
+    // A name no series has is refused, naming those there are.
+    let mut wrong = args.to_vec();
+    wrong[12] = "tcp=TCP";
+    let o = shoal(&wrong);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no series is named \"tcp\"") && stderr(&o).contains("dctcp"),
+        "{}",
+        stderr(&o)
+    );
+}
