@@ -3,7 +3,7 @@
 
 use crate::batch::{self, Job};
 use crate::folder::{self, Folder};
-use crate::record::{DbArgs, Recorder};
+use crate::record::{self, DbArgs, Recorder};
 use crate::run::{Summary, opt, safe};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -346,26 +346,16 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         };
         let path = parent.path().join(&name);
         parent.note(&name)?;
-        let done = if resuming {
-            recorder.finished_in(sc, &path)?
-        } else {
-            None
-        };
-        if done.is_none() {
-            // A run an earlier comparison left unfinished is ours to replace.
-            let folder = Folder::open(&path, args.force || resuming)?;
-            runs.push(Job { sc, folder, label });
+        match recorder.keep_or_open(sc, &path, resuming, args.force)? {
+            Ok(summary) => kept.push(Some(summary)),
+            Err(folder) => {
+                runs.push(Job { sc, folder, label });
+                kept.push(None);
+            }
         }
-        kept.push(done);
     }
     if resuming && !args.quiet {
-        eprintln!(
-            "shoal compare: resuming {}: {} of {} runs finished before, {} to run",
-            dir.display(),
-            jobs.len() - runs.len(),
-            jobs.len(),
-            runs.len()
-        );
+        record::say_resumed("compare", &dir, "runs", jobs.len(), runs.len());
     }
     let threads = batch::threads(args.jobs);
     let mut summaries = batch::run_all(

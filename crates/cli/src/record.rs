@@ -173,4 +173,29 @@ impl Recorder {
             .with_context(|| format!("{}: not a run summary", path.display()))?;
         Ok(Some(summary))
     }
+
+    /// A point of a sweep or comparison, when `resuming`: the summary of its finished run in
+    /// `path` if the database holds one, else `path` opened for its run (what an earlier run
+    /// left there is replaced).
+    pub(crate) fn keep_or_open(
+        &self,
+        sc: &Scenario,
+        path: &Path,
+        resuming: bool,
+        force: bool,
+    ) -> Result<Result<Summary, crate::folder::Folder>> {
+        if resuming && let Some(summary) = self.finished_in(sc, path)? {
+            return Ok(Ok(summary));
+        }
+        Ok(Err(crate::folder::Folder::open(path, force || resuming)?))
+    }
+}
+
+/// The line a resumed sweep or comparison prints on stderr.
+pub(crate) fn say_resumed(command: &str, dir: &Path, what: &str, total: usize, to_run: usize) {
+    eprintln!(
+        "shoal {command}: resuming {}: {} of {total} {what} finished before, {to_run} to run",
+        dir.display(),
+        total - to_run,
+    );
 }

@@ -2,7 +2,7 @@
 
 use crate::batch::{self, Job};
 use crate::folder::{self, Folder};
-use crate::record::{DbArgs, Recorder};
+use crate::record::{self, DbArgs, Recorder};
 use crate::replicate;
 use anyhow::Result;
 use clap::Args;
@@ -573,29 +573,20 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     for point in &points {
         let path = dir.join(&point.folder);
         folder.note(&point.folder)?;
-        let done = if resuming {
-            recorder.finished_in(&point.sc, &path)?
-        } else {
-            None
-        };
-        if done.is_none() {
-            // A point an earlier run left unfinished is ours to replace.
-            jobs.push(Job {
-                sc: &point.sc,
-                folder: Folder::open(&path, args.force || resuming)?,
-                label: point.label(parameter.as_deref(), replications),
-            });
+        match recorder.keep_or_open(&point.sc, &path, resuming, args.force)? {
+            Ok(summary) => kept.push(Some(summary)),
+            Err(folder) => {
+                jobs.push(Job {
+                    sc: &point.sc,
+                    folder,
+                    label: point.label(parameter.as_deref(), replications),
+                });
+                kept.push(None);
+            }
         }
-        kept.push(done);
     }
     if resuming && !args.quiet {
-        eprintln!(
-            "shoal run: resuming {}: {} of {} points finished before, {} to run",
-            dir.display(),
-            points.len() - jobs.len(),
-            points.len(),
-            jobs.len()
-        );
+        record::say_resumed("run", &dir, "points", points.len(), jobs.len());
     }
     let threads = batch::threads(args.jobs);
     let mut results = batch::run_all(

@@ -123,7 +123,8 @@ pub struct NewRun<'a> {
 }
 
 /// A claim a repro experiment checked: the paper's value, ours, the tolerance and whether we
-/// are within it.
+/// are within it. The database's own row, like `shoal_repro::Claim`, so that this crate needs
+/// no model crate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Claim {
     pub figure: String,
