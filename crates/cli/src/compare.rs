@@ -510,8 +510,10 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
         let mut fig = fig;
         // A fabric without a value (no long flow completed, say) is named, not silently left
         // out of the comparison.
-        for s in fig.series.iter().filter(|s| s.points.is_empty()) {
-            eprintln!("shoal compare: {col}: {} has no value, not drawn", s.name);
+        if fig.series.iter().any(|s| !s.points.is_empty()) {
+            for s in fig.series.iter().filter(|s| s.points.is_empty()) {
+                eprintln!("shoal compare: {col}: {} has no value, not drawn", s.name);
+            }
         }
         fig.series.retain(|s| !s.points.is_empty());
         if fig.series.is_empty() {

@@ -13,6 +13,7 @@ mod live;
 mod plot;
 mod record;
 mod replicate;
+mod report;
 mod repro;
 mod run;
 mod runs;
@@ -55,6 +56,7 @@ enum Command {
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
     Runs(runs::RunsArgs),
+    Report(report::ReportArgs),
     Size(Box<size::SizeArgs>),
     Live(live::LiveArgs),
 }
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
         Command::Runs(args) => runs::main(args),
+        Command::Report(args) => report::main(args),
         Command::Size(args) => size::main(*args),
         Command::Live(args) => live::main(args),
     };

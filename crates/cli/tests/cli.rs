@@ -2117,3 +2117,85 @@ fn plot_draws_several_files_split_into_series() {
         stderr(&o)
     );
 }
+
+/// `shoal report`: one page holding every recorded run, every claim and every figure, with
+/// nothing loaded from elsewhere.
+#[test]
+fn report_is_one_self_contained_page_with_every_claim_and_figure() {
+    let dir = scratch("report");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    for args in [
+        vec!["run", &tiny, "--out", "res/tiny", "--quiet"],
+        vec!["compare", &tiny, &ndp, "--out", "res/cmp", "--quiet"],
+    ] {
+        let o = shoal_in(&dir, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = shoal_in(
+        &dir,
+        &[
+            "repro",
+            "fig10",
+            "--quick",
+            "--json",
+            "--out",
+            "res/figures",
+        ],
+    );
+    let claims: Value = serde_json::from_str(&stdout(&o)).expect("claims JSON");
+    let claims = claims.as_array().expect("array");
+    let o = shoal_in(
+        &dir,
+        &["report", "--db", "res/shoal.db", "--out", "page.html"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.join("page.html")).expect("the page");
+    // Every claim is a row of the claim table, with its verdict.
+    let table = &page[page.find("id=\"claim-table\"").expect("claim table")..];
+    let table = &table[..table.find("</table>").expect("end")];
+    let verdicts =
+        table.matches("class=\"pass\"").count() + table.matches("class=\"miss\"").count();
+    assert_eq!(verdicts, claims.len());
+    for c in claims {
+        assert!(table.contains(c["claim"].as_str().unwrap()), "{c}");
+    }
+    // Every figure the comparison and the experiment wrote is inlined.
+    let svg_files = |d: &str| {
+        std::fs::read_dir(dir.join(d))
+            .expect("folder")
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "svg")
+            })
+            .count()
+    };
+    let figures = svg_files("res/cmp") + svg_files("res/figures");
+    assert!(figures > 0);
+    assert_eq!(page.matches("<svg").count(), figures);
+    // Each of the four runs, with its provenance; nothing is fetched from elsewhere.
+    let rows = db_rows(&dir.join("res/shoal.db"));
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert!(page.contains(r["revision"].as_str().unwrap()));
+        assert!(page.contains(&format!("<td class=\"num\">{}</td>", r["id"])));
+    }
+    for external in ["src=\"http", "href=\"http", "<script", "<link", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    // A missing database is named, and no page is written.
+    let o = shoal_in(
+        &dir,
+        &["report", "--db", "nothing.db", "--out", "none.html"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("nothing.db: no results database"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("none.html").exists());
+}
