@@ -19,7 +19,9 @@ use std::process::ExitCode;
 /// sweep, they must sweep the same parameter over the same values; every point is then run
 /// for every fabric. Each run's results folder goes to DIR/<point>/<scenario name>/ (as
 /// `shoal run` writes it); DIR/compare.csv has one row per run and DIR/<metric>.svg/.png/.csv
-/// one figure per metric (lines against the swept parameter, or bars per fabric).
+/// one figure per metric (lines against the swept parameter, or bars per fabric). Every run
+/// is recorded in the results database (default: shoal.db beside DIR); the same comparison run
+/// again into the same DIR keeps the runs it holds as finished and runs the rest.
 ///
 /// --set changes a key in every scenario first, e.g. to cut a paper-scale run down:
 /// --set run.completed_flows=20000 --set workload.load=0.5
@@ -48,7 +50,8 @@ pub struct CompareArgs {
     #[arg(long)]
     quiet: bool,
     /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
-    /// .shoal-written lists) are removed first; other files stay.
+    /// .shoal-written lists) are removed first; other files stay. Every run then runs again
+    /// instead of resuming (keeping the runs the database holds as finished).
     #[arg(long)]
     force: bool,
     /// Runs at once. Default: one per core. Each needs its own memory; 1 runs them one after

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 /// experiment's name. Experiments run side by side, one per core (--jobs), except those that
 /// measure wall-clock time, which run alone afterwards; the claims come out in the same order
 /// and with the same values either way. Exit status 0 only if at least one claim was checked
-/// and every claim passes.
+/// and every claim passes. Each experiment is recorded with its claims in the results database
+/// (default: shoal.db beside the --out folder; `shoal runs`, `shoal report`).
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  shoal repro --list\n  shoal repro --quick\n  \

@@ -69,7 +69,9 @@ pub struct RunArgs {
     #[arg(long)]
     quiet: bool,
     /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
-    /// .shoal-written lists: files and point folders) are removed first; other files stay.
+    /// .shoal-written lists: files and point folders) are removed first; other files stay. A
+    /// sweep then runs every point again instead of resuming (keeping the points the database
+    /// holds as finished).
     #[arg(long)]
     force: bool,
     /// Sweep points run at once. Default: one per core. Each needs its own memory (a 512-node
