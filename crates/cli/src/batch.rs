@@ -6,6 +6,7 @@
 //! of threads changes the wall time and nothing else (DESIGN.md, principles 5 and 9).
 
 use crate::folder::Folder;
+use crate::record::Recorder;
 use crate::run::{Summary, run_one};
 use anyhow::Result;
 use indicatif::MultiProgress;
@@ -67,15 +68,19 @@ pub(crate) struct Job<'a> {
 }
 
 /// Runs `jobs` on up to `threads` threads (each run may use `per_run` threads of its own) and
-/// returns their outcomes in job order, once all that started have finished. After a failure no further job starts; those left out come
+/// returns their outcomes in job order, once all that started have finished; each job's folder
+/// is finished when its run is. After a failure no further job starts; those left out come
 /// after the failed one and read "not run after an earlier failure", so the first error in job
 /// order is the one to report. `what` starts each progress line, e.g. "shoal run: point".
+/// Each run is recorded in `recorder` as a `kind` row.
 pub(crate) fn run_all(
     jobs: &[Job],
     threads: usize,
     per_run: usize,
     quiet: bool,
     what: &str,
+    recorder: &Recorder,
+    kind: &str,
 ) -> Vec<Result<Summary>> {
     // Bars of runs in flight share the terminal; with one thread there is one at a time.
     let bars = (threads.min(jobs.len()) > 1).then(MultiProgress::new);
@@ -89,14 +94,20 @@ pub(crate) fn run_all(
                 None => eprintln!("{line}"),
             }
         }
-        run_one(
-            job.sc,
-            &job.folder,
-            quiet,
-            &job.label,
-            bars.as_ref(),
-            per_run,
-        )
+        // The folder is finished as soon as its run is, before its row reads done: a batch
+        // killed later leaves this run complete, for a resumed one to keep.
+        recorder.scenario(kind, job.sc, job.folder.path(), || {
+            let summary = run_one(
+                job.sc,
+                &job.folder,
+                quiet,
+                &job.label,
+                bars.as_ref(),
+                per_run,
+            )?;
+            job.folder.finish()?;
+            Ok(summary)
+        })
     };
     map(jobs, threads, run, Result::is_err)
         .into_iter()

@@ -2,7 +2,8 @@
 //! metric.
 
 use crate::batch::{self, Job};
-use crate::folder::Folder;
+use crate::folder::{self, Folder};
+use crate::record::{self, DbArgs, Recorder};
 use crate::run::{Summary, opt, safe};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -18,7 +19,9 @@ use std::process::ExitCode;
 /// sweep, they must sweep the same parameter over the same values; every point is then run
 /// for every fabric. Each run's results folder goes to DIR/<point>/<scenario name>/ (as
 /// `shoal run` writes it); DIR/compare.csv has one row per run and DIR/<metric>.svg/.png/.csv
-/// one figure per metric (lines against the swept parameter, or bars per fabric).
+/// one figure per metric (lines against the swept parameter, or bars per fabric). Every run
+/// is recorded in the results database (default: shoal.db beside DIR); the same comparison run
+/// again into the same DIR keeps the runs it holds as finished and runs the rest.
 ///
 /// --set changes a key in every scenario first, e.g. to cut a paper-scale run down:
 /// --set run.completed_flows=20000 --set workload.load=0.5
@@ -47,7 +50,8 @@ pub struct CompareArgs {
     #[arg(long)]
     quiet: bool,
     /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
-    /// .shoal-written lists) are removed first; other files stay.
+    /// .shoal-written lists) are removed first; other files stay. Every run then runs again
+    /// instead of resuming (keeping the runs the database holds as finished).
     #[arg(long)]
     force: bool,
     /// Runs at once. Default: the cores divided by --threads. Each needs its own memory; 1
@@ -59,6 +63,8 @@ pub struct CompareArgs {
     /// identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
 /// The `--set` words as (key, value) pairs (`run` and `compare` share them).
@@ -175,6 +181,9 @@ fn workload_difference(a: &Scenario, b: &Scenario) -> String {
         )
     }
 }
+
+/// What a comparison's folder holds about the command that wrote it.
+const README: &str = "README.txt";
 
 /// One compared run.
 struct Row {
@@ -302,16 +311,46 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         }
         planned.push((place.0, place.1, label));
     }
+    let readme = format!(
+        "shoal compare of {}\nsettings: {}\n",
+        args.scenarios
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if args.set.is_empty() {
+            "none".into()
+        } else {
+            args.set.join(", ")
+        }
+    );
+    // The same comparison (the same files and settings) into the folder an earlier run of it
+    // left, whole or killed half-way: finish it, keeping the runs that finished. Each run is
+    // kept only if the database holds it finished with the identical resolved scenario.
+    let resuming = !args.force && args.db.enabled() && folder::holds(&dir, README, &readme);
     // The folders are opened once they are all known to differ.
-    let top = Folder::open(&dir, args.force)?;
+    let top = if resuming {
+        Folder::reopen(&dir)?
+    } else {
+        Folder::open(&dir, args.force)?
+    };
+    let recorder = Recorder::open(&args.db, &dir)?;
+    // Written first: it names the comparison a later run may resume.
+    top.write(README, &readme)?;
     let mut point_folders: Vec<(String, Folder)> = Vec::new();
     let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
+    let mut kept: Vec<Option<Summary>> = Vec::with_capacity(jobs.len());
     for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
         let parent = match point {
             None => &top,
             Some(p) => {
                 if !point_folders.iter().any(|(q, _)| *q == p) {
-                    let f = Folder::open(&dir.join(&p), args.force)?;
+                    let path = dir.join(&p);
+                    let f = if resuming && path.is_dir() {
+                        Folder::reopen(&path)?
+                    } else {
+                        Folder::open(&path, args.force)?
+                    };
                     top.note(&p)?;
                     point_folders.push((p.clone(), f));
                 }
@@ -322,49 +361,50 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
                     .1
             }
         };
-        let folder = Folder::open(&parent.path().join(&name), args.force)?;
+        let path = parent.path().join(&name);
         parent.note(&name)?;
-        runs.push(Job { sc, folder, label });
+        match recorder.keep_or_open(sc, &path, resuming, args.force)? {
+            Ok(summary) => kept.push(Some(summary)),
+            Err(folder) => {
+                runs.push(Job { sc, folder, label });
+                kept.push(None);
+            }
+        }
+    }
+    if resuming && !args.quiet {
+        record::say_resumed("compare", &dir, "runs", jobs.len(), runs.len());
     }
     let per_run = args.threads.map_or(1, |t| t as usize);
     let threads = batch::threads(args.jobs, per_run);
-    let summaries = batch::run_all(&runs, threads, per_run, args.quiet, "shoal compare: run")
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
-    for run in &runs {
-        run.folder.finish()?;
-    }
+    let mut summaries = batch::run_all(
+        &runs,
+        threads,
+        per_run,
+        args.quiet,
+        "shoal compare: run",
+        &recorder,
+        "compare",
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?
+    .into_iter();
     for (_, f) in &point_folders {
         f.finish()?;
     }
     let rows: Vec<Row> = jobs
         .iter()
-        .zip(summaries)
-        .map(|((point, sc), summary)| Row {
+        .zip(kept)
+        .map(|((point, sc), done)| Row {
             point: point.clone(),
             name: sc.name.clone(),
-            summary,
+            summary: done
+                .or_else(|| summaries.next())
+                .expect("a summary per run not kept"),
         })
         .collect();
     write_csv(&top, parameter.as_deref(), &rows)?;
     print(parameter.as_deref(), &rows);
     plots(&top, parameter.as_deref(), &names, &rows)?;
-    top.write(
-        "README.txt",
-        &format!(
-            "shoal compare of {}\nsettings: {}\n",
-            args.scenarios
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if args.set.is_empty() {
-                "none".into()
-            } else {
-                args.set.join(", ")
-            }
-        ),
-    )?;
     top.finish()?;
     println!("results      {}", dir.display());
     Ok(ExitCode::SUCCESS)
@@ -424,6 +464,22 @@ fn print(parameter: Option<&str>, rows: &[Row]) {
     crate::repro::print_table(&header(parameter), &table);
 }
 
+/// The x axis of a sweep over `key`: the quantity and its unit for the keys the shipped
+/// scenarios sweep, the key itself for others (it names a scenario key, documented in
+/// docs/scenarios.md).
+fn parameter_label(key: &str) -> String {
+    match key {
+        "workload.load" => "offered load (fraction of each node's link rate)",
+        "workload.flows" => "flows",
+        "workload.pairs" => "node pairs",
+        "workload.senders" => "senders",
+        "rack.slot_ns" => "slot (ns)",
+        "rack.random_node_failures.fraction" => "failed nodes (fraction)",
+        other => other,
+    }
+    .to_owned()
+}
+
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
 fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
@@ -437,7 +493,7 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
         let fig = match parameter {
             Some(p) => Figure {
                 title: String::new(),
-                x: Axis::linear(p),
+                x: Axis::linear(parameter_label(p)),
                 y,
                 series: names
                     .iter()
@@ -471,6 +527,13 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
             },
         };
         let mut fig = fig;
+        // A fabric without a value (no long flow completed, say) is named, not silently left
+        // out of the comparison.
+        if fig.series.iter().any(|s| !s.points.is_empty()) {
+            for s in fig.series.iter().filter(|s| s.points.is_empty()) {
+                eprintln!("shoal compare: {col}: {} has no value, not drawn", s.name);
+            }
+        }
         fig.series.retain(|s| !s.points.is_empty());
         if fig.series.is_empty() {
             eprintln!("shoal compare: {col}: no run has a value, no figure");

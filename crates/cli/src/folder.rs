@@ -35,30 +35,32 @@ impl Folder {
     /// `force`, which first removes what the previous run wrote there.
     pub(crate) fn open(dir: &Path, force: bool) -> Result<Folder> {
         prepare_dir(dir, force)?;
-        let lock_path = dir.join(LOCK);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .with_context(|| format!("cannot write into {}", dir.display()))?;
-        if let Err(e) = lock.try_lock() {
-            match e {
-                std::fs::TryLockError::WouldBlock => {
-                    bail!("another shoal run is writing into {}", dir.display())
-                }
-                std::fs::TryLockError::Error(e) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
-                }
-            }
-        }
+        let lock = lock(dir)?;
         if force {
             clear(dir)?;
         }
+        Folder::marked(dir, lock, Vec::new())
+    }
+
+    /// Opens `dir`, a folder an earlier run of the same sweep or comparison wrote (whole or
+    /// killed half-way), to finish it: locked and marked incomplete like a new one, and what
+    /// is there stays, still listed as written by shoal.
+    pub(crate) fn reopen(dir: &Path) -> Result<Folder> {
+        let lock = lock(dir)?;
+        let list = std::fs::read_to_string(dir.join(WRITTEN)).unwrap_or_default();
+        let written = list
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+        Folder::marked(dir, lock, written)
+    }
+
+    fn marked(dir: &Path, lock: File, written: Vec<String>) -> Result<Folder> {
         let folder = Folder {
             dir: dir.to_owned(),
             _lock: lock,
-            written: Mutex::new(Vec::new()),
+            written: Mutex::new(written),
         };
         folder.write(
             INCOMPLETE,
@@ -121,6 +123,39 @@ impl Drop for Folder {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(self.dir.join(LOCK));
     }
+}
+
+/// Locks `dir` against a second run writing into it; the lock goes with the process, however
+/// it ends.
+fn lock(dir: &Path) -> Result<File> {
+    let lock_path = dir.join(LOCK);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    if let Err(e) = lock.try_lock() {
+        match e {
+            std::fs::TryLockError::WouldBlock => {
+                bail!("another shoal run is writing into {}", dir.display())
+            }
+            std::fs::TryLockError::Error(e) => {
+                return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
+            }
+        }
+    }
+    Ok(lock)
+}
+
+/// Whether `dir` is a folder shoal wrote whose file `name` reads exactly `text`.
+pub(crate) fn holds(dir: &Path, name: &str, text: &str) -> bool {
+    dir.join(WRITTEN).is_file() && std::fs::read_to_string(dir.join(name)).is_ok_and(|t| t == text)
+}
+
+/// Whether `dir` holds a complete run: its summary, and no `INCOMPLETE` marker.
+pub(crate) fn is_complete(dir: &Path) -> bool {
+    dir.join("summary.json").is_file() && !dir.join(INCOMPLETE).exists()
 }
 
 /// Removes what the last run wrote into `dir` (as its `.shoal-written` lists, subfolders

@@ -11,8 +11,12 @@ mod folder;
 mod huge_pages;
 mod live;
 mod plot;
+mod record;
+mod replicate;
+mod report;
 mod repro;
 mod run;
+mod runs;
 mod schedule;
 mod size;
 
@@ -51,6 +55,8 @@ enum Command {
     Repro(repro::ReproArgs),
     Bench(bench::BenchArgs),
     Plot(plot::PlotArgs),
+    Runs(runs::RunsArgs),
+    Report(report::ReportArgs),
     Size(Box<size::SizeArgs>),
     Live(live::LiveArgs),
 }
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
         Command::Repro(args) => repro::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Plot(args) => plot::main(args),
+        Command::Runs(args) => runs::main(args),
+        Command::Report(args) => report::main(args),
         Command::Size(args) => size::main(*args),
         Command::Live(args) => live::main(args),
     };

@@ -1,6 +1,7 @@
 //! `shoal repro`: run the paper's figures as experiments and compare with the published numbers.
 
 use crate::batch;
+use crate::record::{DbArgs, Recorder};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
@@ -16,7 +17,8 @@ use std::process::ExitCode;
 /// experiment's name. Experiments run side by side, one per core (--jobs), except those that
 /// measure wall-clock time, which run alone afterwards; the claims come out in the same order
 /// and with the same values either way. Exit status 0 only if at least one claim was checked
-/// and every claim passes.
+/// and every claim passes. Each experiment is recorded with its claims in the results database
+/// (default: shoal.db beside the --out folder; `shoal runs`, `shoal report`).
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  shoal repro --list\n  shoal repro --quick\n  \
@@ -55,6 +57,8 @@ pub struct ReproArgs {
     /// paper-scale datacenter figure up to a few GiB); 1 runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
 /// Exactly the keys the JSON output promises, whatever `Claim` grows.
@@ -191,6 +195,8 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
         check_scale(&args.names, &names, text)?;
     }
     figures_folder(&args.out)?;
+    let recorder = Recorder::open(&args.db, &args.out)?;
+    let figures = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     let opts = Options {
         quick: args.quick,
         plots: Some(args.out.clone()),
@@ -202,7 +208,22 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             if args.quick { " (quick)" } else { "" }
         );
         let mut note = |msg: &str| eprintln!("  {name}: {msg}");
-        let result = shoal_repro::run(name, &opts, &mut note);
+        let settings = experiment_settings(name, &opts);
+        let row = shoal_results::NewRun {
+            kind: "repro",
+            name,
+            fabric: "-",
+            scenario: &settings,
+            seed: None,
+            folder: &figures,
+            command: "",
+            version: shoal_scenario::TOOL_VERSION,
+        };
+        let result = recorder.record(
+            &row,
+            || shoal_repro::run(name, &opts, &mut note).map_err(anyhow::Error::from),
+            |claims| outcome(claims),
+        );
         if let Err(e) = &result {
             eprintln!("shoal repro: {name} could not run: {e}");
         }
@@ -278,6 +299,50 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What identifies an experiment's run in the results database: its name and the settings
+/// that scale it, as TOML.
+fn experiment_settings(name: &str, opts: &Options) -> String {
+    let quoted = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let mut text = format!(
+        "[repro]\nexperiment = {}\nquick = {}\n",
+        quoted(name),
+        opts.quick
+    );
+    if let Some(scale) = &opts.scale {
+        text.push_str(&format!("scale = {}\n", quoted(scale)));
+    }
+    text
+}
+
+/// An experiment's row: its claims, and how many there are and pass.
+fn outcome(claims: &[Claim]) -> shoal_results::Outcome {
+    let passed = claims.iter().filter(|c| c.pass).count();
+    shoal_results::Outcome {
+        metrics: vec![
+            (
+                "claims".to_owned(),
+                shoal_results::Value::Int(claims.len() as i64),
+            ),
+            (
+                "claims_passed".to_owned(),
+                shoal_results::Value::Int(passed as i64),
+            ),
+        ],
+        claims: claims
+            .iter()
+            .map(|c| shoal_results::Claim {
+                figure: c.figure.clone(),
+                claim: c.claim.clone(),
+                paper: c.paper.clone(),
+                ours: c.ours.clone(),
+                tolerance: c.tolerance.clone(),
+                pass: c.pass,
+            })
+            .collect(),
+        ..shoal_results::Outcome::default()
+    }
 }
 
 /// Whether a repro run succeeded: every experiment ran, at least one claim was checked and

@@ -1,15 +1,17 @@
 //! `shoal run`: run a scenario and write its results folder.
 
 use crate::batch::{self, Job};
-use crate::folder::Folder;
+use crate::folder::{self, Folder};
+use crate::record::{self, DbArgs, Recorder};
+use crate::replicate;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
-use shoal_scenario::{DEFAULT_SCENARIO, Scenario, TOOL_VERSION};
+use shoal_scenario::{DEFAULT_SCENARIO, Scenario, SweepValue, TOOL_VERSION};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -38,7 +40,12 @@ use std::time::{Duration, Instant};
 /// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (the same files) and
 /// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario). The
 /// points run side by side, one per core (--jobs); each is a pure function of its scenario, so
-/// only the wall time depends on how many run at once.
+/// only the wall time depends on how many run at once. The same sweep run again into the same
+/// DIR resumes: points the results database (--db) holds as finished there are kept, the rest
+/// run (--force runs all). --replications N runs each point (or the scenario) N times under
+/// derived seeds and adds DIR/ci.csv, each metric's mean and 95% confidence interval.
+///
+/// Every run is recorded in the results database (default: shoal.db beside DIR; `shoal runs`).
 ///
 /// Prints a short summary on stdout; progress goes to stderr (a bar on a terminal once the run
 /// takes over a second, otherwise a line every 5 s).
@@ -68,7 +75,9 @@ pub struct RunArgs {
     #[arg(long)]
     quiet: bool,
     /// Write into DIR even if it is not empty: the results an earlier run wrote there (as its
-    /// .shoal-written lists: files and point folders) are removed first; other files stay.
+    /// .shoal-written lists: files and point folders) are removed first; other files stay. A
+    /// sweep then runs every point again instead of resuming (keeping the points the database
+    /// holds as finished).
     #[arg(long)]
     force: bool,
     /// Sweep points run at once. Default: the cores divided by --threads. Each needs its own
@@ -80,6 +89,14 @@ pub struct RunArgs {
     /// identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    /// Independent replications of the scenario (of each sweep point): replication 0 uses
+    /// the scenario's seed, replication r a seed derived from it (recorded in each folder's
+    /// scenario.toml, the table and the database). Adds ci.csv: each metric's mean and 95%
+    /// confidence interval over the replications.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    replications: u64,
+    #[command(flatten)]
+    db: DbArgs,
 }
 
 /// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
@@ -176,7 +193,7 @@ impl Progress for CliProgress {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub(crate) struct FctStats {
     pub(crate) mean: f64,
     pub(crate) p50: f64,
@@ -185,14 +202,14 @@ pub(crate) struct FctStats {
 }
 
 /// summary.json: everything but `wall_time_s` and `node_channel_slots_per_s` is a pure function
-/// of (scenario, seed, version).
-#[derive(Serialize)]
+/// of (scenario, seed, version). Read back when a resumed sweep keeps a finished point.
+#[derive(Serialize, Deserialize)]
 pub(crate) struct Summary {
     pub(crate) fabric: String,
     pub(crate) scenario: String,
     pub(crate) nodes: usize,
     pub(crate) seed: u64,
-    pub(crate) tool_version: &'static str,
+    pub(crate) tool_version: String,
     /// Flows handed to the fabric.
     pub(crate) flows: usize,
     /// Of those, the ones the statistics cover: started at or after `run.measure_from_us`.
@@ -213,7 +230,7 @@ pub(crate) struct Summary {
     /// The unit of the three queue fields below: "cells" (shoal) or "packets" (packet fabrics:
     /// switch ports' bytes over the full packet size, rounded up, acks included). The names
     /// keep "cells" for compatibility.
-    pub(crate) queue_unit: &'static str,
+    pub(crate) queue_unit: String,
     pub(crate) max_queue_cells: u64,
     pub(crate) max_node_queue_cells: u64,
     /// Of those, the most cells queued at one node for other sources.
@@ -258,7 +275,7 @@ fn summarize(
         scenario: sc.name.clone(),
         nodes: sc.nodes(),
         seed: sc.seed,
-        tool_version: TOOL_VERSION,
+        tool_version: TOOL_VERSION.to_owned(),
         flows: out.records.len(),
         flows_measured: fs.flows,
         flows_completed: fs.completed,
@@ -282,7 +299,7 @@ fn summarize(
             sc.workload.load_rate().unwrap_or(sc.node_rate()).0 as f64,
             sc.nodes(),
         ),
-        queue_unit: sc.fabric.queue_unit(),
+        queue_unit: sc.fabric.queue_unit().to_owned(),
         max_queue_cells: out.queues.max_queue,
         max_node_queue_cells: out.queues.max_node_queue,
         max_node_transit_cells: out.queues.max_node_transit,
@@ -436,7 +453,7 @@ fn print_summary(s: &Summary, dir: &Path) {
         opt(s.mean_flow_bytes, 0),
         opt(s.realised_load, 3)
     );
-    let u = s.queue_unit;
+    let u = &s.queue_unit;
     // The slotted rack counts node-channel-slots; the event-driven fabrics count events.
     if s.counters.contains_key("node_channel_slots") {
         println!(
@@ -505,22 +522,53 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(safe(&sc.name)));
-    let folder = Folder::open(&dir, args.force)?;
-
     let per_run = args.threads.map_or(1, |t| t as usize);
-    let Some(sweep) = &sc.sweep else {
-        let summary = run_one(&sc, &folder, args.quiet, &sc.name, None, per_run)?;
+    let replications = args.replications;
+    if sc.sweep.is_none() && replications == 1 {
+        let folder = Folder::open(&dir, args.force)?;
+        let recorder = Recorder::open(&args.db, &dir)?;
+        let summary = recorder.scenario("run", &sc, &dir, || {
+            run_one(&sc, &folder, args.quiet, &sc.name, None, per_run)
+        })?;
         folder.finish()?;
         print_summary(&summary, &dir);
         return Ok(ExitCode::SUCCESS);
-    };
+    }
 
-    let points = sc.sweep_points()?;
-    folder.write("scenario.toml", &sc.document_toml())?;
+    // The same sweep (the same document) into the folder an earlier run of it left, whole or
+    // killed half-way: finish it, keeping the points that finished.
+    let document = sc.document_toml();
+    let resuming =
+        !args.force && args.db.enabled() && folder::holds(&dir, "scenario.toml", &document);
+    let folder = if resuming {
+        Folder::reopen(&dir)?
+    } else {
+        Folder::open(&dir, args.force)?
+    };
+    // Opened once the folder is: a refused run leaves no database behind.
+    let recorder = Recorder::open(&args.db, &dir)?;
+    let parameter = sc.sweep.as_ref().map(|s| s.parameter.clone());
+    let base: Vec<(Option<SweepValue>, Scenario)> = match &sc.sweep {
+        Some(_) => sc
+            .sweep_points()?
+            .into_iter()
+            .map(|(v, p)| (Some(v), p))
+            .collect(),
+        None => vec![(None, sc.clone())],
+    };
+    let points = replicate::expand(&base, replications);
+    folder.write("scenario.toml", &document)?;
+    let (table_name, kind) = match parameter {
+        Some(_) => ("sweep.csv", "sweep-point"),
+        None => ("replications.csv", "replication"),
+    };
     let mut table = csv::Writer::from_writer(Vec::new());
-    table.write_record([
-        sweep.parameter.as_str(),
-        "dir",
+    let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();
+    header.push("dir");
+    if replications > 1 {
+        header.extend(["replication", "seed"]);
+    }
+    header.extend([
         "flows",
         "flows_completed",
         "short_fct_mean_us",
@@ -534,40 +582,66 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         "max_reorder_bytes",
         "mean_flow_bytes",
         "realised_load",
-    ])?;
+    ]);
+    table.write_record(&header)?;
+    // Each point: the summary of its earlier finished run, or a job to run.
+    let mut kept: Vec<Option<Summary>> = Vec::with_capacity(points.len());
     let mut jobs = Vec::with_capacity(points.len());
-    for (i, (value, point)) in points.iter().enumerate() {
-        let name = format!("{i}-{}", safe(&value.to_string()));
-        let sub = Folder::open(&dir.join(&name), args.force)?;
-        folder.note(&name)?;
-        jobs.push(Job {
-            sc: point,
-            folder: sub,
-            label: format!("{} = {value}", sweep.parameter),
-        });
+    for point in &points {
+        let path = dir.join(&point.folder);
+        folder.note(&point.folder)?;
+        match recorder.keep_or_open(&point.sc, &path, resuming, args.force)? {
+            Ok(summary) => kept.push(Some(summary)),
+            Err(folder) => {
+                jobs.push(Job {
+                    sc: &point.sc,
+                    folder,
+                    label: point.label(parameter.as_deref(), replications),
+                });
+                kept.push(None);
+            }
+        }
+    }
+    if resuming && !args.quiet {
+        record::say_resumed("run", &dir, "points", points.len(), jobs.len());
     }
     let threads = batch::threads(args.jobs, per_run);
-    let results = batch::run_all(&jobs, threads, per_run, args.quiet, "shoal run: point");
+    let mut results = batch::run_all(
+        &jobs,
+        threads,
+        per_run,
+        args.quiet,
+        "shoal run: point",
+        &recorder,
+        kind,
+    )
+    .into_iter();
     let mut rows = Vec::new();
+    let mut summaries = Vec::new();
     // The table keeps the points before the first failure, whose folders are complete.
     let mut failure = None;
-    for ((value, _), (job, result)) in points.iter().zip(jobs.iter().zip(results)) {
-        let s = match result {
-            Ok(s) => s,
-            Err(e) => {
-                // Its message names the point (the scenario's origin does).
-                failure = Some(e);
-                break;
+    for (point, done) in points.iter().zip(kept) {
+        let s = match done {
+            Some(s) => s,
+            None => {
+                let result = results.next().expect("a job per point not kept");
+                match result {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // Its message names the point (the scenario's origin does).
+                        failure = Some(e);
+                        break;
+                    }
+                }
             }
         };
-        job.folder.finish()?;
-        let sub = job.folder.path();
         let short = s.short_fct_us.as_ref();
-        let row = vec![
-            value.to_string(),
-            sub.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+        let mut row: Vec<String> = point.value.iter().map(|v| v.to_string()).collect();
+        row.push(point.folder.clone());
+        if replications > 1 {
+            row.extend([point.replication.to_string(), point.sc.seed.to_string()]);
+        }
+        row.extend([
             s.flows.to_string(),
             s.flows_completed.to_string(),
             opt(short.map(|f| f.mean), 3),
@@ -575,7 +649,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             opt(s.long_goodput_gbps, 3),
             s.max_queue_cells.to_string(),
             format!("{:.3}", s.sim_time_us),
-        ];
+        ]);
         // The CSV has more columns than the table: the rest of the summary's figures.
         let more = [
             opt(short.map(|f| f.p999), 3),
@@ -593,19 +667,27 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             .collect();
         table.write_record(&csv_row)?;
         rows.push(row);
+        summaries.push(s);
     }
     // The table holds the points that finished, written whole even when one failed.
     let table = table
         .into_inner()
-        .map_err(|e| anyhow::anyhow!("sweep.csv: {e}"))?;
-    folder.write_with("sweep.csv", |f| f.write_all(&table))?;
+        .map_err(|e| anyhow::anyhow!("{table_name}: {e}"))?;
+    folder.write_with(table_name, |f| f.write_all(&table))?;
     if let Some(e) = failure {
         return Err(e);
     }
-    folder.finish()?;
-    crate::repro::print_table(
-        &[
-            &sweep.parameter,
+    if replications > 1 {
+        let intervals = replicate::intervals(&points, &summaries);
+        folder.write_with(replicate::CI_FILE, |f| {
+            replicate::write_csv(f, parameter.as_deref(), &intervals)
+        })?;
+        folder.finish()?;
+        replicate::print(parameter.as_deref(), &intervals);
+    } else {
+        folder.finish()?;
+        let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();
+        header.extend([
             "dir",
             "flows",
             "done",
@@ -614,9 +696,9 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             "long Gb/s",
             "max queue",
             "sim us",
-        ],
-        &rows,
-    );
+        ]);
+        crate::repro::print_table(&header, &rows);
+    }
     println!("results      {}", dir.display());
     std::io::stdout().flush()?;
     Ok(ExitCode::SUCCESS)

@@ -785,7 +785,15 @@ fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
     let Some(name) = names.iter().find(|n| **n == "fig10").or(names.first()) else {
         return;
     };
-    let o = shoal(&["repro", name, "--quick", "--json"]);
+    let out = scratch("repro-json").join("figures");
+    let o = shoal(&[
+        "repro",
+        name,
+        "--quick",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let claims: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
     let claims = claims.as_array().expect("an array of claims");
     assert!(!claims.is_empty());
@@ -1546,10 +1554,297 @@ fn a_killed_sweep_leaves_its_folders_marked_incomplete_and_no_torn_table() {
         !res.join("sweep.csv").exists(),
         "no table of points that did not finish"
     );
-    // A rerun is refused without --force; with it, the killed run's files are replaced.
-    let again = shoal_in(&dir, &["run", "long.toml", "--out", "res", "--quiet"]);
+    // Without the results database nothing says which points finished: a rerun is refused
+    // without --force (with the database it resumes: see the test below).
+    let again = shoal_in(
+        &dir,
+        &["run", "long.toml", "--out", "res", "--quiet", "--no-db"],
+    );
     assert!(!again.status.success());
     assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+}
+
+/// Five points of a few thousand flows each: long enough (a fraction of a second a point) to
+/// kill the sweep between two points.
+const RESUMABLE: &str = r#"
+[scenario]
+name = "resumable"
+seed = 3
+[rack]
+nodes = 32
+channels = 2
+switch_ports = 8
+[workload]
+kind = "open-loop"
+load = 0.5
+matrix = "uniform"
+size = { dist = "pareto", shape = 1.05, mean_bytes = 100000, cap_bytes = 1e7 }
+[run]
+completed_flows = 3000
+[sweep]
+parameter = "workload.load"
+values = [0.2, 0.3, 0.4, 0.5, 0.6]
+"#;
+
+/// The rows `shoal runs --format json` prints for the database `db`.
+fn db_rows(db: &Path) -> Vec<Value> {
+    let o = run_ok(&["runs", "--db", db.to_str().unwrap(), "--format", "json"]);
+    match serde_json::from_str(&stdout(&o)).expect("runs --format json is JSON") {
+        Value::Array(rows) => rows,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+#[test]
+fn a_sweep_killed_part_way_resumes_to_exactly_the_uninterrupted_result() {
+    let dir = scratch("resume-sweep");
+    let scenario = write(&dir, "sweep.toml", RESUMABLE);
+    let points = ["0-0.2", "1-0.3", "2-0.4", "3-0.5", "4-0.6"];
+    let mut child = Command::new(SHOAL)
+        .args(["run", &scenario, "--out", "res", "--quiet", "--jobs", "1"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the shoal binary runs");
+    // Killed as soon as its second point is complete, while the third runs.
+    let second = dir.join("res").join(points[1]);
+    let mut waited = 0;
+    let complete = |p: &Path| p.join("summary.json").exists() && !p.join("INCOMPLETE").exists();
+    while !complete(&second) {
+        assert!(waited < 6000, "the second point never finished");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let res = dir.join("res");
+    assert!(
+        res.join("INCOMPLETE").exists() && !res.join("sweep.csv").exists(),
+        "the kill came before the sweep ended"
+    );
+    // The points the database holds as finished (a point killed after its folder was
+    // complete but before its row was finished counts as unfinished, and runs again).
+    let done_rows = db_rows(&dir.join("shoal.db"));
+    let finished: Vec<&str> = points
+        .iter()
+        .copied()
+        .filter(|p| {
+            done_rows.iter().any(|r| {
+                r["status"] == "done"
+                    && r["folder"].as_str().unwrap().ends_with(&format!("res/{p}"))
+            })
+        })
+        .collect();
+    assert!((1..5).contains(&finished.len()), "{finished:?}");
+    assert!(finished.iter().all(|p| complete(&res.join(p))));
+
+    // The same command again does only the rest.
+    let again = shoal_in(&dir, &["run", &scenario, "--out", "res", "--jobs", "1"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let note = format!(
+        "resuming res: {} of 5 points finished before, {} to run",
+        finished.len(),
+        5 - finished.len()
+    );
+    assert!(stderr(&again).contains(&note), "{}", stderr(&again));
+    assert!(!res.join("INCOMPLETE").exists());
+
+    // An uninterrupted run gives the same table byte for byte, and the same points.
+    let whole = shoal_in(&dir, &["run", &scenario, "--out", "whole", "--quiet"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let read = |p: PathBuf| std::fs::read(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    assert_eq!(
+        read(res.join("sweep.csv")),
+        read(dir.join("whole").join("sweep.csv"))
+    );
+    for p in points {
+        for name in ["flows.csv", "scenario.toml"] {
+            assert_eq!(
+                read(res.join(p).join(name)),
+                read(dir.join("whole").join(p).join(name)),
+                "{p}/{name}"
+            );
+        }
+    }
+
+    // The database: a point that finished before the kill ran once; the one the kill cut
+    // short left a running row and then finished on the rerun.
+    let rows = db_rows(&dir.join("shoal.db"));
+    for p in points {
+        let folder = res.join(p);
+        let of_point: Vec<&Value> = rows
+            .iter()
+            .filter(|r| {
+                Path::new(r["folder"].as_str().unwrap())
+                    .ends_with(folder.strip_prefix(&dir).unwrap())
+            })
+            .collect();
+        let statuses: Vec<&str> = of_point
+            .iter()
+            .map(|r| r["status"].as_str().unwrap())
+            .collect();
+        if finished.contains(&p) {
+            assert_eq!(statuses, ["done"], "{p}");
+        } else if p == points[finished.len()] {
+            // Killed while it ran (or, rarely, just before its row was written).
+            assert!(
+                statuses == ["running", "done"] || statuses == ["done"],
+                "{p}: killed, then run again: {statuses:?}"
+            );
+        } else {
+            assert_eq!(statuses, ["done"], "{p}: never started before the kill");
+        }
+        assert!(
+            of_point
+                .iter()
+                .all(|r| r["kind"] == "sweep-point" && r["seed"] == 3)
+        );
+    }
+    // With --force every point runs again.
+    let forced = shoal_in(&dir, &["run", &scenario, "--out", "res", "--force"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(!stderr(&forced).contains("resuming"), "{}", stderr(&forced));
+    assert_eq!(
+        read(res.join("sweep.csv")),
+        read(dir.join("whole").join("sweep.csv"))
+    );
+}
+
+#[test]
+fn a_comparison_run_again_keeps_its_finished_runs() {
+    let dir = scratch("resume-compare");
+    let shoal_file = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let args = ["compare", &shoal_file, &ndp, "--out", "cmp"];
+    let first = shoal_in(&dir, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let table = std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv");
+    let second = shoal_in(&dir, &args);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("resuming cmp: 2 of 2 runs finished before, 0 to run"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv"),
+        table
+    );
+    // A run whose folder was damaged since is done again.
+    std::fs::remove_file(dir.join("cmp/tiny-ndp/summary.json")).expect("remove");
+    let third = shoal_in(&dir, &args);
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(
+        stderr(&third).contains("1 of 2 runs finished before, 1 to run"),
+        "{}",
+        stderr(&third)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv"),
+        table
+    );
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .all(|r| r["kind"] == "compare" && r["status"] == "done")
+    );
+}
+
+#[test]
+fn runs_lists_filters_and_exports_every_run() {
+    let dir = scratch("runs");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    for (file, out) in [(&tiny, "results/a"), (&ndp, "results/b")] {
+        let o = shoal_in(&dir, &["run", file, "--out", out, "--quiet"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // The database sits beside the results folders; --no-db records nothing.
+    let db = dir.join("results").join("shoal.db");
+    assert!(db.is_file());
+    let o = shoal_in(
+        &dir,
+        &["run", &tiny, "--out", "elsewhere/c", "--quiet", "--no-db"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.join("elsewhere").join("shoal.db").exists());
+
+    let dbs = db.to_str().unwrap();
+    let table = stdout(&run_ok(&["runs", "--db", dbs]));
+    assert!(
+        table.contains("tiny-ndp") && table.contains("done"),
+        "{table}"
+    );
+    let only_ndp = stdout(&run_ok(&["runs", "--db", dbs, "--fabric", "ndp"]));
+    assert_eq!(only_ndp.lines().count(), 3, "{only_ndp}");
+    let none = stdout(&run_ok(&["runs", "--db", dbs, "--status", "failed"]));
+    assert_eq!(none.lines().count(), 2, "{none}");
+
+    // CSV: a row per run, every metric a column, values equal to the summary's.
+    let csv = stdout(&run_ok(&["runs", "--db", dbs, "--format", "csv"]));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {header:?}"))
+    };
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 2);
+    let s = summary(&dir.join("results/a"));
+    assert_eq!(rows[0][col("scenario")], *"tiny");
+    assert_eq!(
+        rows[0][col("flows_completed")],
+        s["flows_completed"].to_string()
+    );
+    let p99: f64 = rows[0][col("short_fct_us.p99")].parse().expect("a number");
+    assert_eq!(p99, s["short_fct_us"]["p99"].as_f64().unwrap());
+    assert_eq!(
+        rows[0][col("scenario_toml")],
+        std::fs::read_to_string(dir.join("results/a/scenario.toml")).unwrap()
+    );
+    assert_eq!(rows[0][col("revision")].len(), 40, "a git commit");
+
+    // JSON: the same runs; a missing database is named, never created.
+    assert_eq!(db_rows(&db).len(), 2);
+    let o = shoal_in(&dir, &["runs"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("out/shoal.db: no results database"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("out").exists());
+
+    // A repro experiment's row holds its claims, as `repro --json` prints them.
+    let o = shoal_in(
+        &dir,
+        &[
+            "repro",
+            "fig10",
+            "--quick",
+            "--json",
+            "--out",
+            "results/repro",
+        ],
+    );
+    let printed: Value = serde_json::from_str(&stdout(&o)).expect("claims JSON");
+    let rows = db_rows(&db);
+    let repro: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "repro").collect();
+    assert_eq!(repro.len(), 1);
+    assert_eq!(repro[0]["scenario"], "fig10");
+    assert_eq!(repro[0]["claims"], printed);
+    assert_eq!(
+        repro[0]["metrics"]["claims"].as_u64(),
+        Some(printed.as_array().unwrap().len() as u64)
+    );
 }
 
 #[test]
@@ -1746,6 +2041,15 @@ fn a_full_disk_names_the_file_and_leaves_no_summary() {
     assert!(err.contains("flows.csv"), "{err}");
     assert!(res.join("INCOMPLETE").exists());
     assert!(!res.join("summary.json").exists());
+    // The database holds the run as failed, with the same error.
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "failed");
+    assert!(
+        rows[0]["error"].as_str().unwrap().contains("flows.csv"),
+        "{}",
+        rows[0]
+    );
 }
 
 #[test]
@@ -1766,4 +2070,220 @@ fn bench_refuses_a_load_whose_flows_are_seconds_apart() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn replications_run_under_derived_seeds_and_report_a_95_percent_interval() {
+    let dir = scratch("replications");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let o = shoal_in(
+        &dir,
+        &["run", &tiny, "--out", "reps", "--replications", "3"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("±"), "{}", stdout(&o));
+    let reps = dir.join("reps");
+    let mut reader = csv::Reader::from_path(reps.join("replications.csv")).expect("table");
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 3);
+    let mut seeds = Vec::new();
+    let mut means = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        assert_eq!(
+            (&row[0], &row[1]),
+            (format!("r{r}").as_str(), r.to_string().as_str())
+        );
+        let s = summary(&reps.join(format!("r{r}")));
+        // The seed the table names is the run's, and its folder's scenario repeats it.
+        assert_eq!(s["seed"].to_string(), row[2]);
+        let again = shoal_scenario::load(&reps.join(format!("r{r}/scenario.toml"))).expect("loads");
+        assert_eq!(again.seed.to_string(), row[2]);
+        seeds.push(row[2].to_owned());
+        means.push(s["short_fct_us"]["mean"].as_f64().unwrap());
+    }
+    assert_eq!(seeds[0], "5", "the first replication is the plain run");
+    assert!(seeds[1] != seeds[2] && seeds[1] != seeds[0]);
+    // ci.csv against the interval computed here from the summaries: t(2) = 4.303.
+    let ci = std::fs::read_to_string(reps.join("ci.csv")).expect("ci.csv");
+    let line = ci
+        .lines()
+        .find(|l| l.starts_with("short_fct_mean_us,"))
+        .expect("a row for the mean FCT");
+    let cells: Vec<f64> = line
+        .split(',')
+        .skip(1)
+        .map(|c| c.parse().expect("a number"))
+        .collect();
+    let mean = means.iter().sum::<f64>() / 3.0;
+    let sd = (means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let half = 4.303 * sd / 3f64.sqrt();
+    assert_eq!(cells[0], 3.0);
+    assert!((cells[1] - mean).abs() < 1e-9, "{line}");
+    assert!(
+        (cells[2] - (mean - half)).abs() < 1e-9 && (cells[3] - (mean + half)).abs() < 1e-9,
+        "{line}"
+    );
+    // The same command gives the same seeds and intervals; the database holds each run.
+    let o = shoal_in(
+        &dir,
+        &[
+            "run",
+            &tiny,
+            "--out",
+            "again",
+            "--replications",
+            "3",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["replications.csv", "ci.csv"] {
+        assert_eq!(
+            std::fs::read_to_string(reps.join(f)).unwrap(),
+            std::fs::read_to_string(dir.join("again").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let rows = db_rows(&dir.join("shoal.db"));
+    // Runs side by side may start in either order.
+    let mut first: Vec<String> = rows[..3].iter().map(|r| r["seed"].to_string()).collect();
+    first.sort();
+    seeds.sort();
+    assert_eq!(first, seeds);
+    assert!(rows.iter().all(|r| r["kind"] == "replication"));
+}
+
+/// Runs made apart go on one figure: each file's rows split by --series (a file without that
+/// column is one series named after the file), renamed for the legend.
+#[test]
+fn plot_draws_several_files_split_into_series() {
+    let dir = scratch("plot-files");
+    let sweep = write(
+        &dir,
+        "shoal-sweep.csv",
+        "workload.load,short_fct_p99_us\n0.1,16.9\n0.2,21.1\n",
+    );
+    let compare = write(
+        &dir,
+        "compare.csv",
+        "workload.load,fabric,short_fct_p99_us\n0.1,dctcp,21.1\n0.1,ndp,18.9\n0.2,dctcp,27.2\n0.2,ndp,\n",
+    );
+    let out = dir.join("fig");
+    let args = [
+        "plot",
+        &sweep,
+        &compare,
+        "--x",
+        "workload.load",
+        "--y",
+        "short_fct_p99_us",
+        "--series",
+        "fabric",
+        "--rename",
+        "shoal-sweep=Shoal",
+        "--rename",
+        "dctcp=DCTCP",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    run_ok(&args);
+    let points = std::fs::read_to_string(dir.join("fig.csv")).expect("the figure's CSV");
+    assert_eq!(
+        points,
+        "series,x,y\nShoal,0.1,16.9\nShoal,0.2,21.1\nDCTCP,0.1,21.1\nDCTCP,0.2,27.2\nndp,0.1,18.9\n"
+    );
+    let svg = std::fs::read_to_string(dir.join("fig.svg")).expect("svg");
+    assert!(svg.contains("Shoal") && svg.contains("DCTCP") && svg.contains("ndp"));
+    // A name no series has is refused, naming those there are.
+    let mut wrong = args.to_vec();
+    wrong[12] = "tcp=TCP";
+    let o = shoal(&wrong);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no series is named \"tcp\"") && stderr(&o).contains("dctcp"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `shoal report`: one page holding every recorded run, every claim and every figure, with
+/// nothing loaded from elsewhere.
+#[test]
+fn report_is_one_self_contained_page_with_every_claim_and_figure() {
+    let dir = scratch("report");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    for args in [
+        vec!["run", &tiny, "--out", "res/tiny", "--quiet"],
+        vec!["compare", &tiny, &ndp, "--out", "res/cmp", "--quiet"],
+    ] {
+        let o = shoal_in(&dir, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = shoal_in(
+        &dir,
+        &[
+            "repro",
+            "fig10",
+            "--quick",
+            "--json",
+            "--out",
+            "res/figures",
+        ],
+    );
+    let claims: Value = serde_json::from_str(&stdout(&o)).expect("claims JSON");
+    let claims = claims.as_array().expect("array");
+    let o = shoal_in(
+        &dir,
+        &["report", "--db", "res/shoal.db", "--out", "page.html"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.join("page.html")).expect("the page");
+    // Every claim is a row of the claim table, with its verdict.
+    let table = &page[page.find("id=\"claim-table\"").expect("claim table")..];
+    let table = &table[..table.find("</table>").expect("end")];
+    let verdicts =
+        table.matches("class=\"pass\"").count() + table.matches("class=\"miss\"").count();
+    assert_eq!(verdicts, claims.len());
+    for c in claims {
+        assert!(table.contains(c["claim"].as_str().unwrap()), "{c}");
+    }
+    // Every figure the comparison and the experiment wrote is inlined.
+    let svg_files = |d: &str| {
+        std::fs::read_dir(dir.join(d))
+            .expect("folder")
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "svg")
+            })
+            .count()
+    };
+    let figures = svg_files("res/cmp") + svg_files("res/figures");
+    assert!(figures > 0);
+    assert_eq!(page.matches("<svg").count(), figures);
+    // Each of the four runs, with its provenance; nothing is fetched from elsewhere.
+    let rows = db_rows(&dir.join("res/shoal.db"));
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert!(page.contains(r["revision"].as_str().unwrap()));
+        assert!(page.contains(&format!("<td class=\"num\">{}</td>", r["id"])));
+    }
+    for external in ["src=\"http", "href=\"http", "<script", "<link", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    // A missing database is named, and no page is written.
+    let o = shoal_in(
+        &dir,
+        &["report", "--db", "nothing.db", "--out", "none.html"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("nothing.db: no results database"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("none.html").exists());
 }

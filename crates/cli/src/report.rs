@@ -1,0 +1,269 @@
+//! `shoal report`: one self-contained HTML page of what a results database holds.
+
+use crate::record::DB_FILE;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::Serialize;
+use shoal_results::{Db, Filter, Run, Status, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The template the page is made from, unless --template names another.
+const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// Write one static HTML page of the runs a results database recorded.
+///
+/// The page needs no network and no other file: the repro claims (paper, ours, tolerance,
+/// pass), every run with its main metrics, wall time and memory, the figures of the
+/// comparisons and repro experiments inlined as SVG, each distinct scenario's resolved text,
+/// and each run's provenance (version, revision, seed, start, command). The page is a
+/// minijinja template (templates/report.html in the source); --template takes another, given
+/// the same values.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  shoal report\n  shoal report --db /scratch/study/shoal.db --out study.html"
+)]
+pub struct ReportArgs {
+    /// The database. Default: out/shoal.db.
+    #[arg(long, value_name = "FILE", default_value_os_t = Path::new("out").join(DB_FILE))]
+    db: PathBuf,
+    /// The page to write. Default: report.html beside the database.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// A minijinja template to use instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    template: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct RunView {
+    id: i64,
+    kind: String,
+    name: String,
+    fabric: String,
+    seed: String,
+    status: &'static str,
+    error: Option<String>,
+    fct_mean: String,
+    fct_p99: String,
+    goodput: String,
+    wall_s: String,
+    peak_mib: String,
+    folder: String,
+    version: String,
+    revision: String,
+    started_at: String,
+    command: String,
+}
+
+#[derive(Serialize)]
+struct ClaimView {
+    experiment: String,
+    figure: String,
+    claim: String,
+    paper: String,
+    ours: String,
+    tolerance: String,
+    pass: bool,
+}
+
+#[derive(Serialize)]
+struct FigureView {
+    path: String,
+    svg: String,
+}
+
+#[derive(Serialize)]
+struct ScenarioView {
+    name: String,
+    sha256: String,
+    text: String,
+    runs: Vec<i64>,
+}
+
+/// What the template is given.
+#[derive(Serialize)]
+struct Page<'a> {
+    db: String,
+    version: &'static str,
+    revision: &'static str,
+    passed: usize,
+    claims: &'a [ClaimView],
+    runs: &'a [RunView],
+    figures: &'a [FigureView],
+    scenarios: &'a [ScenarioView],
+}
+
+fn metric(metrics: &[(String, Value)], key: &str) -> String {
+    metrics
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or_else(|| "-".to_owned(), |(_, v)| format!("{:.3}", v.as_f64()))
+}
+
+fn run_view(r: &Run, metrics: &[(String, Value)]) -> RunView {
+    RunView {
+        id: r.id.0,
+        kind: r.kind.clone(),
+        name: r.name.clone(),
+        fabric: r.fabric.clone(),
+        seed: r.seed.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+        status: r.status.as_str(),
+        error: r.error.clone(),
+        fct_mean: metric(metrics, "short_fct_us.mean"),
+        fct_p99: metric(metrics, "short_fct_us.p99"),
+        goodput: metric(metrics, "long_goodput_gbps"),
+        wall_s: crate::run::opt(r.wall_s, 2),
+        peak_mib: crate::run::opt(r.peak_rss_bytes.map(|b| b as f64 / 1048576.0), 0),
+        folder: r.folder.display().to_string(),
+        version: r.version.clone(),
+        revision: r.revision.clone(),
+        started_at: r.started_at.clone(),
+        command: r.command.clone(),
+    }
+}
+
+/// The folders whose figures the page shows: each comparison's (the nearest folder above a
+/// compared run that holds compare.csv) and each repro run's figures folder, in the order
+/// their first run was recorded.
+fn figure_folders(runs: &[Run]) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == Status::Done) {
+        let folder = match r.kind.as_str() {
+            "compare" => r
+                .folder
+                .ancestors()
+                .skip(1)
+                .find(|a| a.join("compare.csv").is_file())
+                .map(Path::to_owned),
+            "repro" => Some(r.folder.clone()),
+            _ => None,
+        };
+        if let Some(f) = folder
+            && !folders.contains(&f)
+        {
+            folders.push(f);
+        }
+    }
+    folders
+}
+
+/// Every SVG in `folder`, by name.
+fn svgs(folder: &Path) -> Result<Vec<FigureView>> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        // A folder moved or removed since its run: the page says so by showing nothing of it.
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let svg = std::fs::read_to_string(&p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            // The XML declaration may not stand inside HTML.
+            let svg = match svg.find("<svg") {
+                Some(i) => svg[i..].to_owned(),
+                None => bail!("{}: not an SVG figure", p.display()),
+            };
+            Ok(FigureView {
+                path: p.display().to_string(),
+                svg,
+            })
+        })
+        .collect()
+}
+
+pub fn main(args: ReportArgs) -> Result<ExitCode> {
+    // Reporting never creates a database.
+    if !args.db.is_file() {
+        bail!(
+            "{}: no results database there (runs record into {DB_FILE} beside their results \
+             folder, e.g. out/{DB_FILE}); name one with --db FILE",
+            args.db.display()
+        );
+    }
+    let template = match &args.template {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("--template {}: cannot read it", path.display()))?,
+        None => TEMPLATE.to_owned(),
+    };
+    let db = Db::open(&args.db)?;
+    let runs = db.runs(&Filter::default())?;
+    let mut views = Vec::with_capacity(runs.len());
+    let mut scenarios: BTreeMap<String, ScenarioView> = BTreeMap::new();
+    // The latest finished run of each experiment gives its claims.
+    let mut latest: BTreeMap<&str, &Run> = BTreeMap::new();
+    for r in &runs {
+        views.push(run_view(r, &db.metrics(r.id)?));
+        scenarios
+            .entry(r.scenario_sha256.clone())
+            .or_insert_with(|| ScenarioView {
+                name: r.name.clone(),
+                sha256: r.scenario_sha256.clone(),
+                text: r.scenario.clone(),
+                runs: Vec::new(),
+            })
+            .runs
+            .push(r.id.0);
+        if r.kind == "repro" && r.status == Status::Done {
+            latest.insert(&r.name, r);
+        }
+    }
+    let mut claims = Vec::new();
+    for r in latest.values() {
+        for c in db.claims(r.id)? {
+            claims.push(ClaimView {
+                experiment: r.name.clone(),
+                figure: c.figure,
+                claim: c.claim,
+                paper: c.paper,
+                ours: c.ours,
+                tolerance: c.tolerance,
+                pass: c.pass,
+            });
+        }
+    }
+    let mut figures = Vec::new();
+    for folder in figure_folders(&runs) {
+        figures.extend(svgs(&folder)?);
+    }
+    let mut scenarios: Vec<ScenarioView> = scenarios.into_values().collect();
+    scenarios.sort_by_key(|s| s.runs[0]);
+    let mut env = minijinja::Environment::new();
+    // Named .html, so that every value is escaped unless the template says `safe`.
+    env.add_template("report.html", &template)
+        .map_err(|e| anyhow::anyhow!("the report template: {e}"))?;
+    let page = env
+        .get_template("report.html")
+        .and_then(|t| {
+            t.render(minijinja::value::Serde(&Page {
+                db: args.db.display().to_string(),
+                version: shoal_scenario::TOOL_VERSION,
+                revision: shoal_results::REVISION,
+                passed: claims.iter().filter(|c| c.pass).count(),
+                claims: &claims,
+                runs: &views,
+                figures: &figures,
+                scenarios: &scenarios,
+            }))
+        })
+        .map_err(|e| anyhow::anyhow!("the report template: {e:#}"))?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.db
+            .parent()
+            .map_or_else(PathBuf::new, Path::to_owned)
+            .join("report.html")
+    });
+    // Whole or not at all, as every result file.
+    let tmp = out.with_extension("html.tmp");
+    std::fs::write(&tmp, page)
+        .and_then(|()| std::fs::rename(&tmp, &out))
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    println!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,254 @@
+//! `shoal runs`: list, filter and export the runs the results database recorded.
+
+use crate::record::DB_FILE;
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use shoal_results::{Db, Filter, Run, Status, Value};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// List the runs recorded in a results database, filter them, export them as CSV or JSON.
+///
+/// Every `shoal run`, each point of a sweep, each run of `shoal compare` and each experiment
+/// of `shoal repro` records one row (docs/outputs.md, "The results database"): its resolved
+/// scenario and SHA-256, seed, fabric, version and source revision, start and end, wall time,
+/// peak memory, status (running, done, failed with the error), results folder and summary
+/// metrics. A run killed before it finished stays `running`.
+///
+/// The table shows one line per run; --format csv gives one row per run with every metric as
+/// a column (empty where a run has none), --format json every field with the metrics and, for
+/// repro experiments, the claims.
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+#[command(
+    after_help = "Examples:\n  shoal runs\n  shoal runs --fabric dctcp --status done --format csv > runs.csv\n  \
+    shoal runs --db /scratch/study/shoal.db --scenario fig15-datacenter --format json"
+)]
+pub struct RunsArgs {
+    /// The database. Default: out/shoal.db (where runs into out/<name> record).
+    #[arg(long, value_name = "FILE", default_value_os_t = Path::new("out").join(DB_FILE))]
+    db: PathBuf,
+    /// Only runs of this fabric (e.g. shoal, dctcp, stardust).
+    #[arg(long, value_name = "NAME")]
+    fabric: Option<String>,
+    /// Only runs of the scenario (or repro experiment) with this name.
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<String>,
+    /// Only runs with this status.
+    #[arg(long, value_enum)]
+    status: Option<StatusArg>,
+    /// Only runs of this kind.
+    #[arg(long, value_enum)]
+    kind: Option<KindArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatusArg {
+    Running,
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    Run,
+    SweepPoint,
+    Replication,
+    Compare,
+    Repro,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+pub fn main(args: RunsArgs) -> Result<ExitCode> {
+    // Listing never creates a database.
+    if !args.db.is_file() {
+        bail!(
+            "{}: no results database there (runs record into {DB_FILE} beside their results \
+             folder, e.g. out/{DB_FILE}); name one with --db FILE",
+            args.db.display()
+        );
+    }
+    let db = Db::open(&args.db)?;
+    let filter = Filter {
+        fabric: args.fabric.clone(),
+        name: args.scenario.clone(),
+        status: args.status.map(|s| match s {
+            StatusArg::Running => Status::Running,
+            StatusArg::Done => Status::Done,
+            StatusArg::Failed => Status::Failed,
+        }),
+        kind: args.kind.map(|k| {
+            match k {
+                KindArg::Run => "run",
+                KindArg::SweepPoint => "sweep-point",
+                KindArg::Replication => "replication",
+                KindArg::Compare => "compare",
+                KindArg::Repro => "repro",
+            }
+            .to_owned()
+        }),
+    };
+    let runs = db.runs(&filter)?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Table => table(&runs),
+        Format::Csv => {
+            let metrics = runs
+                .iter()
+                .map(|r| db.metrics(r.id))
+                .collect::<shoal_results::Result<Vec<_>>>()?;
+            out.write_all(&csv(&runs, &metrics)?)?;
+        }
+        Format::Json => {
+            let mut all = Vec::with_capacity(runs.len());
+            for r in &runs {
+                all.push(json(r, &db.metrics(r.id)?, &db.claims(r.id)?));
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(runs: &[Run]) {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.0.to_string(),
+                r.status.as_str().to_owned(),
+                r.kind.clone(),
+                r.name.clone(),
+                r.fabric.clone(),
+                r.seed.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+                r.started_at.clone(),
+                crate::run::opt(r.wall_s, 2),
+                r.folder.display().to_string(),
+            ]
+        })
+        .collect();
+    crate::repro::print_table(
+        &[
+            "id", "status", "kind", "scenario", "fabric", "seed", "started", "wall s", "folder",
+        ],
+        &rows,
+    );
+}
+
+/// The run's own columns, in the CSV's order.
+const COLUMNS: [&str; 17] = [
+    "id",
+    "kind",
+    "scenario",
+    "fabric",
+    "seed",
+    "status",
+    "error",
+    "started_at",
+    "finished_at",
+    "wall_s",
+    "peak_rss_bytes",
+    "version",
+    "revision",
+    "folder",
+    "command",
+    "scenario_sha256",
+    "scenario_toml",
+];
+
+fn columns(r: &Run) -> [String; 17] {
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    [
+        r.id.0.to_string(),
+        r.kind.clone(),
+        r.name.clone(),
+        r.fabric.clone(),
+        opt(r.seed.map(|s| s.to_string())),
+        r.status.as_str().to_owned(),
+        opt(r.error.clone()),
+        r.started_at.clone(),
+        opt(r.finished_at.clone()),
+        opt(r.wall_s.map(|w| w.to_string())),
+        opt(r.peak_rss_bytes.map(|b| b.to_string())),
+        r.version.clone(),
+        r.revision.clone(),
+        r.folder.display().to_string(),
+        r.command.clone(),
+        r.scenario_sha256.clone(),
+        r.scenario.clone(),
+    ]
+}
+
+/// One row per run: its columns, then every metric any run has (in key order), empty where
+/// this run has none.
+fn csv(runs: &[Run], metrics: &[Vec<(String, Value)>]) -> Result<Vec<u8>> {
+    let keys: BTreeSet<&str> = metrics.iter().flatten().map(|(k, _)| k.as_str()).collect();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS.iter().copied().chain(keys.iter().copied()))?;
+    for (r, m) in runs.iter().zip(metrics) {
+        let values = keys.iter().map(|k| {
+            m.iter()
+                .find(|(key, _)| key == k)
+                .map_or_else(String::new, |(_, v)| v.to_string())
+        });
+        w.write_record(columns(r).into_iter().chain(values))?;
+    }
+    w.into_inner()
+        .map_err(|e| anyhow::anyhow!("cannot write the CSV: {e}"))
+}
+
+fn json(
+    r: &Run,
+    metrics: &[(String, Value)],
+    claims: &[shoal_results::Claim],
+) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    for (key, value) in COLUMNS.iter().zip(columns(r)) {
+        let value = match *key {
+            "id" => serde_json::json!(r.id.0),
+            "seed" => serde_json::json!(r.seed),
+            "wall_s" => serde_json::json!(r.wall_s),
+            "peak_rss_bytes" => serde_json::json!(r.peak_rss_bytes),
+            "error" => serde_json::json!(r.error),
+            "finished_at" => serde_json::json!(r.finished_at),
+            _ => serde_json::Value::String(value),
+        };
+        object.insert((*key).to_owned(), value);
+    }
+    let metrics: serde_json::Map<String, serde_json::Value> = metrics
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Int(i) => serde_json::json!(i),
+                Value::Real(x) => serde_json::json!(x),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    object.insert("metrics".to_owned(), metrics.into());
+    if !claims.is_empty() {
+        let claims: Vec<serde_json::Value> = claims
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "figure": c.figure, "claim": c.claim, "paper": c.paper,
+                    "ours": c.ours, "tolerance": c.tolerance, "pass": c.pass,
+                })
+            })
+            .collect();
+        object.insert("claims".to_owned(), claims.into());
+    }
+    object.into()
+}

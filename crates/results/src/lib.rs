@@ -1,0 +1,549 @@
+//! The results database: one row per run in an embedded SQLite file, so that runs are
+//! remembered across invocations, can be listed and exported, and a sweep started again skips
+//! the points that already finished.
+//!
+//! A row holds the resolved scenario (its text and SHA-256), the seed, the fabric, the program
+//! version and source revision, when it started and finished, its wall time and peak memory,
+//! its status (`running`, `done`, or `failed` with the error) and the path of its results
+//! folder; its summary metrics go to a key-value table beside it. Per-flow and per-sample data
+//! stay files in that folder.
+//!
+//! Every change is one `BEGIN IMMEDIATE` transaction (a row started; a row finished together
+//! with all its metrics; a row failed), so a process killed at any moment leaves whole rows: a
+//! run killed between start and finish stays `running`, which [`Db::finished_folders`] never
+//! returns. The file is in WAL mode with a busy timeout, so processes and threads writing at
+//! once wait for each other instead of failing or corrupting it. WAL needs a local file system
+//! (SQLite's own rule: not NFS).
+
+#![forbid(unsafe_code)]
+
+mod flatten;
+mod schema;
+
+pub use flatten::metrics_of;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The source revision the program was built from (see build.rs: the commit `git rev-parse
+/// HEAD` named at build time, `SHOAL_REVISION` if the build set it, or "unknown").
+pub const REVISION: &str = env!("SHOAL_REVISION");
+
+/// How long a writer waits for another one's transaction before giving up. Runs write a few
+/// short transactions each, so a wait this long means something holds the file locked.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What went wrong, naming the database file.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {reason}")]
+    Sql {
+        path: PathBuf,
+        reason: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{path}: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A run's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Started and not finished: still going, or killed (a killed run never leaves this).
+    Running,
+    Done,
+    Failed,
+}
+
+impl Status {
+    pub const ALL: [Status; 3] = [Status::Running, Status::Done, Status::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// A metric's value: integers stay exact (counters), the rest are floats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Real(f64),
+}
+
+impl Value {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Value::Int(i) => i as f64,
+            Value::Real(x) => x,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Real(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// What a run is, recorded when it starts.
+#[derive(Clone, Debug)]
+pub struct NewRun<'a> {
+    /// `run`, `sweep-point`, `compare` or `repro`.
+    pub kind: &'a str,
+    /// The scenario's name (a repro experiment's name).
+    pub name: &'a str,
+    /// The fabric (`-` where a row covers several, such as a repro experiment).
+    pub fabric: &'a str,
+    /// The resolved scenario: the text that repeats the run (for repro, the experiment and its
+    /// settings).
+    pub scenario: &'a str,
+    pub seed: Option<u64>,
+    /// The run's results folder.
+    pub folder: &'a Path,
+    /// The command line that started it.
+    pub command: &'a str,
+    /// The program's version (`CARGO_PKG_VERSION`).
+    pub version: &'a str,
+}
+
+/// A claim a repro experiment checked: the paper's value, ours, the tolerance and whether we
+/// are within it. The database's own row, like `shoal_repro::Claim`, so that this crate needs
+/// no model crate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub figure: String,
+    pub claim: String,
+    pub paper: String,
+    pub ours: String,
+    pub tolerance: String,
+    pub pass: bool,
+}
+
+/// What a finished run leaves besides its files.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    pub wall_s: f64,
+    pub peak_rss_bytes: Option<u64>,
+    pub metrics: Vec<(String, Value)>,
+    pub claims: Vec<Claim>,
+}
+
+/// The id of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunId(pub i64);
+
+/// One row of the `runs` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub id: RunId,
+    pub kind: String,
+    pub name: String,
+    pub fabric: String,
+    pub scenario_sha256: String,
+    pub scenario: String,
+    pub seed: Option<u64>,
+    pub version: String,
+    pub revision: String,
+    pub command: String,
+    pub pid: u32,
+    /// UTC, RFC 3339 with milliseconds, from SQLite's clock.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub wall_s: Option<f64>,
+    /// The process's peak resident memory when the run ended; with runs side by side in one
+    /// process, it covers them all.
+    pub peak_rss_bytes: Option<u64>,
+    pub status: Status,
+    pub error: Option<String>,
+    pub folder: PathBuf,
+}
+
+/// Which rows to list: each field set narrows the list.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub fabric: Option<String>,
+    pub name: Option<String>,
+    pub status: Option<Status>,
+    pub kind: Option<String>,
+}
+
+/// SHA-256 of a scenario text, in hex.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// An open results database.
+pub struct Db {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating it and its folder if need be) the database at `path`.
+    pub fn open(path: &Path) -> Result<Db> {
+        let invalid = |reason: String| Error::Invalid {
+            path: path.to_owned(),
+            reason,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                invalid(format!(
+                    "cannot create the folder {}: {e}",
+                    parent.display()
+                ))
+            })?;
+        }
+        if path.is_dir() {
+            return Err(invalid("is a directory, not a database file".to_owned()));
+        }
+        let conn = Connection::open(path).map_err(|e| sql(path, "cannot open", e))?;
+        let mut db = Db {
+            conn,
+            path: path.to_owned(),
+        };
+        db.conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| sql(path, "cannot set the busy timeout", e))?;
+        schema::prepare(&mut db.conn, path)?;
+        Ok(db)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a run that starts now, as `running`.
+    pub fn start(&mut self, run: &NewRun) -> Result<RunId> {
+        let folder = run.folder.to_string_lossy();
+        let hash = sha256_hex(run.scenario);
+        let seed = run.seed.map(|s| s as i64);
+        self.write("cannot record the run's start", |tx| {
+            tx.execute(
+                "INSERT INTO runs (kind, name, fabric, scenario_sha256, scenario, seed, version,
+                    revision, command, pid, started_at, status, folder)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running', ?11)",
+                params![
+                    run.kind,
+                    run.name,
+                    run.fabric,
+                    hash,
+                    run.scenario,
+                    seed,
+                    run.version,
+                    REVISION,
+                    run.command,
+                    std::process::id(),
+                    folder,
+                ],
+            )?;
+            Ok(RunId(tx.last_insert_rowid()))
+        })
+    }
+
+    /// Marks a run done and records its metrics and claims, in one transaction.
+    pub fn finish(&mut self, id: RunId, outcome: &Outcome) -> Result<()> {
+        self.write("cannot record the run's end", |tx| {
+            let mut metric =
+                tx.prepare("INSERT INTO metrics (run_id, key, value) VALUES (?1, ?2, ?3)")?;
+            for (key, value) in &outcome.metrics {
+                match value {
+                    Value::Int(i) => metric.execute(params![id.0, key, i])?,
+                    Value::Real(x) => metric.execute(params![id.0, key, x])?,
+                };
+            }
+            let mut claim = tx.prepare(
+                "INSERT INTO claims (run_id, position, figure, claim, paper, ours, tolerance, pass)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (i, c) in outcome.claims.iter().enumerate() {
+                claim.execute(params![
+                    id.0,
+                    i as i64,
+                    c.figure,
+                    c.claim,
+                    c.paper,
+                    c.ours,
+                    c.tolerance,
+                    c.pass
+                ])?;
+            }
+            end(
+                tx,
+                id,
+                Status::Done,
+                outcome.wall_s,
+                outcome.peak_rss_bytes,
+                None,
+            )
+        })
+    }
+
+    /// Marks a run failed with its error.
+    pub fn fail(
+        &mut self,
+        id: RunId,
+        wall_s: f64,
+        peak_rss_bytes: Option<u64>,
+        error: &str,
+    ) -> Result<()> {
+        self.write("cannot record the run's failure", |tx| {
+            end(tx, id, Status::Failed, wall_s, peak_rss_bytes, Some(error))
+        })
+    }
+
+    /// The folders of the runs of exactly this resolved scenario (and seed: the text holds
+    /// it) that finished, by this version and revision of the program, newest first. A run
+    /// left `running` by a killed process is not among them.
+    pub fn finished_folders(&self, scenario: &str, version: &str) -> Result<Vec<PathBuf>> {
+        let hash = sha256_hex(scenario);
+        let read = || -> rusqlite::Result<Vec<PathBuf>> {
+            let mut q = self.conn.prepare(
+                "SELECT folder FROM runs WHERE scenario_sha256 = ?1 AND scenario = ?2
+                    AND version = ?3 AND revision = ?4 AND status = 'done' ORDER BY id DESC",
+            )?;
+            let rows = q.query_map(params![hash, scenario, version, REVISION], |r| {
+                r.get::<_, String>(0)
+            })?;
+            rows.map(|r| r.map(PathBuf::from)).collect()
+        };
+        read().map_err(|e| sql(&self.path, "cannot look up finished runs", e))
+    }
+
+    /// The rows that `filter` selects, oldest first.
+    pub fn runs(&self, filter: &Filter) -> Result<Vec<Run>> {
+        let read = || -> rusqlite::Result<Vec<Run>> {
+            let mut q = self.conn.prepare(&format!(
+                "SELECT {} FROM runs
+                 WHERE (?1 IS NULL OR fabric = ?1) AND (?2 IS NULL OR name = ?2)
+                   AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR kind = ?4)
+                 ORDER BY id",
+                schema::RUN_COLUMNS
+            ))?;
+            let rows = q.query_map(
+                params![
+                    filter.fabric,
+                    filter.name,
+                    filter.status.map(Status::as_str),
+                    filter.kind
+                ],
+                schema::run_of_row,
+            )?;
+            rows.collect()
+        };
+        read().map_err(|e| sql(&self.path, "cannot list the runs", e))
+    }
+
+    /// A run's metrics, in key order.
+    pub fn metrics(&self, id: RunId) -> Result<Vec<(String, Value)>> {
+        let read = || -> rusqlite::Result<Vec<(String, Value)>> {
+            let mut q = self
+                .conn
+                .prepare("SELECT key, value FROM metrics WHERE run_id = ?1 ORDER BY key")?;
+            let rows = q.query_map(params![id.0], |r| {
+                let value = match r.get_ref(1)? {
+                    rusqlite::types::ValueRef::Integer(i) => Value::Int(i),
+                    other => Value::Real(other.as_f64()?),
+                };
+                Ok((r.get(0)?, value))
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| sql(&self.path, "cannot read the metrics", e))
+    }
+
+    /// A run's claims, in the order they were checked.
+    pub fn claims(&self, id: RunId) -> Result<Vec<Claim>> {
+        let read = || -> rusqlite::Result<Vec<Claim>> {
+            let mut q = self.conn.prepare(
+                "SELECT figure, claim, paper, ours, tolerance, pass FROM claims
+                 WHERE run_id = ?1 ORDER BY position",
+            )?;
+            let rows = q.query_map(params![id.0], |r| {
+                Ok(Claim {
+                    figure: r.get(0)?,
+                    claim: r.get(1)?,
+                    paper: r.get(2)?,
+                    ours: r.get(3)?,
+                    tolerance: r.get(4)?,
+                    pass: r.get(5)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| sql(&self.path, "cannot read the claims", e))
+    }
+
+    /// One row by id.
+    pub fn run(&self, id: RunId) -> Result<Option<Run>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {} FROM runs WHERE id = ?1", schema::RUN_COLUMNS),
+                params![id.0],
+                schema::run_of_row,
+            )
+            .optional()
+            .map_err(|e| sql(&self.path, "cannot read the run", e))
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction: the write lock is taken at the start, so
+    /// two writers never deadlock upgrading a read lock, and the busy timeout covers the wait.
+    fn write<T>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&rusqlite::Transaction) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let path = self.path.clone();
+        let run = || -> rusqlite::Result<T> {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run().map_err(|e| sql(&path, what, e))
+    }
+}
+
+/// Sets a run's end: status, time, wall time, memory, error. A row that is not `running` is
+/// left alone and reported: a run ends once.
+fn end(
+    tx: &rusqlite::Transaction,
+    id: RunId,
+    status: Status,
+    wall_s: f64,
+    peak_rss_bytes: Option<u64>,
+    error: Option<&str>,
+) -> rusqlite::Result<()> {
+    let changed = tx.execute(
+        "UPDATE runs SET status = ?2, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+            wall_s = ?3, peak_rss_bytes = ?4, error = ?5
+         WHERE id = ?1 AND status = 'running'",
+        params![
+            id.0,
+            status.as_str(),
+            wall_s,
+            peak_rss_bytes.map(|b| b as i64),
+            error
+        ],
+    )?;
+    if changed == 1 {
+        Ok(())
+    } else {
+        Err(rusqlite::Error::QueryReturnedNoRows)
+    }
+}
+
+fn sql(path: &Path, what: &str, source: rusqlite::Error) -> Error {
+    let reason = match &source {
+        rusqlite::Error::QueryReturnedNoRows => format!("{what}: no running run with this id"),
+        e => format!("{what}: {e}"),
+    };
+    Error::Sql {
+        path: path.to_owned(),
+        reason,
+        source,
+    }
+}
+
+/// A mean with its two-sided 95% confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeanCi {
+    pub n: usize,
+    pub mean: f64,
+    /// Half the interval's width: the interval is `mean ± half_width`; `None` for one value.
+    pub half_width: Option<f64>,
+}
+
+/// The mean of independent replications and its 95% confidence interval from Student's t
+/// (the sample standard deviation, n − 1 degrees of freedom); `None` for no values.
+pub fn mean_ci95(values: &[f64]) -> Option<MeanCi> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let half_width = (n > 1).then(|| {
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        t975(n - 1) * (var / n as f64).sqrt()
+    });
+    Some(MeanCi {
+        n,
+        mean,
+        half_width,
+    })
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom: tabulated (to 3 decimals)
+/// up to 30, beyond that the Cornish-Fisher expansion around the normal quantile, whose error
+/// there is below 1e-4.
+fn t975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let z: f64 = 1.959_963_984_540_054;
+            let d = df as f64;
+            z + (z.powi(3) + z) / (4.0 * d)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+        }
+    }
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_follows_students_t() {
+        // 1..5: mean 3, sample deviation sqrt(2.5), t(4) = 2.776.
+        let ci = mean_ci95(&[1.0, 2.0, 3.0, 4.0, 5.0]).expect("values");
+        assert_eq!((ci.n, ci.mean), (5, 3.0));
+        let want = 2.776 * (2.5_f64 / 5.0).sqrt();
+        assert!((ci.half_width.unwrap() - want).abs() < 1e-12);
+        // One value: a mean without an interval; equal values: a zero-width one.
+        assert_eq!(mean_ci95(&[7.0]).unwrap().half_width, None);
+        assert_eq!(mean_ci95(&[2.0, 2.0, 2.0]).unwrap().half_width, Some(0.0));
+        assert_eq!(mean_ci95(&[]), None);
+    }
+
+    #[test]
+    fn the_t_quantile_joins_its_table_and_tends_to_the_normal_one() {
+        // The expansion against published values: t(31) = 2.040, t(40) = 2.021,
+        // t(120) = 1.980; from the table on, it decreases towards 1.960.
+        assert!((t975(31) - 2.040).abs() < 1e-3, "{}", t975(31));
+        assert!((t975(40) - 2.021).abs() < 1e-3, "{}", t975(40));
+        assert!((t975(120) - 1.980).abs() < 1e-3, "{}", t975(120));
+        let mut last = f64::INFINITY;
+        for df in 1..500 {
+            let t = t975(df);
+            assert!(t < last && t > 1.959_96, "df {df}: {t}");
+            last = t;
+        }
+    }
+}

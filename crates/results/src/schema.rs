@@ -1,0 +1,146 @@
+//! The database's tables and the settings every connection takes.
+
+use crate::{Error, Result, Run, RunId, Status, sql};
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::{Path, PathBuf};
+
+/// The layout's version, in SQLite's `user_version`: a file with a newer one was written by a
+/// newer shoal and is not touched.
+const LAYOUT: i64 = 1;
+
+const TABLES: &str = "
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY,
+    kind            TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    fabric          TEXT NOT NULL,
+    scenario_sha256 TEXT NOT NULL,
+    scenario        TEXT NOT NULL,
+    seed            INTEGER,
+    version         TEXT NOT NULL,
+    revision        TEXT NOT NULL,
+    command         TEXT NOT NULL,
+    pid             INTEGER NOT NULL,
+    started_at      TEXT NOT NULL,
+    finished_at     TEXT,
+    wall_s          REAL,
+    peak_rss_bytes  INTEGER,
+    status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+    error           TEXT,
+    folder          TEXT NOT NULL
+);
+CREATE INDEX runs_by_scenario ON runs (scenario_sha256, status);
+CREATE TABLE metrics (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    -- No declared type: SQLite keeps integers and floats as written (NUMERIC would turn 2.0
+    -- into 2).
+    value  NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE claims (
+    run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position  INTEGER NOT NULL,
+    figure    TEXT NOT NULL,
+    claim     TEXT NOT NULL,
+    paper     TEXT NOT NULL,
+    ours      TEXT NOT NULL,
+    tolerance TEXT NOT NULL,
+    pass      INTEGER NOT NULL CHECK (pass IN (0, 1)),
+    PRIMARY KEY (run_id, position)
+) WITHOUT ROWID;
+";
+
+/// The columns `run_of_row` reads, in its order.
+pub(crate) const RUN_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenario, seed, \
+    version, revision, command, pid, started_at, finished_at, wall_s, peak_rss_bytes, status, \
+    error, folder";
+
+pub(crate) fn run_of_row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
+    let status: String = r.get(15)?;
+    Ok(Run {
+        id: RunId(r.get(0)?),
+        kind: r.get(1)?,
+        name: r.get(2)?,
+        fabric: r.get(3)?,
+        scenario_sha256: r.get(4)?,
+        scenario: r.get(5)?,
+        seed: r.get::<_, Option<i64>>(6)?.map(|s| s as u64),
+        version: r.get(7)?,
+        revision: r.get(8)?,
+        command: r.get(9)?,
+        pid: r.get(10)?,
+        started_at: r.get(11)?,
+        finished_at: r.get(12)?,
+        wall_s: r.get(13)?,
+        peak_rss_bytes: r.get::<_, Option<i64>>(14)?.map(|b| b as u64),
+        // The CHECK constraint admits only the three.
+        status: Status::parse(&status).unwrap_or(Status::Failed),
+        error: r.get(16)?,
+        folder: PathBuf::from(r.get::<_, String>(17)?),
+    })
+}
+
+/// WAL (readers and one writer at a time across processes), foreign keys, and the tables
+/// when the file is new.
+pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                Error::Invalid {
+                    path: path.to_owned(),
+                    reason: "is not a SQLite database (not a shoal results database)".to_owned(),
+                }
+            }
+            e => sql(path, "cannot switch to WAL mode", e),
+        })?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::Invalid {
+            path: path.to_owned(),
+            reason: format!(
+                "SQLite refused WAL mode (journal mode {mode}): concurrent writers need it"
+            ),
+        });
+    }
+    // With WAL, NORMAL keeps every transaction atomic; only the last ones may be lost if the
+    // machine (not the process) stops.
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+        .map_err(|e| sql(path, "cannot set the connection's pragmas", e))?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| sql(path, "cannot lock the database", e))?;
+    let layout: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| sql(path, "cannot read the layout version", e))?;
+    match layout {
+        0 => {
+            let tables: i64 = tx
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(|e| sql(path, "cannot read the tables", e))?;
+            if tables > 0 {
+                return Err(Error::Invalid {
+                    path: path.to_owned(),
+                    reason: "is a SQLite database of something else (it has tables, but not \
+                             shoal's): choose another --db FILE"
+                        .to_owned(),
+                });
+            }
+            tx.execute_batch(TABLES)
+                .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
+                .map_err(|e| sql(path, "cannot create the tables", e))?;
+        }
+        LAYOUT => {}
+        other => {
+            return Err(Error::Invalid {
+                path: path.to_owned(),
+                reason: format!(
+                    "has layout {other}, newer than this shoal's ({LAYOUT}): use a newer shoal \
+                     or another --db FILE"
+                ),
+            });
+        }
+    }
+    tx.commit()
+        .map_err(|e| sql(path, "cannot create the tables", e))
+}
