@@ -82,13 +82,15 @@ pub(crate) fn run(
     };
     emit(opts, fig, "xfabric-fig6b-reconfiguration-delay", progress)?;
     Ok(vec![
+        // "All servers are reconfigured within 11 ms": the CDF's last point, a number, so
+        // two-sided, with the crosspoints' ±2 ms (fixed before the run).
         Claim::new(
             FIG,
-            "every SoC on its new tables",
-            "within 11 ms",
+            "last SoC on its new tables, after the first crosspoint switched",
+            "11 ms",
             format!("{:.3} ms", ms(delays[SOCS - 1])),
-            "<= 11 ms",
-            delays[SOCS - 1] <= Dur::from_us(11_000),
+            "±2 ms",
+            (ms(delays[SOCS - 1]) - 11.0).abs() <= 2.0,
         ),
         Claim::new(
             FIG,
