@@ -59,7 +59,10 @@ fn xfabric_fig5_quick() {
     assert_eq!(claims.len(), 11);
     holds(&claims, "(a) path length cut against the torus, t <= 30 s");
     holds(&claims, "(a) XFabric path length at t = 1 s");
-    holds(&claims, "§6.5 frames lost per link per reconfiguration, every run");
+    holds(
+        &claims,
+        "§6.5 frames lost per link per reconfiguration, every run",
+    );
     // The quick sweep has no clusters of 2: those claims are there, not checked.
     not_checked(&claims, "(c) path length, clusters of 2");
     not_checked(&claims, "(c) clusters of 2: over twice shorter");

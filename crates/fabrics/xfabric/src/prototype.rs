@@ -219,8 +219,9 @@ pub struct PrototypeRun {
 /// What one run measured, from the end of the warm-up on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrototypeResult {
-    /// Links per data packet that reached its destination.
-    pub mean_path: f64,
+    /// Links per data packet that reached its destination; `None` when no data packet arrived
+    /// after the warm-up (nothing was measured).
+    pub mean_path: Option<f64>,
     /// From the end of the warm-up to the last flow's completion ("completion time").
     pub completion: Dur,
     /// The mean completion time of the flows that started after the warm-up: less hostage to
@@ -228,12 +229,12 @@ pub struct PrototypeResult {
     /// when no flow that started after the warm-up completed: nothing was measured.
     pub mean_fct: Option<Dur>,
     pub rewirings: u64,
-    /// Packets cut by rewiring, per rewiring and full-duplex link.
-    pub lost_per_link: f64,
+    /// Packets cut by rewiring, per rewiring and full-duplex link; `None` without a rewiring.
+    pub lost_per_link: Option<f64>,
     pub retransmission_timeouts: u64,
-    /// Flows completed and their mean size.
+    /// Flows completed and their mean size (`None` when none completed).
     pub flows: u64,
-    pub mean_flow_bytes: f64,
+    pub mean_flow_bytes: Option<f64>,
 }
 
 /// The prototype's TCP (see the module documentation).
@@ -346,20 +347,18 @@ pub fn run_prototype(
     let mean_fct = (!after.is_empty()).then(|| {
         Dur((after.iter().map(|&d| u128::from(d)).sum::<u128>() / after.len() as u128) as u64)
     });
+    let arrived = c("data_packets_arrived");
     Ok(PrototypeResult {
-        mean_path: c("data_packet_hops") as f64 / c("data_packets_arrived").max(1) as f64,
+        mean_path: (arrived > 0).then(|| c("data_packet_hops") as f64 / arrived as f64),
         completion: last - warm,
         mean_fct,
         rewirings,
-        lost_per_link: if rewirings == 0 {
-            0.0
-        } else {
-            c("packets_lost_rewiring") as f64 / (rewirings * links as u64) as f64
-        },
+        lost_per_link: (rewirings > 0)
+            .then(|| c("packets_lost_rewiring") as f64 / (rewirings * links as u64) as f64),
         retransmission_timeouts: c("retransmission_timeouts"),
         flows: done.len() as u64,
-        mean_flow_bytes: done.iter().map(|r| r.bytes as f64).sum::<f64>()
-            / done.len().max(1) as f64,
+        mean_flow_bytes: (!done.is_empty())
+            .then(|| done.iter().map(|r| r.bytes as f64).sum::<f64>() / done.len() as f64),
     })
 }
 
@@ -466,11 +465,12 @@ mod tests {
         assert_eq!((torus.flows, xfabric.flows), (405, 405));
         assert_eq!(torus.rewirings, 0);
         assert!(xfabric.rewirings >= 3, "{xfabric:?}");
-        assert!(torus.mean_path > 1.5, "{torus:?}");
-        assert!(xfabric.mean_path < 1.25, "{xfabric:?}");
+        assert!(torus.mean_path.unwrap() > 1.5, "{torus:?}");
+        assert!(xfabric.mean_path.unwrap() < 1.25, "{xfabric:?}");
+        assert_eq!(torus.lost_per_link, None, "no rewiring, nothing to divide");
         // Completion time is not compared: rewiring every 2 ms costs the odd 300 ms timeout,
         // which is Fig. 5(b)'s trade-off, measured by `shoal repro xfabric-fig5`.
-        assert!(xfabric.lost_per_link <= 4.0, "{xfabric:?}");
+        assert!(xfabric.lost_per_link.unwrap() <= 4.0, "{xfabric:?}");
     }
 
     #[test]

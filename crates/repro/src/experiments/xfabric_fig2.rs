@@ -28,8 +28,7 @@ use shoal_xfabric::{FlowSimReport, full_demand_of};
 
 const FIG: &str = "XFabric Fig. 2";
 /// Why a claim that needs OSA is not checked where OSA was not run.
-const OSA_NOT_RUN: &str =
-    "OSA not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)";
+const OSA_NOT_RUN: &str = "OSA not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)";
 
 /// The four fabrics' reports on one workload, `None` where OSA was not run.
 type Row = [Option<FlowSimReport>; 4];
