@@ -50,7 +50,8 @@ impl Claim {
         )
     }
 
-    /// `ours` within `rel` (a fraction) of `paper`.
+    /// `ours` within `rel` (a fraction) of `paper`, on both sides. A value that is not a number
+    /// (nothing was measured) leaves the claim not checked.
     pub(crate) fn relative(
         figure: &str,
         claim: &str,
@@ -59,6 +60,14 @@ impl Claim {
         ours: f64,
         rel: f64,
     ) -> Claim {
+        if !ours.is_finite() {
+            return Claim::not_checked(
+                figure,
+                claim,
+                format!("{paper:.2} {unit}"),
+                "nothing was measured",
+            );
+        }
         Claim::new(
             figure,
             claim,
@@ -67,5 +76,84 @@ impl Claim {
             format!("±{:.0}%", rel * 100.0),
             (ours - paper).abs() <= rel * paper.abs(),
         )
+    }
+
+    /// A share (a fraction, shown in percent) within `points` percentage points of the paper's, on
+    /// both sides; `detail` follows ours in brackets (what the share was computed from).
+    pub(crate) fn points(
+        figure: &str,
+        claim: &str,
+        paper: f64,
+        ours: f64,
+        points: f64,
+        detail: &str,
+    ) -> Claim {
+        let paper_text = format!("{:.0}%", paper * 100.0);
+        if !ours.is_finite() {
+            return Claim::not_checked(figure, claim, paper_text, "nothing was measured");
+        }
+        Claim::new(
+            figure,
+            claim,
+            paper_text,
+            format!("{:.0}% ({detail})", ours * 100.0),
+            format!("±{points:.0} points"),
+            (ours - paper).abs() * 100.0 <= points + 1e-9,
+        )
+    }
+
+    /// `ours` within a factor `factor` of `paper` on either side (`paper / factor ..= paper *
+    /// factor`): for quantities the paper states roughly ("about 3 s", "over 6 times") or that
+    /// scale by orders of magnitude.
+    pub(crate) fn factor(
+        figure: &str,
+        claim: &str,
+        paper: impl Into<String>,
+        (paper_value, ours_value): (f64, f64),
+        ours: impl Into<String>,
+        factor: f64,
+    ) -> Claim {
+        if !ours_value.is_finite() {
+            return Claim::not_checked(figure, claim, paper, "nothing was measured");
+        }
+        let ratio = ours_value / paper_value;
+        Claim::new(
+            figure,
+            claim,
+            paper,
+            ours,
+            format!("within {factor}x either way"),
+            ratio >= 1.0 / factor && ratio <= factor,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_value_is_not_checked_and_does_not_pass() {
+        for c in [
+            Claim::relative("F", "c", "x", 1.0, f64::NAN, 0.5),
+            Claim::points("F", "c", 0.3, f64::NAN, 10.0, "-"),
+            Claim::factor("F", "c", "1", (1.0, f64::NAN), "NaN", 2.0),
+        ] {
+            assert!(!c.pass, "{c:?}");
+            assert!(c.ours.starts_with("not checked"), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn tolerances_are_two_sided() {
+        assert!(Claim::relative("F", "c", "x", 2.0, 2.3, 0.2).pass);
+        assert!(!Claim::relative("F", "c", "x", 2.0, 1.5, 0.2).pass);
+        assert!(!Claim::relative("F", "c", "x", 2.0, 2.5, 0.2).pass);
+        assert!(Claim::points("F", "c", 0.32, 0.42, 10.0, "-").pass);
+        assert!(!Claim::points("F", "c", 0.32, 0.43, 10.0, "-").pass);
+        assert!(!Claim::points("F", "c", 0.32, 0.21, 10.0, "-").pass);
+        assert!(Claim::factor("F", "c", "6.8", (6.8, 13.0), "13", 2.0).pass);
+        assert!(!Claim::factor("F", "c", "6.8", (6.8, 14.0), "14", 2.0).pass);
+        assert!(!Claim::factor("F", "c", "6.8", (6.8, 3.3), "3.3", 2.0).pass);
     }
 }

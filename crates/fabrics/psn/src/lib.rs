@@ -33,7 +33,7 @@ mod sim;
 
 pub use build::{TRANSPORTS, TransportSpec, build, ideal_fct};
 pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};
-pub use rewire::{Rewired, Rewiring};
+pub use rewire::{Rewired, Rewiring, Staged};
 pub use scenario::{NetworkSpec, TopologySpec};
 
 use shoal_fabric::config::NO_KEYS;

@@ -23,6 +23,9 @@ pub struct Packet {
     /// The generation of the receiving port's link when the packet was put on the wire: if the
     /// link was rewired since, the packet is lost ([`crate::rewire`]).
     pub link_gen: u32,
+    /// Links crossed so far: only a staged rewiring (old and new tables side by side) can make it
+    /// exceed the node count ([`crate::rewire`]).
+    pub hops: u32,
 }
 
 /// `Packet::ingress` of a packet still at its source host.

@@ -3,9 +3,13 @@
 //!
 //! At the times the controller asks for, the simulator hands it the bytes every host sent to every
 //! other host since the last call (what XFabric's SoCs report) and takes back a new topology with
-//! the same hosts and ports. The circuits and every forwarding table change at that instant; the
-//! control-plane protocol that gets them there, and its latency, is modelled on its own
-//! (`shoal_xfabric::reconfig`). What the data plane sees:
+//! the same hosts and ports. Either the circuits and every forwarding table change at that instant,
+//! or the controller says when each changed port takes its new link and when each node starts
+//! forwarding by the new tables ([`Staged`]: the control plane's latency, which
+//! `shoal_xfabric::reconfig` simulates); until then a node forwards by the old tables over
+//! whatever circuits its ports have, so a packet can be sent where its next hop no longer is, and
+//! one that has crossed more links than there are nodes is dropped (it is looping between nodes on
+//! tables of two versions; counted as `packets_lost_stale_tables`). What the data plane sees:
 //! - a packet on the wire of a link that changes (serializing or propagating) is lost: the
 //!   crosspoint cut it, and the receiver's CRC check drops it;
 //! - packets still queued at a port whose link changed leave by the new link, and its far end
@@ -30,6 +34,77 @@ pub trait Rewiring {
 pub struct Rewired {
     pub topology: Topology,
     pub next: Option<Time>,
+    /// How the change reaches the data plane; `None`: every circuit and table at once, now.
+    pub staged: Option<Staged>,
+}
+
+/// A change that reaches the data plane piece by piece. Every port whose link changes must be
+/// listed in `circuits` and every node in `tables`, once each, at times no earlier than the
+/// rewiring and before the next one (a next rewiring applies whatever is still pending first).
+#[derive(Clone, Debug, Default)]
+pub struct Staged {
+    /// `(at, node, port)`: the port takes its link in the new topology at `at`.
+    pub circuits: Vec<(Time, u32, u32)>,
+    /// `(at, node)`: the node forwards by the new topology's tables from `at` on.
+    pub tables: Vec<(Time, u32)>,
+}
+
+/// Refuses a staging that leaves a changed port or a node out, lists one twice, or goes back in
+/// time.
+pub(crate) fn check_staged(
+    old: &Topology,
+    new: &Topology,
+    staged: &Staged,
+    now: Time,
+) -> Result<(), String> {
+    let nodes = old.nodes();
+    let mut port_listed: Vec<Vec<bool>> = (0..nodes as u32)
+        .map(|n| vec![false; old.ports(n)])
+        .collect();
+    for &(at, n, p) in &staged.circuits {
+        if at < now {
+            return Err(format!(
+                "node {n} port {p} switches at {at}, before the rewiring at {now}"
+            ));
+        }
+        let slot = port_listed
+            .get_mut(n as usize)
+            .and_then(|ports| ports.get_mut(p as usize))
+            .ok_or_else(|| format!("staged port {n}:{p} does not exist"))?;
+        if std::mem::replace(slot, true) {
+            return Err(format!("node {n} port {p} is staged twice"));
+        }
+    }
+    for n in 0..nodes as u32 {
+        for (p, link) in new.links(n).iter().enumerate() {
+            let was = old.link(n, p as u32);
+            if (was.peer, was.peer_port) != (link.peer, link.peer_port)
+                && !port_listed[n as usize][p]
+            {
+                return Err(format!(
+                    "node {n} port {p} changes its link but is not staged"
+                ));
+            }
+        }
+    }
+    let mut node_listed = vec![false; nodes];
+    for &(at, n) in &staged.tables {
+        if at < now {
+            return Err(format!(
+                "node {n} switches tables at {at}, before the rewiring at {now}"
+            ));
+        }
+        let slot = node_listed
+            .get_mut(n as usize)
+            .ok_or_else(|| format!("staged node {n} does not exist"))?;
+        if std::mem::replace(slot, true) {
+            return Err(format!("node {n}'s tables are staged twice"));
+        }
+    }
+    if let Some(n) = node_listed.iter().position(|&l| !l) {
+        return Err(format!("node {n}'s tables are not staged"));
+    }
+    Ok(())
 }
 
 /// Refuses a topology that does not fit the ports of the running one, naming the difference.

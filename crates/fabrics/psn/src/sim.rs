@@ -12,7 +12,7 @@ use crate::config::{Discipline, NetConfig, PathChoice};
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
 use crate::r2c2::{R2c2State, Routing, next_solve};
-use crate::rewire::{Rewiring, check_shape};
+use crate::rewire::{Rewiring, check_shape, check_staged};
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_fabric::{Calendar, EventFabric};
@@ -44,6 +44,26 @@ pub(crate) enum Ev {
     R2c2Solve,
     /// The rewiring controller's turn.
     Rewire,
+    /// Step `step` of staged rewiring `stage` is due (see [`crate::rewire::Staged`]).
+    Stage { stage: u32, step: u32 },
+}
+
+/// A staged rewiring under way: the new topology, which nodes forward by it already, and the
+/// steps not yet applied.
+struct Staging {
+    new: Topology,
+    fresh: Vec<bool>,
+    steps: Vec<Option<Step>>,
+    pending: usize,
+}
+
+/// One step of a staged rewiring.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Node, port: the port takes its new link.
+    Circuit(u32, u32),
+    /// The node forwards by the new tables.
+    Tables(u32),
 }
 
 /// Marks a record whose flow state has been freed.
@@ -113,6 +133,11 @@ pub(crate) struct Sim<'a, T: Transport> {
     sent: Vec<u64>,
     rewirings: u64,
     lost_rewiring: u64,
+    /// A staged rewiring under way (`None` once every step is applied).
+    staging: Option<Box<Staging>>,
+    /// Staged rewirings started, so that a step of an earlier one is recognised.
+    stages: u32,
+    lost_stale: u64,
     /// Data packet transmissions and data packets reaching their destination, both counted from
     /// `RunLimits::measure_from`: their ratio is the mean path length in links.
     data_hops: u64,
@@ -179,6 +204,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             rewiring,
             rewirings: 0,
             lost_rewiring: 0,
+            staging: None,
+            stages: 0,
+            lost_stale: 0,
             data_hops: 0,
             data_arrivals: 0,
             red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
@@ -239,6 +267,7 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
             Ev::R2c2Finish { flow } => self.r2c2_event(now, flow, false),
             Ev::R2c2Solve => self.r2c2_solve(now),
             Ev::Rewire => self.rewire(now, source)?,
+            Ev::Stage { stage, step } => self.stage_step(stage, step),
         }
         Ok(())
     }
@@ -288,6 +317,7 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
             ("data_packets_arrived", self.data_arrivals),
             ("rewirings", self.rewirings),
             ("packets_lost_rewiring", self.lost_rewiring),
+            ("packets_lost_stale_tables", self.lost_stale),
         ]
         .into_iter()
         .chain(self.r2c2.as_ref().map(|r| ("r2c2_solves", r.solves)))
@@ -474,6 +504,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             entropy,
             ingress: NO_PORT,
             link_gen: 0,
+            hops: 0,
         });
         self.forward(now, from, pkt);
     }
@@ -481,7 +512,18 @@ impl<'a, T: Transport> Sim<'a, T> {
     /// Chooses node `n`'s output port towards the packet's destination and queues it there.
     fn forward(&mut self, now: Time, n: u32, pkt: u32) {
         let p = *self.pkts.get(pkt);
-        let hops = self.topo.next_hops(n, p.dst);
+        let topo: &Topology = match &self.staging {
+            Some(s) if s.fresh[n as usize] => &s.new,
+            _ => &self.topo,
+        };
+        if self.staging.is_some() && p.hops as usize > topo.nodes() {
+            // Looping between nodes on tables of two versions.
+            self.pkts.remove(pkt);
+            self.lost_stale += 1;
+            return;
+        }
+        self.pkts.get_mut(pkt).hops += 1;
+        let hops = topo.next_hops(n, p.dst);
         let port = if hops.len() == 1 {
             hops[0]
         } else if self.dimension_order {
@@ -724,30 +766,68 @@ impl<'a, T: Transport> Sim<'a, T> {
     }
 
     /// The rewiring controller's turn: it gets the traffic since its last turn and returns the new
-    /// topology, which replaces the running one at once (see [`crate::rewire`]).
+    /// topology, which replaces the running one at once or step by step (see [`crate::rewire`]).
     fn rewire(&mut self, now: Time, source: &mut dyn FlowSource) -> Result<(), FabricError> {
+        // A staging still under way completes first.
+        if let Some(staging) = self.staging.take() {
+            self.finish_staging(*staging);
+        }
         let ctl = self.rewiring.as_mut().expect("a rewiring run");
         let fail = |e: String| FabricError(format!("rewiring at {now}: {e}"));
         let out = ctl.rewire(now, &self.sent).map_err(fail)?;
         check_shape(&self.topo, &out.topology).map_err(fail)?;
         self.sent.fill(0);
         self.rewirings += 1;
-        for n in 0..out.topology.nodes() as u32 {
-            for (p, link) in out.topology.links(n).iter().enumerate() {
-                let gp = self.ports.global(n, p as u32);
-                let peer = self.ports.global(link.peer, link.peer_port);
-                let port = &mut self.ports.ports[gp as usize];
-                if port.peer != peer {
-                    // Changes come in pairs (links are symmetric), so bumping every changed port
-                    // cuts both directions of every old link.
-                    port.peer = peer;
-                    port.link_gen += 1;
+        match out.staged {
+            None => {
+                for n in 0..out.topology.nodes() as u32 {
+                    for p in 0..out.topology.ports(n) as u32 {
+                        self.take_link(&out.topology, n, p);
+                    }
                 }
-                port.rate = link.rate;
-                port.delay = link.delay;
+                self.topo = Cow::Owned(out.topology);
+            }
+            Some(staged) => {
+                check_staged(&self.topo, &out.topology, &staged, now).map_err(fail)?;
+                self.stages += 1;
+                let mut steps = Vec::with_capacity(staged.circuits.len() + staged.tables.len());
+                steps.extend(
+                    staged
+                        .circuits
+                        .iter()
+                        .map(|&(at, n, p)| (at, Step::Circuit(n, p))),
+                );
+                steps.extend(staged.tables.iter().map(|&(at, n)| (at, Step::Tables(n))));
+                for (i, &(at, _)) in steps.iter().enumerate() {
+                    if at > now {
+                        self.q.schedule(
+                            at,
+                            Ev::Stage {
+                                stage: self.stages,
+                                step: i as u32,
+                            },
+                        );
+                    }
+                }
+                let mut staging = Staging {
+                    fresh: vec![false; out.topology.nodes()],
+                    pending: steps.len(),
+                    steps: steps.iter().map(|&(_, s)| Some(s)).collect(),
+                    new: out.topology,
+                };
+                // Steps due now apply now, so that a staging without delays is the atomic change.
+                for (i, &(at, _)) in steps.iter().enumerate() {
+                    if at == now {
+                        self.apply_step(&mut staging, i);
+                    }
+                }
+                if staging.pending == 0 {
+                    self.finish_staging(staging);
+                } else {
+                    self.staging = Some(Box::new(staging));
+                }
             }
         }
-        self.topo = Cow::Owned(out.topology);
         // Once no flow can come or is running, rewiring again would only keep the clock going.
         if let Some(at) = out.next
             && (self.active > 0 || !source.is_exhausted())
@@ -755,6 +835,58 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.q.schedule(at.max(now), Ev::Rewire);
         }
         Ok(())
+    }
+
+    /// Port `p` of node `n` takes its link in `topo`: if the peer changes, the old link is cut
+    /// (changes come in pairs, since links are symmetric, so both directions are cut).
+    fn take_link(&mut self, topo: &Topology, n: u32, p: u32) {
+        let link = topo.link(n, p);
+        let gp = self.ports.global(n, p);
+        let peer = self.ports.global(link.peer, link.peer_port);
+        let port = &mut self.ports.ports[gp as usize];
+        if port.peer != peer {
+            port.peer = peer;
+            port.link_gen += 1;
+        }
+        port.rate = link.rate;
+        port.delay = link.delay;
+    }
+
+    /// Applies one due step of the staging under way (a step of an earlier staging, completed
+    /// when the next rewiring came, is ignored).
+    fn stage_step(&mut self, stage: u32, step: u32) {
+        if stage != self.stages {
+            return;
+        }
+        let Some(mut staging) = self.staging.take() else {
+            return;
+        };
+        self.apply_step(&mut staging, step as usize);
+        if staging.pending == 0 {
+            self.finish_staging(*staging);
+        } else {
+            self.staging = Some(staging);
+        }
+    }
+
+    /// Applies step `i` of `staging`, if it is still pending.
+    fn apply_step(&mut self, staging: &mut Staging, i: usize) {
+        match staging.steps[i].take() {
+            Some(Step::Circuit(n, p)) => self.take_link(&staging.new, n, p),
+            Some(Step::Tables(n)) => staging.fresh[n as usize] = true,
+            None => return,
+        }
+        staging.pending -= 1;
+    }
+
+    /// Applies every step still pending and makes the new topology the running one.
+    fn finish_staging(&mut self, mut staging: Staging) {
+        for step in staging.steps.iter_mut().filter_map(Option::take) {
+            if let Step::Circuit(n, p) = step {
+                self.take_link(&staging.new, n, p);
+            }
+        }
+        self.topo = Cow::Owned(staging.new);
     }
 
     /// Sends a pull now if host `host`'s pacer is free, else makes sure it wakes when it is.

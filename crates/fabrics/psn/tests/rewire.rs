@@ -7,7 +7,7 @@ mod common;
 use common::flow;
 use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_psn::{NetConfig, PacketFabric, Rewired, Rewiring};
+use shoal_psn::{NetConfig, PacketFabric, Rewired, Rewiring, Staged};
 use shoal_topology::{Direct, Topology};
 use shoal_transport::{Tcp, TcpConfig};
 use shoal_workload::IterSource;
@@ -35,6 +35,10 @@ fn ring(order: [u32; 4]) -> Topology {
 struct Flip {
     period: Dur,
     turns: u32,
+    /// Staged: every port takes its new link at once, every node its tables `lag` later.
+    lag: Option<Dur>,
+    /// Staged, with this node's port 0 left out (a controller's mistake).
+    omit: bool,
 }
 
 impl Rewiring for Flip {
@@ -56,14 +60,36 @@ impl Rewiring for Flip {
         } else {
             [0, 1, 2, 3]
         };
+        let topology = ring(order);
+        let staged = self.lag.map(|lag| Staged {
+            circuits: (0..4)
+                .flat_map(|n| (0..2).map(move |p| (now, n, p)))
+                .filter(|&(_, n, p)| !(self.omit && n == 0 && p == 0))
+                .collect(),
+            tables: (0..4).map(|n| (now + lag, n)).collect(),
+        });
         Ok(Rewired {
-            topology: ring(order),
+            topology,
             next: Some(now + self.period),
+            staged,
         })
     }
 }
 
 fn run(period: Dur, measure_from: Option<Time>) -> RunOutput {
+    try_run(
+        Flip {
+            period,
+            turns: 0,
+            lag: None,
+            omit: false,
+        },
+        measure_from,
+    )
+    .expect("runs")
+}
+
+fn try_run(flip: Flip, measure_from: Option<Time>) -> Result<RunOutput, String> {
     let mut fabric = PacketFabric::new(ring([0, 1, 2, 3]), NetConfig::ecn(1000, 1000), {
         Tcp(TcpConfig {
             max_window: Some(40),
@@ -71,7 +97,7 @@ fn run(period: Dur, measure_from: Option<Time>) -> RunOutput {
         })
     })
     .expect("valid")
-    .with_rewiring(Box::new(Flip { period, turns: 0 }));
+    .with_rewiring(Box::new(flip));
     // Host 0 to host 2 is two hops on ring 0-1-2-3 and one on ring 0-2-1-3.
     let mut flows = IterSource::new([
         flow(0, 0, 2, 20_000_000, Time::ZERO),
@@ -86,7 +112,35 @@ fn run(period: Dur, measure_from: Option<Time>) -> RunOutput {
             },
             &mut NoProgress,
         )
-        .expect("runs")
+        .map_err(|e| e.to_string())
+}
+
+/// Staged with no lag is the atomic rewiring, step for step; with tables lagging the circuits,
+/// nodes forward by the old tables over the new links for a while and the run still completes;
+/// a staging that leaves out a changed port is refused, naming it.
+#[test]
+fn staged_rewiring_is_atomic_without_lag_and_refused_when_incomplete() {
+    let flip = |lag, omit| Flip {
+        period: Dur::from_us(5_000),
+        turns: 0,
+        lag,
+        omit,
+    };
+    let atomic = try_run(flip(None, false), None).unwrap();
+    let staged = try_run(flip(Some(Dur::ZERO), false), None).unwrap();
+    assert_eq!(atomic.counters, staged.counters);
+    assert_eq!(atomic.records, staged.records);
+    let late = try_run(flip(Some(Dur::from_us(1_000)), false), None).unwrap();
+    assert!(late.records.iter().all(|r| r.finish.is_some()));
+    assert_ne!(
+        late.counters, atomic.counters,
+        "stale tables change the run"
+    );
+    let err = try_run(flip(Some(Dur::ZERO), true), None).unwrap_err();
+    assert!(
+        err.contains("node 0 port 0 changes its link but is not staged"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -25,7 +25,11 @@
 //! Choices where the paper is silent (each a field of [`ReconfigTiming`] or [`ReconfigParams`]):
 //! - The controller sends one message at a time, as the prototype's does: control-plane messages
 //!   `control_gap` apart, data-plane updates `update_gap` apart. It sends all maps, then all
-//!   updates, and waits for every acknowledgement before the trigger phase.
+//!   updates, and waits for every acknowledgement before the trigger phase. With
+//!   `sequential_trigger` (the prototype, [`ReconfigTiming::prototype`]) it sends each reconfigure
+//!   only once the previous crosspoint acknowledged, and without `crosspoint_relay` the crosspoints
+//!   do not pass it on (the prototype's USB control plane joins each micro-controller to the
+//!   controller's server only).
 //! - The controller reaches the data plane through the SoC it runs on (`controller_soc`): "its
 //!   ports" are that SoC's ports, so its flood is one message, delivered to that SoC, which then
 //!   floods like any other. It dies as a process; its SoC keeps forwarding.
@@ -94,6 +98,28 @@ pub struct ReconfigTiming {
     pub preamble_bytes: u64,
     /// Inter-frame gap: 12 B.
     pub gap_bytes: u64,
+    /// The controller sends the next reconfigure only once the previous crosspoint acknowledged
+    /// its switch (one exchange at a time over the control plane), instead of `control_gap` after
+    /// the previous one.
+    pub sequential_trigger: bool,
+    /// A crosspoint that receives a reconfigure relays it to the others (§4). The prototype's USB
+    /// control plane is a star from the controller's server, so there the micro-controllers cannot
+    /// reach each other.
+    pub crosspoint_relay: bool,
+}
+
+impl ReconfigTiming {
+    /// The prototype's control plane (§5, §6.5): USB 1.1 from the controller's server to each
+    /// micro-controller, 1 ms per message, the controller "sequentially communicates with each of
+    /// the micro-controllers" (we read: it waits for each one's acknowledgement before the next),
+    /// and no path between micro-controllers, so no relay. The other latencies as the default.
+    pub fn prototype() -> ReconfigTiming {
+        ReconfigTiming {
+            sequential_trigger: true,
+            crosspoint_relay: false,
+            ..ReconfigTiming::default()
+        }
+    }
 }
 
 impl Default for ReconfigTiming {
@@ -111,6 +137,8 @@ impl Default for ReconfigTiming {
             frame_bytes: 64,
             preamble_bytes: 8,
             gap_bytes: 12,
+            sequential_trigger: false,
+            crosspoint_relay: true,
         }
     }
 }
@@ -158,6 +186,8 @@ pub struct ReconfigOutcome {
     pub tables_match_circuits: bool,
     /// Messages the controller sent before it died or finished.
     pub controller_sent: usize,
+    /// When each crosspoint switched, if it did.
+    pub crosspoint_switch: Vec<Option<Time>>,
     /// When the first and the last crosspoint switched, if any did.
     pub first_switch: Option<Time>,
     pub last_switch: Option<Time>,
@@ -309,6 +339,7 @@ pub fn reconfigure(
             soc_versions: Vec::new(),
             tables_match_circuits: false,
             controller_sent: 0,
+            crosspoint_switch: vec![None; d],
             first_switch: None,
             last_switch: None,
             soc_switch: vec![None; n],
@@ -359,10 +390,21 @@ impl Sim<'_> {
         let t = self.t;
         match ev {
             Event::ControllerSend => self.controller_send(now),
-            Event::MapAck(_) | Event::UpdateAck(_) | Event::ReconfigureAck(_) => {
+            Event::MapAck(_) | Event::UpdateAck(_) => {
                 if self.alive {
                     self.acks += 1;
                     self.check_wait(now);
+                }
+            }
+            Event::ReconfigureAck(_) => {
+                if self.alive {
+                    self.acks += 1;
+                    if t.sequential_trigger && self.phase == Phase::Trigger {
+                        // The next crosspoint's turn.
+                        self.at(now, Event::ControllerSend);
+                    } else {
+                        self.check_wait(now);
+                    }
                 }
             }
             Event::Map(c) => {
@@ -381,9 +423,11 @@ impl Sim<'_> {
                 }
                 self.xp[c as usize] = XpState::Switching;
                 self.at(now + t.reprogram, Event::Switched(c));
-                for other in 0..self.d as u8 {
-                    if other != c {
-                        self.at(now + t.control_latency, Event::Reconfigure(other));
+                if t.crosspoint_relay {
+                    for other in 0..self.d as u8 {
+                        if other != c {
+                            self.at(now + t.control_latency, Event::Reconfigure(other));
+                        }
                     }
                 }
             }
@@ -446,6 +490,10 @@ impl Sim<'_> {
             Phase::Trigger => self.next == self.d,
             _ => true,
         };
+        if !last && self.phase == Phase::Trigger && t.sequential_trigger {
+            // The next reconfigure goes out when this one is acknowledged.
+            return;
+        }
         if last {
             self.next = 0;
             self.phase = match self.phase {
@@ -479,6 +527,7 @@ impl Sim<'_> {
     fn switched(&mut self, now: Time, c: usize) {
         let t = self.t;
         self.xp[c] = XpState::New;
+        self.out.crosspoint_switch[c] = Some(now);
         self.out.first_switch.get_or_insert(now);
         self.out.last_switch = Some(now);
         // The frames each switched port was sending when the cut came.
@@ -545,5 +594,47 @@ impl Sim<'_> {
                 self.at(now + self.t.hop_latency, Event::Flood(p.0));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DemandMatrix, Rack, RackSpec, dense_random_demand, generate_topology};
+
+    /// The prototype's control plane: one crosspoint at a time, each switching a round trip and a
+    /// reprogramming after the one before, none relaying; every SoC on the new tables in the end.
+    #[test]
+    fn the_prototype_switches_crosspoints_one_exchange_apart() {
+        let rack = Rack::new(
+            RackSpec {
+                socs: 27,
+                ports_per_soc: 6,
+                uplinks: 4,
+            },
+            3,
+        )
+        .unwrap();
+        let old = generate_topology(&rack, &DemandMatrix::zeros(27).unwrap(), 3).unwrap();
+        let new = generate_topology(&rack, &dense_random_demand(27, 3), 3).unwrap();
+        let timing = ReconfigTiming::prototype();
+        let params = ReconfigParams {
+            timing,
+            ..ReconfigParams::default()
+        };
+        let out = reconfigure(&old, &new, &params).unwrap();
+        let times: Vec<Time> = out.crosspoint_switch.iter().map(|t| t.unwrap()).collect();
+        let step = timing.control_latency + timing.control_latency + timing.reprogram;
+        for w in times.windows(2) {
+            assert_eq!(w[1].since(w[0]), step, "{times:?}");
+        }
+        assert_eq!(out.consistent_version(), Some(2));
+        // With the relay (§4's design) every crosspoint switches within one message of the first.
+        let relayed = reconfigure(&old, &new, &ReconfigParams::default()).unwrap();
+        let spread = relayed
+            .last_switch
+            .unwrap()
+            .since(relayed.first_switch.unwrap());
+        assert!(spread <= timing.control_latency, "{spread}");
     }
 }

@@ -44,14 +44,46 @@ pub(crate) fn run(
             .filter(|&&b| b > 0)
             .map(|&b| b as f64 * 8.0 / w)
             .collect();
-        let avg = active.iter().sum::<f64>() / active.len().max(1) as f64;
+        // No destination received anything: nothing was measured (NaN, never a zero rate).
+        let avg = if active.is_empty() {
+            f64::NAN
+        } else {
+            active.iter().sum::<f64>() / active.len() as f64
+        };
         progress(&format!(
-            "fig12: {} nodes, {} pairs: {:.2} Gb/s per destination",
+            "fig12: {} nodes, {} pairs: {} per destination",
             point::rack(p).nodes,
             active.len(),
-            avg / 1e9
+            if avg.is_nan() {
+                "nothing delivered".to_owned()
+            } else {
+                format!("{:.2} Gb/s", avg / 1e9)
+            }
         ));
         series.push((active.len(), avg));
+    }
+    if series.iter().any(|(_, g)| g.is_nan()) {
+        let why = "a point delivered nothing";
+        return Ok(vec![
+            Claim::not_checked(
+                FIG,
+                "a single flow reaches the node's payload rate",
+                "peak",
+                why,
+            ),
+            Claim::not_checked(
+                FIG,
+                "throughput falls monotonically with the number of pairs",
+                "monotone",
+                why,
+            ),
+            Claim::not_checked(
+                FIG,
+                "all pairs communicating halve it",
+                "1/2 of the peak",
+                why,
+            ),
+        ]);
     }
     let capacity = payload_rate_bps(point::rack(&pts[0]));
     let (_, peak) = series[0];

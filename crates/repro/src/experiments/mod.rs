@@ -35,6 +35,7 @@ mod xfabric_fig4;
 mod xfabric_fig5;
 mod xfabric_fig6a;
 mod xfabric_fig6b;
+mod xfabric_production;
 
 pub(crate) const ALL: &[Experiment] = &[
     Experiment {
@@ -282,6 +283,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "XFabric Fig. 6(b)",
         summary: "27 SoCs: time for every SoC to use its new tables in one reconfiguration",
         run: xfabric_fig6b::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "xfabric-production",
+        figure: "XFabric Production stand-in",
+        summary: "343 SoCs: Fig. 2/4 Production claims across the stand-in's plausible parameters",
+        run: xfabric_production::run,
         timed: false,
         scale: None,
     },

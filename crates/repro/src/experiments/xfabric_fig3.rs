@@ -14,7 +14,8 @@
 //!
 //! Tolerances, fixed before running: ±20% on the 3.5x (the best Random / XFabric ratio over k; the
 //! torus ratio is reported beside it), XFabric within 10% of Random at all-to-all and of OSA
-//! everywhere OSA ran, at most 1.1 hops for clusters of 2.
+//! everywhere (a point where OSA was not run leaves the claim not checked), XFabric and OSA within
+//! 10% of one hop for clusters of 2.
 //! Full: 343 SoCs, c in {2, 4, 7, 14, 28, 49, 98, 172, 343}, k in {1, 2, 4, 8, 16, 32, 64, 128,
 //! 342}. Quick: 64 SoCs, c in {2, 4, 8, 16, 32, 64}, k in {1, 2, 4, 8, 16, 63}; same claims.
 
@@ -125,20 +126,27 @@ pub(crate) fn run(
     ratio.ours = format!("{} (torus / XFabric {:.2} x)", ratio.ours, best(&dest, 2));
     claims.push(ratio);
     let first = &clus[0];
-    claims.push(Claim::new(
-        FIG,
-        &c(&format!(
-            "(a) clusters of {}: traffic goes over one hop",
-            first.x
-        )),
-        "1 hop",
-        format!(
-            "XFabric {:.3}, OSA {:.3} hops",
-            first.hops[0], first.hops[1]
-        ),
-        "<= 1.1 hops",
-        first.hops[0] <= 1.1,
+    let one_hop = c(&format!(
+        "(a) clusters of {}: traffic goes over one hop",
+        first.x
     ));
+    claims.push(if first.hops[..2].iter().any(|h| h.is_nan()) {
+        Claim::not_checked(FIG, &one_hop, "1 hop", "OSA not run at this point")
+    } else {
+        // Both reconfigurable fabrics, within 10% of one hop (no path is shorter than one hop, so
+        // the lower side holds by construction; the tolerance is two-sided all the same).
+        Claim::new(
+            FIG,
+            &one_hop,
+            "1 hop",
+            format!(
+                "XFabric {:.3}, OSA {:.3} hops",
+                first.hops[0], first.hops[1]
+            ),
+            "±10% (both)",
+            first.hops[..2].iter().all(|h| (h - 1.0).abs() <= 0.10),
+        )
+    });
     for (name, pts) in [("(a) clustered", &clus), ("(b) random destinations", &dest)] {
         let last = &pts[pts.len() - 1];
         let gap = (last.hops[0] - last.hops[3]).abs() / last.hops[3];
@@ -157,23 +165,42 @@ pub(crate) fn run(
             "within 10%",
             gap <= 0.10,
         ));
-        let ran: Vec<&Point> = pts.iter().filter(|p| !p.hops[1].is_nan()).collect();
-        let worst = ran
+        let same = c(&format!("{name}: XFabric and OSA almost the same"));
+        let missing: Vec<String> = pts
+            .iter()
+            .filter(|p| p.hops[1].is_nan())
+            .map(|p| p.x.to_string())
+            .collect();
+        if !missing.is_empty() {
+            claims.push(Claim::not_checked(
+                FIG,
+                &same,
+                "almost no difference",
+                &format!(
+                    "OSA not run at {} of {} points (x = {}: b-matching not certified, demand \
+                     beyond OSA_WHOLE_LIMIT)",
+                    missing.len(),
+                    pts.len(),
+                    missing.join(", ")
+                ),
+            ));
+            continue;
+        }
+        let worst = pts
             .iter()
             .map(|p| (p.hops[0] - p.hops[1]).abs() / p.hops[1])
             .fold(0.0, f64::max);
         claims.push(Claim::new(
             FIG,
-            &c(&format!("{name}: XFabric and OSA almost the same")),
+            &same,
             "almost no difference",
             format!(
-                "at most {:.1}% apart over the {} of {} points OSA ran",
+                "at most {:.1}% apart over all {} points",
                 worst * 100.0,
-                ran.len(),
                 pts.len()
             ),
             "within 10%",
-            ran.len() == pts.len() && worst <= 0.10,
+            worst <= 0.10,
         ));
     }
     plot(

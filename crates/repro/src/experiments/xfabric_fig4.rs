@@ -115,18 +115,13 @@ pub(crate) fn run(
         .ok_or_else(|| ReproError("fig4: no point for (b)".into()))?;
     for (i, name, paper) in [(2, "Random", 0.32), (1, "3D torus", 0.37)] {
         let ours = 1.0 - b.uplink[0] / b.uplink[i];
-        claims.push(Claim::new(
+        claims.push(Claim::points(
             FIG,
             &format!("(b) XFabric uplink path shorter than {name} ({at_b} SoCs)"),
-            format!("{:.0}%", paper * 100.0),
-            format!(
-                "{:.0}% ({:.3} vs {:.3} hops)",
-                ours * 100.0,
-                b.uplink[0],
-                b.uplink[i]
-            ),
-            "±10 points",
-            (ours - paper).abs() <= 0.10,
+            paper,
+            ours,
+            10.0,
+            &format!("{:.3} vs {:.3} hops", b.uplink[0], b.uplink[i]),
         ));
     }
     plot(opts, &pts, b, progress)?;

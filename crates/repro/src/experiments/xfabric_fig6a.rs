@@ -7,7 +7,11 @@
 //! A wall-clock measure on whatever machine runs it, so it is reported, not asserted in tests:
 //! XFabric's time is the median of five runs, OSA's one run (five below 256 SoCs). Full: 27, 64,
 //! 128, 256, 512 and 1,024 SoCs (about 40 s, most of it OSA at 1,024). Quick: 27, 64 and 128;
-//! its claims then apply the paper's 512- and 1,024-SoC bounds to 128 SoCs, which is lenient.
+//! its claims at 1,024 SoCs are then not checked.
+//!
+//! Claims: the paper's bound (under 700 ms up to 512 SoCs) as a bound; its numbers at 1,024 SoCs
+//! (XFabric about 3 s, OSA 20.5 s, their ratio 6.8, the shape Fig. 6(a) plots) each within a
+//! factor of 2 either way, fixed before the run.
 //! `cargo bench -p shoal-xfabric --bench topology` times the same with a dense demand beside it.
 
 use super::xfabric_common::{PORTS, SEED, err};
@@ -89,22 +93,49 @@ pub(crate) fn run(
         "< 700 ms",
         worst < 0.7,
     ));
-    let &(top, x, o) = pts.last().expect("at least one size");
-    claims.push(Claim::new(
-        FIG,
-        &format!("XFabric generation time at {top} SoCs"),
-        "about 3 s (1,024 SoCs)",
-        format!("{:.2} ms", x * 1e3),
-        "<= 3 s",
-        x <= 3.0,
-    ));
-    claims.push(Claim::new(
-        FIG,
-        &format!("OSA / XFabric at {top} SoCs"),
-        "over 6 (20.5 s, 1,024 SoCs)",
-        format!("{:.0} ({:.2} s vs {:.2} ms)", o / x, o, x * 1e3),
-        ">= 6",
-        o / x >= 6.0,
-    ));
+    // At 1,024 SoCs the paper gives numbers (about 3 s, 20.5 s, so a ratio of 6.8, "over 6
+    // times"): each is compared two-sided, within a factor of 2 either way (fixed before the run;
+    // timings on other hardware and code are not expected closer). The figure's shape is the
+    // ratio; a quick run stops below 1,024 SoCs and leaves them not checked.
+    const TOP: usize = 1024;
+    let (xf_claim, osa_claim, ratio_claim) = (
+        "XFabric generation time at 1,024 SoCs",
+        "OSA generation time at 1,024 SoCs",
+        "OSA / XFabric generation time at 1,024 SoCs",
+    );
+    match pts.iter().find(|p| p.0 == TOP) {
+        Some(&(_, x, o)) => {
+            claims.push(Claim::factor(
+                FIG,
+                xf_claim,
+                "about 3 s",
+                (3.0, x),
+                format!("{:.2} ms", x * 1e3),
+                2.0,
+            ));
+            claims.push(Claim::factor(
+                FIG,
+                osa_claim,
+                "20.5 s",
+                (20.5, o),
+                format!("{o:.2} s"),
+                2.0,
+            ));
+            claims.push(Claim::factor(
+                FIG,
+                ratio_claim,
+                "6.8 (20.5 s / about 3 s; \"over 6 times\")",
+                (20.5 / 3.0, o / x),
+                format!("{:.0} ({o:.2} s vs {:.2} ms)", o / x, x * 1e3),
+                2.0,
+            ));
+        }
+        None => {
+            let why = "1,024 SoCs was not run (quick)";
+            claims.push(Claim::not_checked(FIG, xf_claim, "about 3 s", why));
+            claims.push(Claim::not_checked(FIG, osa_claim, "20.5 s", why));
+            claims.push(Claim::not_checked(FIG, ratio_claim, "6.8", why));
+        }
+    }
     Ok(claims)
 }

@@ -1,8 +1,10 @@
 //! XFabric Fig. 6(b) (§6.5): the CDF over SoCs of the time from the first crosspoint's switch to
 //! the SoC using its new forwarding tables, one reconfiguration of the 27-SoC rack under the
-//! prototype's control-plane timing (`ReconfigTiming::default()`: 1 ms USB messages sent one after
-//! another, 40 µs to reprogram an ASIC). Paper: every server within 11 ms; the last crosspoint
-//! switches 8 ms after the first.
+//! prototype's control plane (`ReconfigTiming::prototype()`: 1 ms USB messages, the controller
+//! reaching the crosspoints one at a time and waiting for each acknowledgement, no relay between
+//! micro-controllers, 40 µs to reprogram an ASIC). Paper: every server within 11 ms; the last
+//! crosspoint switches 8 ms after the first (over its 7 crosspoint units; ours has the 6 internal
+//! ones, the uplink crosspoint is not reconfigured here).
 //!
 //! The protocol simulation is `shoal_xfabric::reconfig`. The prototype starts from a 3x3x3 torus,
 //! which is not a plan of the crosspoint rack (its links do not join ports of equal index), so the
@@ -16,8 +18,8 @@ use crate::{Claim, Options, ReproError};
 use shoal_base::{Dur, NodeId};
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_xfabric::{
-    DemandMatrix, Rack, RackSpec, ReconfigParams, dense_random_demand, generate_topology,
-    reconfigure,
+    DemandMatrix, Rack, RackSpec, ReconfigParams, ReconfigTiming, dense_random_demand,
+    generate_topology, reconfigure,
 };
 
 const FIG: &str = "XFabric Fig. 6(b)";
@@ -41,6 +43,7 @@ pub(crate) fn run(
     let new = generate_topology(&rack, &dense_random_demand(SOCS, SEED), SEED)
         .map_err(|e| err("new plan")(&e))?;
     let params = ReconfigParams {
+        timing: ReconfigTiming::prototype(),
         controller_soc: NodeId(0),
         seed: SEED,
         ..ReconfigParams::default()
@@ -82,13 +85,15 @@ pub(crate) fn run(
     };
     emit(opts, fig, "xfabric-fig6b-reconfiguration-delay", progress)?;
     Ok(vec![
+        // "All servers are reconfigured within 11 ms": the CDF's last point, a number, so
+        // two-sided, with the crosspoints' ±2 ms (fixed before the run).
         Claim::new(
             FIG,
-            "every SoC on its new tables",
-            "within 11 ms",
+            "last SoC on its new tables, after the first crosspoint switched",
+            "11 ms",
             format!("{:.3} ms", ms(delays[SOCS - 1])),
-            "<= 11 ms",
-            delays[SOCS - 1] <= Dur::from_us(11_000),
+            "±2 ms",
+            (ms(delays[SOCS - 1]) - 11.0).abs() <= 2.0,
         ),
         Claim::new(
             FIG,
