@@ -2,12 +2,14 @@
 # shoal and htsim side by side on htsim's permutation examples (issue 21), run alternately on
 # this machine, so that every ratio printed is measured here and now.
 #
-#   scripts/vs-htsim.sh PATH_TO_HTSIM_CHECKOUT [RUNS]
+#   scripts/vs-htsim.sh PATH_TO_HTSIM_CHECKOUT [RUNS [NDP_RUNS]]
 #
 # PATH_TO_HTSIM_CHECKOUT is a checkout of https://github.com/Broadcom/csg-htsim (its `sim/`
 # folder inside). It is copied to a scratch folder (mktemp, or $VS_HTSIM_WORK) and built there
 # with htsim's own makefiles; nothing of htsim enters this repository. RUNS (default 10) is the
-# number of alternated runs per transport.
+# number of alternated DCTCP runs, NDP_RUNS (default RUNS) of NDP runs (every NDP run is the same
+# run in both simulators, so fewer only sample the wall time less). SHOAL_BIN names a shoal
+# binary to use instead of building one with cargo.
 #
 # The workloads, each the same in both simulators:
 # - NDP: htsim's `datacenter/htsim_ndp` on scenarios/htsim-permutation.cm (`-tm`), k = 12
@@ -32,12 +34,13 @@
 # (run.measure_from_us to run.until_us).
 set -euo pipefail
 
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-    echo "usage: $0 PATH_TO_HTSIM_CHECKOUT [RUNS]" >&2
+if [[ $# -lt 1 || $# -gt 3 ]]; then
+    echo "usage: $0 PATH_TO_HTSIM_CHECKOUT [RUNS [NDP_RUNS]]" >&2
     exit 2
 fi
 htsim_src=$(cd "$1" && pwd)
 runs=${2:-10}
+ndp_runs=${3:-$runs}
 if [[ ! -f "$htsim_src/sim/Makefile" ]]; then
     echo "$0: $htsim_src/sim/Makefile not found: is $1 a csg-htsim checkout?" >&2
     exit 2
@@ -68,8 +71,12 @@ fi
 htsim_ndp=$work/htsim/sim/datacenter/htsim_ndp
 htsim_dctcp=$work/htsim/sim/datacenter/old_tests/htsim_dctcp_permutation
 parse_output=$work/htsim/sim/parse_output
-(cd "$repo" && cargo build --release -q -p shoal-cli)
-shoal=$repo/target/release/shoal
+if [[ -n ${SHOAL_BIN:-} ]]; then
+    shoal=$SHOAL_BIN
+else
+    (cd "$repo" && cargo build --release -q -p shoal-cli)
+    shoal=$repo/target/release/shoal
+fi
 
 # --- helpers ----------------------------------------------------------------------------------
 # timed LABEL CMD...: runs CMD in the current folder, prints "wall_s peak_kib".
@@ -129,7 +136,9 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 
 cm=$repo/scenarios/htsim-permutation.cm
 for transport in ndp dctcp; do
-    for ((i = 1; i <= runs; i++)); do
+    count=$runs
+    [[ $transport == ndp ]] && count=$ndp_runs
+    for ((i = 1; i <= count; i++)); do
         dir=$work/$transport-$i
         rm -rf "$dir"
         mkdir -p "$dir"

@@ -230,7 +230,10 @@ fn datacenter(args: &BenchArgs) -> Result<ExitCode> {
 }
 
 fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
-    let path = args.scenario.clone().unwrap_or_else(|| transport.scenario());
+    let path = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| transport.scenario());
     let mut scenario = shoal_scenario::load(&path)?;
     if scenario.fabric_name() != transport.name() {
         bail!(

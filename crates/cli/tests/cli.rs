@@ -1206,7 +1206,12 @@ fn bench_refuses_options_it_would_ignore_and_counts_out_of_range() {
         ),
         (&["--scenario", "x.toml"], "--psn"),
         (
-            &["--psn", "dctcp", "--scenario", "../../scenarios/htsim-ndp-permutation.toml"],
+            &[
+                "--psn",
+                "dctcp",
+                "--scenario",
+                "../../scenarios/htsim-ndp-permutation.toml",
+            ],
             "runs fabric \"ndp\", not --psn dctcp",
         ),
         (

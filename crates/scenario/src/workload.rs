@@ -151,7 +151,9 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { path, .. } => {
                 Box::new(TraceSource::open(path, nodes).map_err(|e| e.to_string())?)
             }
-            WorkloadSpec::ConnectionMatrix { flows, .. } => Box::new(IterSource::new(flows.clone())),
+            WorkloadSpec::ConnectionMatrix { flows, .. } => {
+                Box::new(IterSource::new(flows.clone()))
+            }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
     }
@@ -190,7 +192,11 @@ impl WorkloadSpec {
                 return format!("trace {} ({flows} flows)", path.display());
             }
             WorkloadSpec::ConnectionMatrix { path, flows } => {
-                return format!("connection matrix {} ({} flows)", path.display(), flows.len());
+                return format!(
+                    "connection matrix {} ({} flows)",
+                    path.display(),
+                    flows.len()
+                );
             }
             list => {
                 return format!("{} ({} flows)", list.kind(), self.flow_count().unwrap_or(0));

@@ -402,10 +402,7 @@ fn an_htsim_connection_matrix_runs_and_a_bad_one_names_its_line() {
         .map(|f| (f.src.0, f.dst.0, f.bytes, f.start))
         .collect();
     let unbounded = shoal_workload::connection_matrix::UNBOUNDED_BYTES;
-    assert_eq!(
-        got,
-        [(0, 15, unbounded, Time(0)), (3, 4, 1000, Time(5000))]
-    );
+    assert_eq!(got, [(0, 15, unbounded, Time(0)), (3, 4, 1000, Time(5000))]);
 
     std::fs::write(
         dir.join("m.cm"),

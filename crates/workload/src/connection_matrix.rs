@@ -140,11 +140,10 @@ pub fn parse(text: &str, origin: &str, nodes: usize) -> Result<Vec<Flow>, CmErro
                 }
                 "id" => {
                     let v = value()?;
-                    let id: u64 = v
-                        .parse()
-                        .ok()
-                        .filter(|&id| id != 0)
-                        .ok_or_else(|| err(line, format!("id `{v}` is not a non-zero number")))?;
+                    let id: u64 =
+                        v.parse().ok().filter(|&id| id != 0).ok_or_else(|| {
+                            err(line, format!("id `{v}` is not a non-zero number"))
+                        })?;
                     if !ids.insert(id) {
                         return Err(err(line, format!("id {id} is given twice")));
                     }
@@ -210,9 +209,16 @@ mod tests {
 
     /// Writes flows the way htsim's generators (`gen_permutation.py`) do.
     fn write(nodes: usize, flows: &[Flow]) -> String {
-        let mut s = format!("# written by the test\nNodes {nodes}\nConnections {}\n", flows.len());
+        let mut s = format!(
+            "# written by the test\nNodes {nodes}\nConnections {}\n",
+            flows.len()
+        );
         for (i, f) in flows.iter().enumerate() {
-            let size = if f.bytes == UNBOUNDED_BYTES { 0 } else { f.bytes };
+            let size = if f.bytes == UNBOUNDED_BYTES {
+                0
+            } else {
+                f.bytes
+            };
             s += &format!(
                 "{}->{} id {} start {} size {size}\n",
                 f.src.0,
@@ -291,7 +297,11 @@ mod tests {
             ("0->1 start 0\n", 3, "no `size`"),
             ("0->1 start -1 size 1\n", 3, "picoseconds"),
             ("0->1 start 0 size 1 prio 3\n", 3, "not modelled"),
-            ("0->1 start 0 size 1 colour red\n", 3, "unknown connection key"),
+            (
+                "0->1 start 0 size 1 colour red\n",
+                3,
+                "unknown connection key",
+            ),
             ("0->1 start 0 size\n", 3, "without a value"),
             ("0->1 start 0 size 1 id 0\n", 3, "non-zero"),
             ("0->x start 0 size 1\n", 3, "not a host number"),
@@ -301,9 +311,24 @@ mod tests {
             assert_eq!(l, line, "{body}: {r}");
             assert!(r.contains(want), "{body}: {r}");
         }
-        assert_eq!(reason("0->1 start 0 size 1\n", 4), (1, "a connection before the `Nodes N` line".into()));
-        assert!(reason("Nodes 8\nConnections 0\n", 4).1.contains("more than"));
-        assert!(reason("Nodes 4\nConnections 2\n0->1 start 0 size 1\n", 4).1.contains("2"));
-        assert!(reason("Nodes 4\nTriggers 1\n", 4).1.contains("not modelled"));
+        assert_eq!(
+            reason("0->1 start 0 size 1\n", 4),
+            (1, "a connection before the `Nodes N` line".into())
+        );
+        assert!(
+            reason("Nodes 8\nConnections 0\n", 4)
+                .1
+                .contains("more than")
+        );
+        assert!(
+            reason("Nodes 4\nConnections 2\n0->1 start 0 size 1\n", 4)
+                .1
+                .contains("2")
+        );
+        assert!(
+            reason("Nodes 4\nTriggers 1\n", 4)
+                .1
+                .contains("not modelled")
+        );
     }
 }

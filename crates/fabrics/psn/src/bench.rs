@@ -63,10 +63,8 @@ pub fn run(r: PsnBenchRun<'_>) -> Result<PsnBenchReport, FabricError> {
         hold_model(events, 4096, Dur(7_200_000))
     });
     let secs = end.0.saturating_sub(from.0) as f64 * 1e-12;
-    let goodput = out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0
-        / secs
-        / 1e9
-        / r.hosts as f64;
+    let goodput =
+        out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9 / r.hosts as f64;
     Ok(PsnBenchReport {
         scenario: r.scenario,
         origin: r.origin,

@@ -153,7 +153,12 @@ pub const TRANSPORTS: [Transport; 5] = [
     },
     Transport {
         name: "tcp",
-        keys: &["initial_window", "initial_ssthresh", "max_window", "rto_min_us"],
+        keys: &[
+            "initial_window",
+            "initial_ssthresh",
+            "max_window",
+            "rto_min_us",
+        ],
         marking: Marking::DropTail,
         queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
         path: PathChoice::Ecmp,

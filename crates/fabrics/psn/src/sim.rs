@@ -484,8 +484,9 @@ impl<'a, T: Transport> Sim<'a, T> {
                     .flatten();
                 match live.and_then(|l| l.routes.as_mut()) {
                     // The sender's end, or the receiver's (acks, nacks, pulls).
-                    Some(r) => r[usize::from(from != self.book.record(record).src.0 as u32)]
-                        .next_path(),
+                    Some(r) => {
+                        r[usize::from(from != self.book.record(record).src.0 as u32)].next_path()
+                    }
                     // A reply after the flow's state is gone: any path will do.
                     None => flow_hash as u32,
                 }

@@ -113,9 +113,17 @@ mod tests {
             let paths: BTreeSet<_> = (0..count).map(|r| walk(&topo, src, dst, r)).collect();
             assert_eq!(paths.len(), count as usize, "{src}->{dst}: distinct");
             // The topology's own path counter is the reference.
-            assert_eq!(count as u64, topo.shortest_paths(src, dst), "{src}->{dst}: all");
+            assert_eq!(
+                count as u64,
+                topo.shortest_paths(src, dst),
+                "{src}->{dst}: all"
+            );
             for p in &paths {
-                assert_eq!(p.len() as u32, topo.distance(src, dst), "{src}->{dst}: shortest");
+                assert_eq!(
+                    p.len() as u32,
+                    topo.distance(src, dst),
+                    "{src}->{dst}: shortest"
+                );
             }
         }
         assert_eq!(path_count(&topo, 0, hosts - 1), 9);
@@ -136,7 +144,10 @@ mod tests {
         assert_ne!(rounds[0], rounds[1], "reshuffled each round");
         // Deterministic: the same key gives the same paths.
         let mut again = PathCycle::new(36, 42);
-        assert_eq!((0..36).map(|_| again.next_path()).collect::<Vec<_>>(), rounds[0]);
+        assert_eq!(
+            (0..36).map(|_| again.next_path()).collect::<Vec<_>>(),
+            rounds[0]
+        );
         assert_eq!(PathCycle::new(1, 5).next_path(), 0);
     }
 }
