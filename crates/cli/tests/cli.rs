@@ -1300,6 +1300,20 @@ fn bench_refuses_options_it_would_ignore_and_counts_out_of_range() {
             &["--load", "0.5", "--psn", "ndp", "--sim-ms", "1"],
             "'--load <L>'",
         ),
+        (&["--scenario", "x.toml"], "--psn"),
+        (
+            &[
+                "--psn",
+                "dctcp",
+                "--scenario",
+                "../../scenarios/htsim-ndp-permutation.toml",
+            ],
+            "runs fabric \"ndp\", not --psn dctcp",
+        ),
+        (
+            &["--psn", "ndp", "--scenario", "no-such-file.toml"],
+            "no-such-file.toml",
+        ),
         (
             &["--datacenter", "--nodes", "16", "--flows", "0"],
             "'--flows <M>': must be at least 1",

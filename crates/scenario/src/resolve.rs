@@ -298,7 +298,7 @@ pub const MATRIX_KEYS: [&str; 8] = [
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
 /// traffic matrix, `MATRIX_KEYS`).
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 9] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -340,6 +340,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 8] = [
     ),
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
+    ("connection-matrix", &["file"]),
 ];
 
 fn resolve_workload(
@@ -379,7 +380,7 @@ fn resolve_workload(
     }
     if matches!(
         kind,
-        "open-loop" | "closed-loop" | "disaggregated" | "trace"
+        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix"
     ) {
         let senders = w.senders.clone();
         let kind = kind.to_owned();

@@ -189,7 +189,9 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
                 t.kv("flows", n);
             }
         }
-        WorkloadSpec::Trace { path, .. } => t.kv("file", s(&path.display().to_string())),
+        WorkloadSpec::Trace { path, .. } | WorkloadSpec::ConnectionMatrix { path, .. } => {
+            t.kv("file", s(&path.display().to_string()))
+        }
     }
 
     let l = &sc.limits;

@@ -63,6 +63,9 @@ pub enum WorkloadSpec {
     Disaggregated { app: App, spec: DisaggSpec },
     /// Flows replayed from a CSV file (`src,dst,size_bytes,start_ns`), checked when resolved.
     Trace { path: PathBuf, flows: u64 },
+    /// The connections of an htsim connection-matrix file (`.cm`), read and checked when
+    /// resolved, so that htsim and shoal run the same flows.
+    ConnectionMatrix { path: PathBuf, flows: Vec<Flow> },
 }
 
 /// Random-pairs traffic among every node except the probe's source and destination.
@@ -85,6 +88,7 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(_) => "closed-loop",
             WorkloadSpec::Disaggregated { .. } => "disaggregated",
             WorkloadSpec::Trace { .. } => "trace",
+            WorkloadSpec::ConnectionMatrix { .. } => "connection-matrix",
         }
     }
 
@@ -147,6 +151,9 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { path, .. } => {
                 Box::new(TraceSource::open(path, nodes).map_err(|e| e.to_string())?)
             }
+            WorkloadSpec::ConnectionMatrix { flows, .. } => {
+                Box::new(IterSource::new(flows.clone()))
+            }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
     }
@@ -184,6 +191,13 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { path, flows } => {
                 return format!("trace {} ({flows} flows)", path.display());
             }
+            WorkloadSpec::ConnectionMatrix { path, flows } => {
+                return format!(
+                    "connection matrix {} ({} flows)",
+                    path.display(),
+                    flows.len()
+                );
+            }
             list => {
                 return format!("{} ({} flows)", list.kind(), self.flow_count().unwrap_or(0));
             }
@@ -204,6 +218,7 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(spec) => spec.max_flows,
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
             WorkloadSpec::Trace { flows, .. } => Some(*flows),
+            WorkloadSpec::ConnectionMatrix { flows, .. } => Some(flows.len() as u64),
         }
     }
 
@@ -271,7 +286,8 @@ impl WorkloadSpec {
             WorkloadSpec::OpenLoop { .. }
             | WorkloadSpec::ClosedLoop(_)
             | WorkloadSpec::Disaggregated { .. }
-            | WorkloadSpec::Trace { .. } => return Vec::new(),
+            | WorkloadSpec::Trace { .. }
+            | WorkloadSpec::ConnectionMatrix { .. } => return Vec::new(),
         };
         patterns::merge(vec![list])
     }

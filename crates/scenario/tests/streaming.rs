@@ -378,3 +378,42 @@ fn flows_all_at_once_keep_their_start_through_the_resolved_file() {
     assert_eq!(again.workload, s.workload);
     assert_eq!(first_flows(&again, 20), flows);
 }
+
+/// htsim's connection-matrix files: read beside the scenario, sorted by start, size 0 read as
+/// unbounded; a bad line is refused with the file, the line and the reason.
+#[test]
+fn an_htsim_connection_matrix_runs_and_a_bad_one_names_its_line() {
+    let dir = std::env::temp_dir().join("shoal-scenario-cm-test");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("m.cm"),
+        "Nodes 16\nConnections 2\n3->4 start 5000 size 1000\n0->15 start 0 size 0\n",
+    )
+    .expect("write matrix");
+    let path = dir.join("s.toml");
+    let text = format!("{RACK}\n[workload]\nkind = \"connection-matrix\"\nfile = \"m.cm\"\n");
+    std::fs::write(&path, &text).expect("write scenario");
+    let s = shoal_scenario::load(&path).expect("resolves");
+    let again = parse(&s.resolved_toml(), "elsewhere/scenario.toml").expect("re-resolves");
+    assert_eq!(again.workload, s.workload);
+    let (mut src, count) = s.source().expect("source");
+    assert_eq!(count, Some(2));
+    let got: Vec<_> = std::iter::from_fn(|| src.next_due(Time(u64::MAX)))
+        .map(|f| (f.src.0, f.dst.0, f.bytes, f.start))
+        .collect();
+    let unbounded = shoal_workload::connection_matrix::UNBOUNDED_BYTES;
+    assert_eq!(got, [(0, 15, unbounded, Time(0)), (3, 4, 1000, Time(5000))]);
+
+    std::fs::write(
+        dir.join("m.cm"),
+        "Nodes 16\nConnections 1\n3->16 start 0 size 1\n",
+    )
+    .expect("write matrix");
+    let e = shoal_scenario::load(&path).expect_err("refused");
+    assert_eq!(e.key, "workload.file");
+    let shown = e.to_string();
+    assert!(
+        shown.contains("m.cm:3:") && shown.contains("not below Nodes 16"),
+        "{shown}"
+    );
+}

@@ -28,6 +28,9 @@ pub struct TcpConfig {
     pub initial_window: u32,
     /// Upper bound on the congestion window, in segments (`None`: unbounded).
     pub max_window: Option<u32>,
+    /// Slow-start threshold before the first loss or mark, in segments (`None`: unbounded, so
+    /// slow start runs until the first congestion signal; htsim's DCTCP example starts at 15).
+    pub initial_ssthresh: Option<u32>,
     /// Smallest retransmission timeout.
     pub rto_min: Dur,
     /// Timeout before the first RTT sample.
@@ -46,6 +49,7 @@ impl TcpConfig {
             mss: 1460,
             initial_window: 10,
             max_window: None,
+            initial_ssthresh: None,
             rto_min: Dur::from_us(1_000),
             rto_initial: Dur::from_us(1_000),
             dctcp_g_shift: None,
@@ -160,7 +164,7 @@ impl TcpSender {
             nxt: 0,
             high: 0,
             cwnd: cfg.initial_window.max(1) as u64 * mss,
-            ssthresh: u64::MAX,
+            ssthresh: cfg.initial_ssthresh.map_or(u64::MAX, |s| s as u64 * mss),
             dupacks: 0,
             recover: None,
             retransmit: None,
@@ -369,5 +373,57 @@ impl Receiver for TcpReceiver {
 
     fn held_out_of_order(&self) -> u64 {
         self.got.held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends what the window allows, acks it all at once (one ack per segment, in order), and
+    /// returns how many segments the sender then has in flight: its window in whole segments.
+    fn window_after_one_round(cfg: TcpConfig) -> u64 {
+        let mss = cfg.mss as u64;
+        let mut s = TcpSender::new(cfg, 1 << 40);
+        let t0 = Time(0);
+        let mut sent = Vec::new();
+        while let Some(seg) = s.poll_transmit(t0) {
+            sent.push(seg);
+        }
+        let now = Time(10_000_000);
+        for seg in &sent {
+            let ack = Segment::control(Kind::Ack, seg.seq, seg.seq + mss, seg.stamp);
+            s.handle(now, &ack);
+        }
+        let mut more = 0;
+        while s.poll_transmit(now).is_some() {
+            more += 1;
+        }
+        more
+    }
+
+    #[test]
+    fn slow_start_stops_at_the_initial_ssthresh() {
+        let base = TcpConfig {
+            mss: 1000,
+            initial_window: 10,
+            ..TcpConfig::dctcp()
+        };
+        // Unbounded: every ack of the first window adds a segment, 10 → 20.
+        assert_eq!(window_after_one_round(base), 20);
+        // From 15 on, congestion avoidance adds mss²/cwnd per ack: 5 acks reach 15 segments,
+        // the other 5 add 66 + 66 + 65 + 65 + 65 bytes (integer division): a window of 15,327
+        // bytes, into which a 16th segment may start (one goes while less than it is in flight).
+        let capped = TcpConfig {
+            initial_ssthresh: Some(15),
+            ..base
+        };
+        assert_eq!(window_after_one_round(capped), 16);
+        // A threshold above the whole round changes nothing.
+        let high = TcpConfig {
+            initial_ssthresh: Some(40),
+            ..base
+        };
+        assert_eq!(window_after_one_round(high), 20);
     }
 }

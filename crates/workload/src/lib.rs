@@ -11,6 +11,7 @@
 //! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
+//! - [`connection_matrix`]: htsim's connection-matrix (`.cm`) files.
 //! - [`volumes`]: XFabric's §6.1 traffic volumes (clustered, random destinations,
 //!   production-like, graph processing over a [`social`] graph): bytes between nodes, and between
 //!   nodes and the world [`OUTSIDE`] the rack, as flows all starting at zero.
@@ -18,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arrivals;
+pub mod connection_matrix;
 pub mod disagg;
 pub mod flow;
 pub mod generator;

@@ -61,10 +61,14 @@ pub struct TransportParams {
     pub header_bytes: u32,
     pub initial_window: u32,
     pub max_window: u32,
+    /// The slow-start threshold a TCP-family sender starts with, in packets (`None`: unbounded).
+    pub initial_ssthresh: Option<u32>,
     pub rto_min: Dur,
     pub link_rate: Rate,
     /// DCTCP's gain as a shift (g = 2^-shift), for transports that take `dctcp_g`.
     pub dctcp_g_shift: Option<u32>,
+    /// DCTCP's α before its first window of feedback.
+    pub dctcp_alpha_init: f64,
 }
 
 /// One transport of the packet baselines: its fabric name, the transport-specific
@@ -93,9 +97,11 @@ pub const TRANSPORTS: [Transport; 5] = [
             "red_kmax_bytes",
             "red_pmax",
             "initial_window",
+            "initial_ssthresh",
             "max_window",
             "rto_min_us",
             "dctcp_g",
+            "dctcp_alpha_init",
         ],
         marking: Marking::Threshold,
         queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
@@ -147,7 +153,12 @@ pub const TRANSPORTS: [Transport; 5] = [
     },
     Transport {
         name: "tcp",
-        keys: &["initial_window", "max_window", "rto_min_us"],
+        keys: &[
+            "initial_window",
+            "initial_ssthresh",
+            "max_window",
+            "rto_min_us",
+        ],
         marking: Marking::DropTail,
         queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
         path: PathChoice::Ecmp,
@@ -178,10 +189,11 @@ fn tcp(p: &TransportParams) -> TransportSpec {
         mss: p.mss,
         initial_window: p.initial_window,
         max_window: Some(p.max_window),
+        initial_ssthresh: p.initial_ssthresh,
         rto_min: p.rto_min,
         rto_initial: p.rto_min,
         dctcp_g_shift: p.dctcp_g_shift,
-        dctcp_alpha_init: 1.0,
+        dctcp_alpha_init: p.dctcp_alpha_init,
     })
 }
 

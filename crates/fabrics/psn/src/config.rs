@@ -85,6 +85,9 @@ pub enum PathChoice {
     Ecmp,
     /// Hash each packet: a flow is sprayed over all paths.
     Spray,
+    /// Each end picks every packet's whole path, cycling through random permutations of all
+    /// shortest paths (htsim's NDP: [`crate::source_route`]).
+    Source,
 }
 
 /// Priority flow control (802.1Qbb, the lossless Ethernet RoCE runs on), one class: a switch

@@ -30,6 +30,7 @@ pub mod r2c2;
 pub mod rewire;
 pub mod scenario;
 mod sim;
+pub mod source_route;
 
 pub use build::{TRANSPORTS, TransportSpec, build, ideal_fct};
 pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};

@@ -58,6 +58,8 @@ pub mod defaults {
     pub const RTO_MIN_US: f64 = 1000.0;
     /// RFC 8257: g = 1/16.
     pub const DCTCP_G: f64 = 1.0 / 16.0;
+    /// Linux's DCTCP starts with α = 1 (the first mark halves the window); htsim's with 0.
+    pub const DCTCP_ALPHA_INIT: f64 = 1.0;
     /// htsim's NDP example: pulls at 99% of the link.
     pub const PULL_PACING: f64 = 0.99;
     /// §7.3, baseline 1: "We arranged the 512 nodes into a 3D torus" (R2C2's default topology).
@@ -97,8 +99,10 @@ struct RawNetwork {
     path: Option<String>,
     initial_window: Option<i64>,
     max_window: Option<i64>,
+    initial_ssthresh: Option<i64>,
     rto_min_us: Option<f64>,
     dctcp_g: Option<f64>,
+    dctcp_alpha_init: Option<f64>,
     pull_pacing: Option<f64>,
     pfc: Option<bool>,
     pfc_xoff_packets: Option<i64>,
@@ -107,7 +111,7 @@ struct RawNetwork {
 
 impl RawNetwork {
     /// The transport-specific keys the file gives.
-    fn transport_keys(&self) -> [(&'static str, bool); 14] {
+    fn transport_keys(&self) -> [(&'static str, bool); 16] {
         [
             ("ecn", self.ecn.is_some()),
             ("red_kmin_bytes", self.red_kmin_bytes.is_some()),
@@ -120,8 +124,10 @@ impl RawNetwork {
             ("ecn_k", self.ecn_k.is_some()),
             ("ecn_marking", self.ecn_marking.is_some()),
             ("initial_window", self.initial_window.is_some()),
+            ("initial_ssthresh", self.initial_ssthresh.is_some()),
             ("rto_min_us", self.rto_min_us.is_some()),
             ("dctcp_g", self.dctcp_g.is_some()),
+            ("dctcp_alpha_init", self.dctcp_alpha_init.is_some()),
             ("pull_pacing", self.pull_pacing.is_some()),
         ]
     }
@@ -458,7 +464,7 @@ fn resolve(
         &key("header_bytes"),
         raw.header_bytes,
         d::HEADER_BYTES,
-        1,
+        0, // htsim's TCP counts a whole packet as payload
         4096,
     )? as u32;
     let packet = keys.int(
@@ -497,10 +503,18 @@ fn resolve(
         None => entry.path,
         Some("spray") => PathChoice::Spray,
         Some("ecmp") => PathChoice::Ecmp,
+        Some("source") if matches!(topology, TopologySpec::Torus { .. }) => {
+            return Err(keys.value(
+                "network.path",
+                "\"source\" numbers the paths of a leveled network (leaf-spine, fat-tree); a \
+                 torus has no levels: use \"spray\"",
+            ));
+        }
+        Some("source") => PathChoice::Source,
         Some(other) => {
             return Err(keys.value(
                 "network.path",
-                format!("unknown path choice {other:?}; known: \"ecmp\", \"spray\""),
+                format!("unknown path choice {other:?}; known: \"ecmp\", \"spray\", \"source\""),
             ));
         }
     };
@@ -582,6 +596,10 @@ fn resolve(
             format!("{window} packets exceeds network.max_window = {max_window}"),
         ));
     }
+    let initial_ssthresh = match raw.initial_ssthresh {
+        None => None,
+        Some(v) => Some(keys.int_req(&key("initial_ssthresh"), Some(v), 2, 1 << 20)? as u32),
+    };
     let rto_min = Dur(keys.us(
         "network.rto_min_us",
         raw.rto_min_us.unwrap_or(d::RTO_MIN_US),
@@ -605,14 +623,23 @@ fn resolve(
     } else {
         None
     };
+    let dctcp_alpha_init = raw.dctcp_alpha_init.unwrap_or(d::DCTCP_ALPHA_INIT);
+    if !(0.0..=1.0).contains(&dctcp_alpha_init) {
+        return Err(keys.value(
+            "network.dctcp_alpha_init",
+            format!("{dctcp_alpha_init} is not a fraction from 0 to 1"),
+        ));
+    }
     let transport = (entry.make)(&TransportParams {
         mss,
         header_bytes: header,
         initial_window: window,
         max_window,
+        initial_ssthresh,
         rto_min,
         link_rate,
         dctcp_g_shift,
+        dctcp_alpha_init,
     });
     let spec = NetworkSpec {
         topology,
@@ -666,6 +693,7 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
         text(match net.path {
             PathChoice::Ecmp => "ecmp",
             PathChoice::Spray => "spray",
+            PathChoice::Source => "source",
         }),
     );
     let marking = |at_dequeue: bool| text(if at_dequeue { "departure" } else { "arrival" });
@@ -690,9 +718,16 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
             if let Some(m) = c.max_window {
                 t.kv("max_window", m);
             }
+            if let Some(s) = c.initial_ssthresh {
+                t.kv("initial_ssthresh", s);
+            }
             t.kv("rto_min_us", dur_us(c.rto_min));
             if let Some(g) = c.dctcp_g_shift {
                 t.kv("dctcp_g", float(1.0 / (1u64 << g) as f64));
+                // Written only when set otherwise, so that resolved files stay as they were.
+                if c.dctcp_alpha_init != defaults::DCTCP_ALPHA_INIT {
+                    t.kv("dctcp_alpha_init", float(c.dctcp_alpha_init));
+                }
             }
         }
         TransportSpec::Ndp(c) => {

@@ -13,6 +13,7 @@ use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
 use crate::r2c2::{R2c2State, Routing, next_solve};
 use crate::rewire::{Rewiring, check_shape, check_staged};
+use crate::source_route::{PathCycle, path_count, take_hop};
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
 use shoal_fabric::{Calendar, EventFabric};
@@ -77,6 +78,8 @@ struct Live<T: Transport> {
     received_all: bool,
     /// Waiting in its destination's pull queue.
     pull_queued: bool,
+    /// `path = "source"`: the sender's and the receiver's path cycles (`None` otherwise).
+    routes: Option<Box<[PathCycle; 2]>>,
 }
 
 /// A host's pull pacer (NDP): flows with pulls to send, served round-robin, one pull per
@@ -89,7 +92,7 @@ struct Pacer {
 }
 
 /// SplitMix64's finaliser: a fixed, portable mixer for path hashing.
-fn mix(mut z: u64) -> u64 {
+pub(crate) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -340,12 +343,21 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.slot_of.push(GONE);
             return;
         }
+        let routes = (self.net.path == PathChoice::Source).then(|| {
+            let (src, dst) = (flow.src.0 as u32, flow.dst.0 as u32);
+            let key = |end: u64| mix(self.net.seed ^ (record as u64) << 2 ^ end);
+            Box::new([
+                PathCycle::new(path_count(&self.topo, src, dst), key(1)),
+                PathCycle::new(path_count(&self.topo, dst, src), key(2)),
+            ])
+        });
         let state = Live {
             sender: self.transport.sender(flow.bytes, now),
             receiver: self.transport.receiver(flow.bytes),
             timer_at: None,
             received_all: false,
             pull_queued: false,
+            routes,
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -494,6 +506,21 @@ impl<'a, T: Transport> Sim<'a, T> {
                 self.sprayed += 1;
                 mix(flow_hash ^ self.sprayed) as u32
             }
+            PathChoice::Source => {
+                self.sprayed += 1;
+                let slot = self.slot_of[record as usize];
+                let live = (slot != GONE)
+                    .then(|| self.live[slot as usize].as_mut())
+                    .flatten();
+                match live.and_then(|l| l.routes.as_mut()) {
+                    // The sender's end, or the receiver's (acks, nacks, pulls).
+                    Some(r) => {
+                        r[usize::from(from != self.book.record(record).src.0 as u32)].next_path()
+                    }
+                    // A reply after the flow's state is gone: any path will do.
+                    None => flow_hash as u32,
+                }
+            }
         };
         let pkt = self.pkts.insert(Packet {
             seg,
@@ -530,6 +557,9 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.topo
                 .dimension_order_hop(n, p.dst)
                 .expect("a torus hop")
+        } else if self.net.path == PathChoice::Source {
+            let route = &mut self.pkts.get_mut(pkt).entropy;
+            hops[take_hop(route, hops.len())]
         } else {
             let h = mix(p.entropy as u64 ^ (n as u64) << 32);
             hops[(h % hops.len() as u64) as usize]

@@ -314,6 +314,7 @@ pub fn prototype_tcp() -> TcpConfig {
         mss: 1460,
         initial_window: 4,
         max_window: Some(44),
+        initial_ssthresh: None,
         rto_min: Dur::from_us(300_000),
         rto_initial: Dur::from_us(300_000),
         dctcp_g_shift: None,

@@ -1,5 +1,6 @@
 //! The streaming workload kinds of §7.3-7.4: open-loop (Poisson at a load, or all at once),
-//! closed-loop, the disaggregated-rack generator, and trace replay.
+//! closed-loop, the disaggregated-rack generator, trace replay, and htsim's connection
+//! matrices.
 
 use super::Ctx;
 use crate::ErrorKind;
@@ -396,6 +397,28 @@ pub(super) fn resolve(
                 )
             })?;
             Ok(WorkloadSpec::Disaggregated { app, spec })
+        }
+        "connection-matrix" => {
+            let name = w
+                .file
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.file"))?;
+            let path = beside(ctx, name);
+            let flows = shoal_workload::connection_matrix::read(&path, nodes)
+                .map_err(|e| ctx.value("workload.file", e.to_string()))?;
+            if flows.is_empty() {
+                return Err(ctx.value(
+                    "workload.file",
+                    format!("{} holds no connections: nothing to run", path.display()),
+                ));
+            }
+            let max_gap = flows
+                .windows(2)
+                .map(|w| w[1].start.0 - w[0].start.0)
+                .max()
+                .unwrap_or(0);
+            check_not_idle(ctx, "workload.file", max_gap as f64)?;
+            Ok(WorkloadSpec::ConnectionMatrix { path, flows })
         }
         _ => {
             let name = w
