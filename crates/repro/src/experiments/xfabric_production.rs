@@ -4,10 +4,10 @@
 //! The real trace is not public, and §6.1 states only its structure (339 servers, heavy traffic
 //! inside hostname groups, many-to-one flows to a server of another group, uplink traffic for
 //! unknown addresses), no number. The stand-in's parameters are the keys of
-//! `scenarios/xfabric-production.toml` (`[production]`, each base value an assumption) and its
-//! `[sweep]` moves one key at a time over the range we call plausible, fixed before running. At
-//! each point, 343 SoCs as Fig. 2 and 4(b): XFabric (its uplink placement, then Algorithm 1), the
-//! 7x7x7 torus and the random 6-regular graph, path lengths per byte over shortest paths (what
+//! `xfabric_production.toml` beside this file (`[production]`, each base value an assumption;
+//! not in `scenarios/`, since `shoal run` cannot read it) and its `[sweep]` moves one key at a
+//! time over the range we call plausible, fixed before running. At each point, 343 SoCs as
+//! Fig. 2 and 4(b): XFabric (its uplink placement, then Algorithm 1), the 7x7x7 torus and the random 6-regular graph, path lengths per byte over shortest paths (what
 //! Fig. 4 measures; Fig. 2's flow simulator reports the same mean path length) and Fig. 4(b)'s
 //! uplink paths. OSA is left out: its whole b-matching takes about 15 s per point on this demand,
 //! and Fig. 2's XFabric ≈ OSA claim stays with `xfabric-fig2`.
@@ -30,8 +30,8 @@ use shoal_xfabric::{
 };
 
 const FIG: &str = "XFabric Production stand-in";
-const FILE: &str = "scenarios/xfabric-production.toml";
-const TEXT: &str = include_str!("../../../../scenarios/xfabric-production.toml");
+const FILE: &str = "crates/repro/src/experiments/xfabric_production.toml";
+const TEXT: &str = include_str!("xfabric_production.toml");
 
 /// `[production]`: the stand-in's parameters (`shoal_workload::ProductionParams`, bytes fixed).
 #[derive(Clone, Copy, Debug, Deserialize)]
