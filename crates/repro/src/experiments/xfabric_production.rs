@@ -1,5 +1,5 @@
-//! XFabric's Production stand-in examined (issue 22): which Fig. 2 and Fig. 4 claims on
-//! Production survive across the plausible range of the stand-in's parameters.
+//! XFabric's Production stand-in examined (issue 22): which Fig. 2 and Fig. 4 claims on Production
+//! survive across the plausible range of the stand-in's parameters.
 //!
 //! The real trace is not public, and §6.1 states only its structure (339 servers, heavy traffic
 //! inside hostname groups, many-to-one flows to a server of another group, uplink traffic for
@@ -7,8 +7,8 @@
 //! `xfabric_production.toml` beside this file (`[production]`, each base value an assumption;
 //! not in `scenarios/`, since `shoal run` cannot read it) and its `[sweep]` moves one key at a
 //! time over the range we call plausible, fixed before running. At each point, 343 SoCs as
-//! Fig. 2 and 4(b): XFabric (its uplink placement, then Algorithm 1), the 7x7x7 torus and the random 6-regular graph, path lengths per byte over shortest paths (what
-//! Fig. 4 measures; Fig. 2's flow simulator reports the same mean path length) and Fig. 4(b)'s
+//! Fig. 2 and 4(b): XFabric (its uplink placement, then Algorithm 1), the 7x7x7 torus and the
+//! random 6-regular graph, path lengths per byte over shortest paths (what Fig. 4 measures; Fig. 2's flow simulator reports the same mean path length) and Fig. 4(b)'s
 //! uplink paths. OSA is left out: its whole b-matching takes about 15 s per point on this demand,
 //! and Fig. 2's XFabric ≈ OSA claim stays with `xfabric-fig2`.
 //!
