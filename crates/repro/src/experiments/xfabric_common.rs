@@ -113,6 +113,37 @@ pub(crate) fn uplink_hops(b: &Built, demand: &Demand) -> Option<f64> {
     (w > 0.0).then(|| sum / w)
 }
 
+/// Fig. 4's measures of `demand` on `socs` SoCs: XFabric (its uplink placement, then Algorithm
+/// 1), the 3D torus and the random 6-regular graph (each with its nearest uplinks), in that
+/// order: mean path length per internal byte, and per uplink byte (NaN where none goes out).
+pub(crate) fn hops_without_osa(
+    socs: usize,
+    demand: &Demand,
+) -> Result<([f64; 3], [f64; 3]), ReproError> {
+    let rack = rack(socs)?;
+    let xplan = place_uplinks(&rack, demand).map_err(|e| err("uplinks")(&e))?;
+    let xf = generate_topology(&rack, xplan.dm_all(), SEED).map_err(|e| err("XFabric")(&e))?;
+    let (a, b, c) = torus_sides(socs);
+    let gateways = spread_gateways(socs, rack.uplinks());
+    let mut fabrics = vec![Built {
+        graph: xf.graph().clone(),
+        uplinks: xplan,
+    }];
+    for g in [
+        torus_3d(a, b, c).map_err(|e| err("torus")(&e))?,
+        random_regular(socs, PORTS, SEED).map_err(|e| err("random")(&e))?,
+    ] {
+        let uplinks = nearest_uplinks(&g, demand, &gateways).map_err(|e| err("uplinks")(&e))?;
+        fabrics.push(Built { graph: g, uplinks });
+    }
+    let (mut hops, mut uplink) = ([0.0; 3], [0.0; 3]);
+    for (i, f) in fabrics.iter().enumerate() {
+        hops[i] = mean_hops(&f.graph, demand.internal())?;
+        uplink[i] = uplink_hops(f, demand).unwrap_or(f64::NAN);
+    }
+    Ok((hops, uplink))
+}
+
 /// Runs the flow-level simulator of §6.2 on one fabric.
 pub(crate) fn simulate_on(
     b: &Built,

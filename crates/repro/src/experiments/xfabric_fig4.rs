@@ -12,15 +12,12 @@
 //! Full: 27, 64, 125, 216, 343 and 512 SoCs (cubes, so the torus is a cube), (b) at 343.
 //! Quick: 27, 64 and 125 SoCs, (b) at 125; the same claims, the 1.6 hops then checked at 125.
 
-use super::xfabric_common::{Built, SEED, err, mean_hops, rack, uplink_hops};
+use super::xfabric_common::{SEED, err, hops_without_osa};
 use crate::plot::emit;
 use crate::{Claim, Options, ReproError};
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_workload::{ProductionParams, production_like};
-use shoal_xfabric::{
-    full_demand_of, generate_topology, nearest_uplinks, place_uplinks, random_regular,
-    spread_gateways, torus_3d, torus_sides,
-};
+use shoal_xfabric::full_demand_of;
 
 const FIG: &str = "XFabric Fig. 4";
 const NAMES: [&str; 3] = ["XFabric", "3D torus", "Random"];
@@ -36,32 +33,8 @@ fn measure(socs: usize) -> Result<Point, ReproError> {
     let (flows, _) = production_like(socs, &ProductionParams::default(), SEED)
         .map_err(|e| err("production")(&e))?;
     let demand = full_demand_of(&flows, socs).map_err(|e| err("demand")(&e))?;
-    let rack = rack(socs)?;
-    let xplan = place_uplinks(&rack, &demand).map_err(|e| err("uplinks")(&e))?;
-    let xf = generate_topology(&rack, xplan.dm_all(), SEED).map_err(|e| err("XFabric")(&e))?;
-    let (a, b, c) = torus_sides(socs);
-    let gateways = spread_gateways(socs, rack.uplinks());
-    let mut fabrics = vec![Built {
-        graph: xf.graph().clone(),
-        uplinks: xplan,
-    }];
-    for g in [
-        torus_3d(a, b, c).map_err(|e| err("torus")(&e))?,
-        random_regular(socs, 6, SEED).map_err(|e| err("random")(&e))?,
-    ] {
-        let uplinks = nearest_uplinks(&g, &demand, &gateways).map_err(|e| err("uplinks")(&e))?;
-        fabrics.push(Built { graph: g, uplinks });
-    }
-    let mut p = Point {
-        socs,
-        hops: [0.0; 3],
-        uplink: [0.0; 3],
-    };
-    for (i, f) in fabrics.iter().enumerate() {
-        p.hops[i] = mean_hops(&f.graph, demand.internal())?;
-        p.uplink[i] = uplink_hops(f, &demand).unwrap_or(f64::NAN);
-    }
-    Ok(p)
+    let (hops, uplink) = hops_without_osa(socs, &demand)?;
+    Ok(Point { socs, hops, uplink })
 }
 
 pub(crate) fn run(

@@ -20,15 +20,12 @@
 //! point; it "survives" if it holds at every point of the range, and the claim row lists where it
 //! holds. Quick: 64 SoCs (4x4x4 torus), the base point and one point per swept key's ends.
 
-use super::xfabric_common::{Built, PORTS, SEED, err, mean_hops, rack, uplink_hops};
+use super::xfabric_common::{PORTS, SEED, err, hops_without_osa};
 use crate::{Claim, Options, ReproError};
 use serde::Deserialize;
 use shoal_base::NodeId;
 use shoal_workload::{ProductionParams, production_like};
-use shoal_xfabric::{
-    Demand, full_demand_of, generate_topology, nearest_uplinks, place_uplinks, random_regular,
-    spread_gateways, torus_3d, torus_sides,
-};
+use shoal_xfabric::{Demand, full_demand_of};
 
 const FIG: &str = "XFabric Production stand-in";
 const FILE: &str = "crates/repro/src/experiments/xfabric_production.toml";
@@ -197,28 +194,7 @@ fn measure(socs: usize, label: &str, p: &Production) -> Result<Point, ReproError
     let (flows, _) = production_like(socs, &p.params(), SEED)
         .map_err(|e| ReproError(format!("{FILE}: {label}: {e}")))?;
     let demand = full_demand_of(&flows, socs).map_err(|e| err("demand")(&e))?;
-    let rack = rack(socs)?;
-    let xplan = place_uplinks(&rack, &demand).map_err(|e| err("uplinks")(&e))?;
-    let xf = generate_topology(&rack, xplan.dm_all(), SEED).map_err(|e| err("XFabric")(&e))?;
-    let (a, b, c) = torus_sides(socs);
-    let gateways = spread_gateways(socs, rack.uplinks());
-    let mut fabrics = vec![Built {
-        graph: xf.graph().clone(),
-        uplinks: xplan,
-    }];
-    for g in [
-        torus_3d(a, b, c).map_err(|e| err("torus")(&e))?,
-        random_regular(socs, PORTS, SEED).map_err(|e| err("random")(&e))?,
-    ] {
-        let uplinks = nearest_uplinks(&g, &demand, &gateways).map_err(|e| err("uplinks")(&e))?;
-        fabrics.push(Built { graph: g, uplinks });
-    }
-    let mut hops = [0.0; 3];
-    let mut uplink = [0.0; 3];
-    for (i, f) in fabrics.iter().enumerate() {
-        hops[i] = mean_hops(&f.graph, demand.internal())?;
-        uplink[i] = uplink_hops(f, &demand).unwrap_or(f64::NAN);
-    }
+    let (hops, uplink) = hops_without_osa(socs, &demand)?;
     let mut k = peers(&demand);
     let over_d = k.iter().filter(|&&x| x > PORTS).count() as f64 / k.len() as f64;
     k.sort_unstable();
