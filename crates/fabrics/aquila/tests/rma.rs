@@ -80,11 +80,16 @@ proptest! {
 
     /// Lookups by IP RPC: every one completes once with exactly its value's bytes, and the
     /// clique (RTS/CTS admission, reassembly, the backends' software queues) ends at rest.
+    ///
+    /// Values of at least 1 KB: `qps_for_load` counts only the value's bytes, so with values
+    /// of a few bytes the 64 B requests and their RTS/CTS make the real load several times the
+    /// nominal one, the egress clears packets to drop (CTD) and, with no transport above to
+    /// resend them, those RPCs never complete (CI found value_bytes = 1 at load 0.87).
     #[test]
     fn every_rpc_completes_once_with_its_bytes(
         seed in 1u64..1000,
         load in 0.05f64..0.9,
-        value_bytes in 1u32..9000,
+        value_bytes in 1024u32..9000,
         service_ns in 0u64..3000,
     ) {
         let spec = tiny(Mode::FullyAdaptive, seed);
