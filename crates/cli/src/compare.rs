@@ -65,6 +65,8 @@ pub struct CompareArgs {
     threads: Option<u64>,
     #[command(flatten)]
     db: DbArgs,
+    #[command(flatten)]
+    backend: crate::slurm::BackendArgs,
 }
 
 /// The `--set` words as (key, value) pairs (`run` and `compare` share them).
@@ -234,6 +236,7 @@ const METRICS: [Metric; 5] = [
 ];
 
 pub fn main(args: CompareArgs) -> Result<ExitCode> {
+    args.backend.check(args.db.enabled())?;
     let settings = settings(&args.set)?;
     let mut all = Vec::new();
     for path in &args.scenarios {
@@ -335,6 +338,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         Folder::open(&dir, args.force)?
     };
     let recorder = Recorder::open(&args.db, &dir)?;
+    crate::slurm::settle_earlier(&args.backend, &recorder, &dir)?;
     // Written first: it names the comparison a later run may resume.
     top.write(README, &readme)?;
     let mut point_folders: Vec<(String, Folder)> = Vec::new();
@@ -376,18 +380,24 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     }
     let per_run = args.threads.map_or(1, |t| t as usize);
     let threads = batch::threads(args.jobs, per_run);
-    let mut summaries = batch::run_all(
-        &runs,
+    let dispatched = batch::run_or_submit(
+        &args.backend,
+        runs,
         threads,
         per_run,
         args.quiet,
         "shoal compare: run",
         &recorder,
         "compare",
-    )
-    .into_iter()
-    .collect::<Result<Vec<_>>>()?
-    .into_iter();
+        &top,
+    )?;
+    let crate::slurm::Dispatched::Ran(summaries) = dispatched else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut summaries = summaries
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
     for (_, f) in &point_folders {
         f.finish()?;
     }

@@ -19,6 +19,7 @@ mod run;
 mod runs;
 mod schedule;
 mod size;
+mod slurm;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ enum Command {
     Report(report::ReportArgs),
     Size(Box<size::SizeArgs>),
     Live(live::LiveArgs),
+    /// One task of a Slurm job array that `--backend slurm` submitted (its script calls this).
+    #[command(hide = true)]
+    SlurmTask(slurm::TaskArgs),
 }
 
 /// A closed standard output (`shoal repro --list | head`) ends the program quietly with the
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::main(args),
         Command::Size(args) => size::main(*args),
         Command::Live(args) => live::main(args),
+        Command::SlurmTask(args) => slurm::task_main(args),
     };
     match result {
         Ok(code) => code,

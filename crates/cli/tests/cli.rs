@@ -1656,6 +1656,11 @@ fn a_sweep_killed_part_way_resumes_to_exactly_the_uninterrupted_result() {
         .collect();
     assert!((1..5).contains(&finished.len()), "{finished:?}");
     assert!(finished.iter().all(|p| complete(&res.join(p))));
+    // The row the kill left running names a process that is gone: its state is stale.
+    for r in done_rows.iter().filter(|r| r["status"] == "running") {
+        assert_eq!(r["state"], "stale", "{r}");
+        assert_eq!(r["job"], Value::Null);
+    }
 
     // The same command again does only the rest.
     let again = shoal_in(&dir, &["run", &scenario, "--out", "res", "--jobs", "1"]);
@@ -2300,4 +2305,31 @@ fn report_is_one_self_contained_page_with_every_claim_and_figure() {
         stderr(&o)
     );
     assert!(!dir.join("none.html").exists());
+}
+
+#[test]
+fn slurm_options_are_refused_where_they_would_mean_nothing() {
+    let dir = scratch("slurm-options");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    for (args, reason) in [
+        (vec!["--wait"], "--wait is an option of --backend slurm"),
+        (
+            vec!["--partition", "x"],
+            "--partition is an option of --backend slurm",
+        ),
+        (
+            vec!["--backend", "slurm", "--no-db", "--replications", "2"],
+            "needs the results database",
+        ),
+        (vec!["--backend", "slurm"], "a single run runs here"),
+    ] {
+        let mut all = vec!["run", tiny.as_str(), "--out", out, "--quiet"];
+        all.extend(&args);
+        let o = shoal(&all);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(reason), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!dir.join("out").exists(), "nothing written");
 }
