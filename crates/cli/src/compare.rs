@@ -2,6 +2,7 @@
 //! metric.
 
 use crate::batch::{self, Job};
+use crate::distributions;
 use crate::folder::{self, Folder};
 use crate::record::{self, DbArgs, Recorder};
 use crate::run::{Summary, opt, safe};
@@ -344,6 +345,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     let mut point_folders: Vec<(String, Folder)> = Vec::new();
     let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
     let mut kept: Vec<Option<Summary>> = Vec::with_capacity(jobs.len());
+    let mut paths = Vec::with_capacity(jobs.len());
     for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
         let parent = match point {
             None => &top,
@@ -366,6 +368,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             }
         };
         let path = parent.path().join(&name);
+        paths.push(path.clone());
         parent.note(&name)?;
         match recorder.keep_or_open(sc, &path, resuming, args.force)? {
             Ok(summary) => kept.push(Some(summary)),
@@ -415,6 +418,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     write_csv(&top, parameter.as_deref(), &rows)?;
     print(parameter.as_deref(), &rows);
     plots(&top, parameter.as_deref(), &names, &rows)?;
+    distribution_plots(&top, &jobs, &paths)?;
     top.finish()?;
     println!("results      {}", dir.display());
     Ok(ExitCode::SUCCESS)
@@ -492,6 +496,34 @@ fn parameter_label(key: &str) -> String {
 
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
+/// The FCT CDF and slowdown-by-size figures of each point (of the comparison, if it does not
+/// sweep), from the runs' flows.csv in `paths`.
+fn distribution_plots(
+    top: &Folder,
+    jobs: &[(Option<SweepValue>, Scenario)],
+    paths: &[PathBuf],
+) -> Result<()> {
+    let mut points: Vec<&Option<SweepValue>> = Vec::new();
+    for (point, _) in jobs {
+        if !points.contains(&point) {
+            points.push(point);
+        }
+    }
+    for point in points {
+        let mut runs = Vec::new();
+        for ((p, sc), path) in jobs.iter().zip(paths) {
+            if p == point {
+                runs.push((sc.name.clone(), distributions::read(sc, path)?));
+            }
+        }
+        let suffix = point
+            .as_ref()
+            .map_or_else(String::new, |v| format!("-{}", safe(&v.to_string())));
+        distributions::figures(top, &suffix, &runs)?;
+    }
+    Ok(())
+}
+
 fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
     let dir = folder.path();
     for (col, label, f, log) in METRICS {

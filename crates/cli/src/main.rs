@@ -7,6 +7,7 @@ mod batch;
 mod bench;
 mod cell;
 mod compare;
+mod distributions;
 mod folder;
 mod huge_pages;
 mod live;

@@ -2333,3 +2333,72 @@ fn slurm_options_are_refused_where_they_would_mean_nothing() {
     }
     assert!(!dir.join("out").exists(), "nothing written");
 }
+
+/// `(series, x, y)` rows of a figure's CSV.
+fn figure_rows(path: &Path) -> Vec<(String, f64, f64)> {
+    let mut reader = csv::Reader::from_path(path).expect("the figure's CSV");
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("row");
+            (
+                r[0].to_owned(),
+                r[1].parse().unwrap(),
+                r[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_comparison_draws_each_fabrics_fct_cdf_and_slowdown_by_size_agreeing_with_its_table() {
+    let dir = scratch("distributions");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let o = shoal_in(&dir, &["compare", &tiny, &ndp, "--out", "cmp", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = std::fs::read_to_string(dir.join("cmp/compare.csv")).expect("table");
+    let mut reader = csv::Reader::from_reader(table.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let cdf = figure_rows(&dir.join("cmp/fct_cdf.csv"));
+    let by_size = figure_rows(&dir.join("cmp/slowdown_by_size.csv"));
+    for row in reader.records() {
+        let row = row.expect("row");
+        let name = &row[col("scenario")];
+        let points: Vec<(f64, f64)> = cdf
+            .iter()
+            .filter(|(s, _, _)| s == name)
+            .map(|&(_, x, y)| (x, y))
+            .collect();
+        assert_eq!(points.len(), 8, "{name}: one point per short flow");
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1)
+        );
+        assert_eq!(points.last().unwrap().1, 1.0);
+        // The first value the CDF reaches 0.99 at is the table's nearest-rank p99.
+        let p99 = points.iter().find(|p| p.1 >= 0.99).unwrap().0;
+        let table_p99: f64 = row[col("short_fct_p99_us")].parse().unwrap();
+        assert!(
+            (p99 - table_p99).abs() < 5e-4,
+            "{name}: {p99} vs {table_p99}"
+        );
+        // Every flow has 3000 bytes: one size bin, whose p99 is the table's slowdown p99.
+        let bins: Vec<&(String, f64, f64)> = by_size.iter().filter(|(s, _, _)| s == name).collect();
+        assert_eq!(bins.len(), 1, "{name}");
+        let table_slowdown: f64 = row[col("short_slowdown_p99")].parse().unwrap();
+        assert!((bins[0].2 - table_slowdown).abs() < 5e-4 * table_slowdown.max(1.0));
+        // Drawn at the centre of the quarter-decade bin that holds 3000 bytes.
+        let half_bin = 10f64.powf(0.125);
+        assert!(bins[0].1 / half_bin <= 3000.0 && 3000.0 < bins[0].1 * half_bin);
+    }
+    for f in ["fct_cdf.svg", "slowdown_by_size.svg"] {
+        let svg = std::fs::read_to_string(dir.join("cmp").join(f)).expect(f);
+        assert!(
+            svg.contains("short-flow FCT (µs)") || svg.contains("flow size (bytes)"),
+            "{f}"
+        );
+    }
+}
