@@ -29,6 +29,15 @@ pub(crate) struct RunFlows {
     slowdowns: Vec<(u64, f64)>,
 }
 
+impl RunFlows {
+    /// Adds the flows of `other` (another replication of the same run).
+    pub(crate) fn pool(&mut self, other: RunFlows) {
+        self.short_fct_us.extend(other.short_fct_us);
+        self.short_fct_us.sort_by(f64::total_cmp);
+        self.slowdowns.extend(other.slowdowns);
+    }
+}
+
 /// Reads `folder/flows.csv`, written by the run of `sc`.
 pub(crate) fn read(sc: &Scenario, folder: &Path) -> Result<RunFlows> {
     let path = folder.join("flows.csv");

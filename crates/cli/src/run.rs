@@ -696,10 +696,10 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     if replications > 1 {
         let intervals = replicate::intervals(&points, &summaries);
         folder.write_with(replicate::CI_FILE, |f| {
-            replicate::write_csv(f, parameter.as_deref(), &intervals)
+            replicate::write_csv(f, parameter.as_deref(), &intervals, false)
         })?;
         folder.finish()?;
-        replicate::print(parameter.as_deref(), &intervals);
+        replicate::print(parameter.as_deref(), &intervals, false);
     } else {
         folder.finish()?;
         let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();

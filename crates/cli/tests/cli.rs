@@ -2402,3 +2402,110 @@ fn a_comparison_draws_each_fabrics_fct_cdf_and_slowdown_by_size_agreeing_with_it
         );
     }
 }
+
+#[test]
+fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_means() {
+    let dir = scratch("compare-replications");
+    let open_loop = |text: &str| {
+        text.replace(
+            "kind = \"permutation\"\nflow_bytes = 3000",
+            "kind = \"open-loop\"\nload = 0.5\nload_node_gbps = 10.0\nmatrix = \"uniform\"\n\
+             size = { dist = \"pareto\", shape = 1.05, mean_bytes = 20000, cap_bytes = 1e6 }\n\
+             [run]\ncompleted_flows = 100",
+        )
+    };
+    let tiny = write(&dir, "tiny.toml", &open_loop(TINY));
+    let ndp = write(&dir, "ndp.toml", &open_loop(&tiny_packet("ndp", "")));
+    let o = shoal_in(
+        &dir,
+        &[
+            "compare",
+            &tiny,
+            &ndp,
+            "--out",
+            "cmp",
+            "--quiet",
+            "--replications",
+            "3",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = dir.join("cmp");
+    let mut table = csv::Reader::from_path(cmp.join("compare.csv")).expect("compare.csv");
+    let rows: Vec<csv::StringRecord> = table.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 6);
+    // Replication r has one seed for both fabrics, the scenario's own for r = 0.
+    for r in 0..3 {
+        let seeds: Vec<&str> = rows
+            .iter()
+            .filter(|x| x[1] == *r.to_string())
+            .map(|x| &x[2])
+            .collect();
+        assert_eq!(seeds.len(), 2);
+        assert_eq!(seeds[0], seeds[1]);
+        assert_eq!(r == 0, seeds[0] == "5");
+        // ... and so the same flows (each run stops at its 100th completion: one list is the
+        // start of the other).
+        let flows = |name: &str| {
+            let text = std::fs::read_to_string(cmp.join(format!("{name}-r{r}/flows.csv"))).unwrap();
+            text.lines()
+                .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (flows("tiny"), flows("tiny-ndp"));
+        let n = a.len().min(b.len());
+        assert!(n > 100);
+        assert_eq!(a[..n], b[..n], "replication {r}");
+    }
+    // ci.csv's mean is the mean of the rows; the bar drawn is that mean.
+    let mut ci = csv::Reader::from_path(cmp.join("ci.csv")).expect("ci.csv");
+    let ci: Vec<csv::StringRecord> = ci.records().map(|r| r.expect("row")).collect();
+    // The bars' CSV names each category (the scenario) in its x column.
+    let mut bars = csv::Reader::from_path(cmp.join("short_fct_mean_us.csv")).expect("bars");
+    let bars: Vec<(String, f64)> = bars
+        .records()
+        .map(|r| {
+            let r = r.expect("row");
+            (r[1].to_owned(), r[2].parse().unwrap())
+        })
+        .collect();
+    for (i, name) in ["tiny", "tiny-ndp"].iter().enumerate() {
+        let values: Vec<f64> = rows
+            .iter()
+            .filter(|r| &r[0] == *name)
+            .map(|r| r[6].parse().unwrap())
+            .collect();
+        let mean = values.iter().sum::<f64>() / 3.0;
+        let row = ci
+            .iter()
+            .find(|r| &r[0] == *name && &r[1] == "short_fct_mean_us")
+            .expect("the metric's interval");
+        assert_eq!(&row[2], "3");
+        let ci_mean: f64 = row[3].parse().unwrap();
+        assert!((ci_mean - mean).abs() < 1e-3, "{name}: {ci_mean} vs {mean}");
+        let (low, high): (f64, f64) = (row[4].parse().unwrap(), row[5].parse().unwrap());
+        assert!(low <= ci_mean && ci_mean <= high);
+        assert_eq!(bars[i].0, *name);
+        assert!(
+            (bars[i].1 - ci_mean).abs() < 1e-9,
+            "{name}: bar {}",
+            bars[i].1
+        );
+    }
+    // The CDF pools the three replications' short flows.
+    let cdf = figure_rows(&cmp.join("fct_cdf.csv"));
+    let short: usize = (0..3)
+        .map(|r| {
+            let path = cmp.join(format!("tiny-r{r}/flows.csv"));
+            let mut reader = csv::Reader::from_path(path).unwrap();
+            reader
+                .records()
+                .filter(|x| {
+                    let x = x.as_ref().unwrap();
+                    !x[6].is_empty() && x[3].parse::<u64>().unwrap() <= 100_000
+                })
+                .count()
+        })
+        .sum();
+    assert_eq!(cdf.iter().filter(|(s, _, _)| s == "tiny").count(), short);
+}
