@@ -2509,3 +2509,52 @@ fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_mean
         .sum();
     assert_eq!(cdf.iter().filter(|(s, _, _)| s == "tiny").count(), short);
 }
+
+#[test]
+fn a_sweep_slurm_cannot_take_leaves_failed_rows_and_runs_here_afterwards() {
+    let dir = scratch("no-sbatch");
+    let sweep =
+        format!("{TINY}[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [1000, 2000]\n");
+    let scenario = write(&dir, "sweep.toml", &sweep);
+    // No sbatch on the PATH: nothing is submitted, and the rows say why.
+    let empty = dir.join("no-programs");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let o = Command::new(SHOAL)
+        .args([
+            "run",
+            &scenario,
+            "--out",
+            "res",
+            "--quiet",
+            "--backend",
+            "slurm",
+        ])
+        .current_dir(&dir)
+        .env("PATH", &empty)
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot start sbatch"), "{}", stderr(&o));
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(
+            (&r["status"], &r["state"]),
+            (&"failed".into(), &"failed".into())
+        );
+        assert!(
+            r["error"].as_str().unwrap().contains("cannot start sbatch"),
+            "{r}"
+        );
+    }
+    assert!(
+        dir.join("res/.slurm/job-1.sh").is_file(),
+        "the script stays, to submit by hand"
+    );
+    // The same sweep here afterwards resumes the folder and runs both points.
+    let here = shoal_in(&dir, &["run", &scenario, "--out", "res", "--quiet"]);
+    assert!(here.status.success(), "{}", stderr(&here));
+    assert!(dir.join("res/sweep.csv").is_file());
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.iter().filter(|r| r["status"] == "done").count(), 2);
+}
