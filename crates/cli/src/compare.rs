@@ -7,6 +7,7 @@ use crate::folder::{self, Folder};
 use crate::record::{self, DbArgs, Recorder};
 use crate::replicate;
 use crate::run::{Summary, opt, safe};
+use crate::timeseries;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use shoal_plot::{Axis, Figure, Kind, Series};
@@ -564,7 +565,7 @@ fn parameter_label(key: &str) -> String {
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
 /// The FCT CDF and slowdown-by-size figures of each point (of the comparison, if it does not
-/// sweep), from the runs' flows.csv in `paths`.
+/// sweep), from the runs' flows.csv in `paths`, and the time series of the runs that sampled.
 fn distribution_plots(
     top: &Folder,
     jobs: &[(Option<SweepValue>, Scenario)],
@@ -579,12 +580,19 @@ fn distribution_plots(
     for point in points {
         // A scenario's replications come one after the other: their flows are pooled.
         let mut runs: Vec<(String, distributions::RunFlows)> = Vec::new();
+        // Time series: the first replication's.
+        let mut samples = Vec::new();
         for ((p, sc), path) in jobs.iter().zip(paths) {
             if p == point {
                 let flows = distributions::read(sc, path)?;
                 match runs.last_mut() {
                     Some((name, pooled)) if *name == sc.name => pooled.pool(flows),
-                    _ => runs.push((sc.name.clone(), flows)),
+                    _ => {
+                        runs.push((sc.name.clone(), flows));
+                        if let Some(s) = timeseries::read(path)? {
+                            samples.push((sc.name.clone(), s));
+                        }
+                    }
                 }
             }
         }
@@ -592,6 +600,7 @@ fn distribution_plots(
             .as_ref()
             .map_or_else(String::new, |v| format!("-{}", safe(&v.to_string())));
         distributions::figures(top, &suffix, &runs)?;
+        timeseries::figures(top, &suffix, &samples)?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ mod runs;
 mod schedule;
 mod size;
 mod slurm;
+mod timeseries;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

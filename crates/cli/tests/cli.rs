@@ -2558,3 +2558,49 @@ fn a_sweep_slurm_cannot_take_leaves_failed_rows_and_runs_here_afterwards() {
     let rows = db_rows(&dir.join("shoal.db"));
     assert_eq!(rows.iter().filter(|r| r["status"] == "done").count(), 2);
 }
+
+#[test]
+fn a_comparison_of_sampling_runs_draws_their_time_series() {
+    let dir = scratch("compare-series");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let o = shoal_in(
+        &dir,
+        &[
+            "compare",
+            &tiny,
+            &ndp,
+            "--out",
+            "cmp",
+            "--quiet",
+            "--set",
+            "run.sample_every_us=0.5",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = dir.join("cmp");
+    for (column, index) in [("queued_bytes", 1), ("active_flows", 5)] {
+        let drawn = figure_rows(&cmp.join(format!("{column}.csv")));
+        for name in ["tiny", "tiny-ndp"] {
+            // Every sample, in µs, exactly as series.csv holds it in ns.
+            let mut series = csv::Reader::from_path(cmp.join(name).join("series.csv")).unwrap();
+            let want: Vec<(f64, f64)> = series
+                .records()
+                .map(|r| {
+                    let r = r.unwrap();
+                    (
+                        r[0].parse::<f64>().unwrap() / 1e3,
+                        r[index].parse().unwrap(),
+                    )
+                })
+                .collect();
+            let got: Vec<(f64, f64)> = drawn
+                .iter()
+                .filter(|(s, _, _)| s == name)
+                .map(|&(_, x, y)| (x, y))
+                .collect();
+            assert!(want.len() > 2, "{name} sampled");
+            assert_eq!(got, want, "{column} of {name}");
+        }
+    }
+}
