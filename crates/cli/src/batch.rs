@@ -8,6 +8,7 @@
 use crate::folder::Folder;
 use crate::record::Recorder;
 use crate::run::{Summary, run_one};
+use crate::slurm::{self, BackendArgs, Dispatched};
 use anyhow::Result;
 use indicatif::MultiProgress;
 use shoal_scenario::Scenario;
@@ -113,6 +114,28 @@ pub(crate) fn run_all(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run after an earlier failure"))))
         .collect()
+}
+
+/// [`run_all`] here, or with `--backend slurm` the jobs submitted as a job array of the batch
+/// whose results folder is `top` (`slurm::submit`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_or_submit(
+    backend: &BackendArgs,
+    jobs: Vec<Job>,
+    threads: usize,
+    per_run: usize,
+    quiet: bool,
+    what: &str,
+    recorder: &Recorder,
+    kind: &str,
+    top: &Folder,
+) -> Result<Dispatched> {
+    if backend.slurm() {
+        return slurm::submit(backend, jobs, per_run, recorder, kind, top, what);
+    }
+    Ok(Dispatched::Ran(run_all(
+        &jobs, threads, per_run, quiet, what, recorder, kind,
+    )))
 }
 
 #[cfg(test)]

@@ -2,9 +2,12 @@
 //! metric.
 
 use crate::batch::{self, Job};
+use crate::distributions;
 use crate::folder::{self, Folder};
 use crate::record::{self, DbArgs, Recorder};
+use crate::replicate;
 use crate::run::{Summary, opt, safe};
+use crate::timeseries;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use shoal_plot::{Axis, Figure, Kind, Series};
@@ -63,8 +66,17 @@ pub struct CompareArgs {
     /// identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    /// Independent replications of every run: replication 0 uses the scenarios' seed,
+    /// replication r a seed derived from it, the same for every scenario (so the fabrics still
+    /// see identical flows). Runs go to <name>-r<r>/; compare.csv gains the replication and
+    /// seed columns, ci.csv each metric's mean and 95% confidence interval per scenario; the
+    /// figures show the means, the distributions pool the replications' flows.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    replications: u64,
     #[command(flatten)]
     db: DbArgs,
+    #[command(flatten)]
+    backend: crate::slurm::BackendArgs,
 }
 
 /// The `--set` words as (key, value) pairs (`run` and `compare` share them).
@@ -189,6 +201,7 @@ const README: &str = "README.txt";
 struct Row {
     point: Option<SweepValue>,
     name: String,
+    replication: u64,
     summary: Summary,
 }
 
@@ -234,6 +247,7 @@ const METRICS: [Metric; 5] = [
 ];
 
 pub fn main(args: CompareArgs) -> Result<ExitCode> {
+    args.backend.check(args.db.enabled())?;
     let settings = settings(&args.set)?;
     let mut all = Vec::new();
     for path in &args.scenarios {
@@ -281,11 +295,26 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             }
         }
     }
+    // Each (point, scenario) `replications` times, under the same seeds for every scenario.
+    let replications = args.replications;
+    let (jobs, reps): (Vec<(Option<SweepValue>, Scenario)>, Vec<u64>) = jobs
+        .into_iter()
+        .flat_map(|(v, sc)| {
+            (0..replications).map(move |r| {
+                let seeded = if r == 0 {
+                    sc.clone()
+                } else {
+                    sc.clone().with_seed(replicate::seed(sc.seed, r))
+                };
+                ((v.clone(), seeded), r)
+            })
+        })
+        .unzip();
     let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
     // Each run's folder: <point>/<scenario> for a sweep, <scenario> otherwise.
     let mut planned: Vec<(Option<String>, String, String)> = Vec::with_capacity(jobs.len());
-    for (point, sc) in &jobs {
-        let label = match point {
+    for ((point, sc), &r) in jobs.iter().zip(&reps) {
+        let mut label = match point {
             Some(v) => format!(
                 "{} at {} = {v}",
                 sc.name,
@@ -293,7 +322,12 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             ),
             None => sc.name.clone(),
         };
-        let place = (point.as_ref().map(|v| safe(&v.to_string())), safe(&sc.name));
+        let mut name = safe(&sc.name);
+        if replications > 1 {
+            label.push_str(&format!(", replication {r} (seed {})", sc.seed));
+            name.push_str(&format!("-r{r}"));
+        }
+        let place = (point.as_ref().map(|v| safe(&v.to_string())), name);
         // Two sweep values may differ only in the characters `safe` replaces.
         if let Some((_, _, other)) = planned
             .iter()
@@ -323,7 +357,11 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         } else {
             args.set.join(", ")
         }
-    );
+    ) + &if replications > 1 {
+        format!("replications: {replications}\n")
+    } else {
+        String::new()
+    };
     // The same comparison (the same files and settings) into the folder an earlier run of it
     // left, whole or killed half-way: finish it, keeping the runs that finished. Each run is
     // kept only if the database holds it finished with the identical resolved scenario.
@@ -335,11 +373,13 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         Folder::open(&dir, args.force)?
     };
     let recorder = Recorder::open(&args.db, &dir)?;
+    crate::slurm::settle_earlier(&args.backend, &recorder, &dir)?;
     // Written first: it names the comparison a later run may resume.
     top.write(README, &readme)?;
     let mut point_folders: Vec<(String, Folder)> = Vec::new();
     let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
     let mut kept: Vec<Option<Summary>> = Vec::with_capacity(jobs.len());
+    let mut paths = Vec::with_capacity(jobs.len());
     for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
         let parent = match point {
             None => &top,
@@ -362,6 +402,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             }
         };
         let path = parent.path().join(&name);
+        paths.push(path.clone());
         parent.note(&name)?;
         match recorder.keep_or_open(sc, &path, resuming, args.force)? {
             Ok(summary) => kept.push(Some(summary)),
@@ -376,48 +417,80 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     }
     let per_run = args.threads.map_or(1, |t| t as usize);
     let threads = batch::threads(args.jobs, per_run);
-    let mut summaries = batch::run_all(
-        &runs,
+    let dispatched = batch::run_or_submit(
+        &args.backend,
+        runs,
         threads,
         per_run,
         args.quiet,
         "shoal compare: run",
         &recorder,
         "compare",
-    )
-    .into_iter()
-    .collect::<Result<Vec<_>>>()?
-    .into_iter();
+        &top,
+    )?;
+    let crate::slurm::Dispatched::Ran(summaries) = dispatched else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut summaries = summaries
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
     for (_, f) in &point_folders {
         f.finish()?;
     }
     let rows: Vec<Row> = jobs
         .iter()
         .zip(kept)
-        .map(|((point, sc), done)| Row {
+        .zip(&reps)
+        .map(|(((point, sc), done), &replication)| Row {
             point: point.clone(),
             name: sc.name.clone(),
+            replication,
             summary: done
                 .or_else(|| summaries.next())
                 .expect("a summary per run not kept"),
         })
         .collect();
-    write_csv(&top, parameter.as_deref(), &rows)?;
-    print(parameter.as_deref(), &rows);
+    let replicated = replications > 1;
+    write_csv(&top, parameter.as_deref(), &rows, replicated)?;
+    print(parameter.as_deref(), &rows, replicated);
+    if replicated {
+        let points: Vec<replicate::Point> = jobs
+            .iter()
+            .zip(&reps)
+            .zip(&paths)
+            .map(|(((value, sc), &replication), path)| replicate::Point {
+                value: value.clone(),
+                replication,
+                sc: sc.clone(),
+                folder: path.display().to_string(),
+            })
+            .collect();
+        let summaries: Vec<&Summary> = rows.iter().map(|r| &r.summary).collect();
+        let intervals = replicate::intervals(&points, &summaries);
+        top.write_with(replicate::CI_FILE, |f| {
+            replicate::write_csv(f, parameter.as_deref(), &intervals, true)
+        })?;
+        replicate::print(parameter.as_deref(), &intervals, true);
+    }
     plots(&top, parameter.as_deref(), &names, &rows)?;
+    distribution_plots(&top, &jobs, &paths)?;
     top.finish()?;
     println!("results      {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
-fn cells(r: &Row) -> Vec<String> {
+fn cells(r: &Row, replicated: bool) -> Vec<String> {
     let s = &r.summary;
-    let mut row = vec![
-        r.name.clone(),
+    let mut row = vec![r.name.clone()];
+    if replicated {
+        row.extend([r.replication.to_string(), s.seed.to_string()]);
+    }
+    row.extend([
         s.fabric.clone(),
         s.flows.to_string(),
         s.flows_completed.to_string(),
-    ];
+    ]);
     row.extend(METRICS.iter().map(|(col, _, f, _)| {
         let digits = if *col == "max_queue" { 0 } else { 3 };
         opt(f(s), digits)
@@ -426,21 +499,30 @@ fn cells(r: &Row) -> Vec<String> {
     row
 }
 
-fn header(parameter: Option<&str>) -> Vec<&str> {
+fn header(parameter: Option<&str>, replicated: bool) -> Vec<&str> {
     let mut h: Vec<&str> = parameter.into_iter().collect();
-    h.extend(["scenario", "fabric", "flows", "completed"]);
+    h.push("scenario");
+    if replicated {
+        h.extend(["replication", "seed"]);
+    }
+    h.extend(["fabric", "flows", "completed"]);
     h.extend(METRICS.iter().map(|m| m.0));
     h.push("queue_unit");
     h
 }
 
-fn write_csv(folder: &Folder, parameter: Option<&str>, rows: &[Row]) -> Result<()> {
+fn write_csv(
+    folder: &Folder,
+    parameter: Option<&str>,
+    rows: &[Row],
+    replicated: bool,
+) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header(parameter))?;
+    w.write_record(header(parameter, replicated))?;
     for r in rows {
         let mut line: Vec<String> = r.point.iter().map(|v| v.to_string()).collect();
         line.extend(
-            cells(r)
+            cells(r, replicated)
                 .into_iter()
                 .map(|c| if c == "-" { String::new() } else { c }),
         );
@@ -452,16 +534,16 @@ fn write_csv(folder: &Folder, parameter: Option<&str>, rows: &[Row]) -> Result<(
     folder.write_with("compare.csv", |f| f.write_all(&bytes))
 }
 
-fn print(parameter: Option<&str>, rows: &[Row]) {
+fn print(parameter: Option<&str>, rows: &[Row], replicated: bool) {
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let mut line: Vec<String> = r.point.iter().map(|v| v.to_string()).collect();
-            line.extend(cells(r));
+            line.extend(cells(r, replicated));
             line
         })
         .collect();
-    crate::repro::print_table(&header(parameter), &table);
+    crate::repro::print_table(&header(parameter, replicated), &table);
 }
 
 /// The x axis of a sweep over `key`: the quantity and its unit for the keys the shipped
@@ -482,6 +564,65 @@ fn parameter_label(key: &str) -> String {
 
 /// One figure per metric: a line per scenario against the swept value, or one bar per
 /// scenario without a sweep.
+/// The FCT CDF and slowdown-by-size figures of each point (of the comparison, if it does not
+/// sweep), from the runs' flows.csv in `paths`, and the time series of the runs that sampled.
+fn distribution_plots(
+    top: &Folder,
+    jobs: &[(Option<SweepValue>, Scenario)],
+    paths: &[PathBuf],
+) -> Result<()> {
+    let mut points: Vec<&Option<SweepValue>> = Vec::new();
+    for (point, _) in jobs {
+        if !points.contains(&point) {
+            points.push(point);
+        }
+    }
+    for point in points {
+        // A scenario's replications come one after the other: their flows are pooled.
+        let mut runs: Vec<(String, distributions::RunFlows)> = Vec::new();
+        // Time series: the first replication's.
+        let mut samples = Vec::new();
+        for ((p, sc), path) in jobs.iter().zip(paths) {
+            if p == point {
+                let flows = distributions::read(sc, path)?;
+                match runs.last_mut() {
+                    Some((name, pooled)) if *name == sc.name => pooled.pool(flows),
+                    _ => {
+                        runs.push((sc.name.clone(), flows));
+                        if let Some(s) = timeseries::read(path)? {
+                            samples.push((sc.name.clone(), s));
+                        }
+                    }
+                }
+            }
+        }
+        let suffix = point
+            .as_ref()
+            .map_or_else(String::new, |v| format!("-{}", safe(&v.to_string())));
+        distributions::figures(top, &suffix, &runs)?;
+        timeseries::figures(top, &suffix, &samples)?;
+    }
+    Ok(())
+}
+
+/// The mean of each run of points with equal x (a point's replications, which come one after
+/// the other); the points themselves without replications.
+fn means(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64, usize)> = Vec::new();
+    for (x, y) in points {
+        match out.last_mut() {
+            Some((lx, sum, n)) if *lx == x => {
+                *sum += y;
+                *n += 1;
+            }
+            _ => out.push((x, y, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(x, sum, n)| (x, sum / n as f64))
+        .collect()
+}
+
 fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
     let dir = folder.path();
     for (col, label, f, log) in METRICS {
@@ -504,7 +645,7 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
                             .filter_map(|r| Some((r.point.as_ref()?.as_f64()?, f(&r.summary)?)))
                             .filter(|&(_, v)| !log || v > 0.0)
                             .collect();
-                        Series::new(n.clone(), pts)
+                        Series::new(n.clone(), means(pts))
                     })
                     .collect(),
                 kind: Kind::Lines,
@@ -515,11 +656,15 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
                 y,
                 series: vec![Series::new(
                     label,
-                    rows.iter()
-                        .enumerate()
-                        .filter_map(|(i, r)| Some((i as f64, f(&r.summary)?)))
-                        .filter(|&(_, v)| !log || v > 0.0)
-                        .collect(),
+                    means(
+                        rows.iter()
+                            .filter_map(|r| {
+                                let i = names.iter().position(|n| *n == r.name)?;
+                                Some((i as f64, f(&r.summary)?))
+                            })
+                            .filter(|&(_, v)| !log || v > 0.0)
+                            .collect(),
+                    ),
                 )],
                 kind: Kind::Bars {
                     categories: names.to_vec(),

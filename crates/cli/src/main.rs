@@ -7,6 +7,7 @@ mod batch;
 mod bench;
 mod cell;
 mod compare;
+mod distributions;
 mod folder;
 mod huge_pages;
 mod live;
@@ -19,6 +20,8 @@ mod run;
 mod runs;
 mod schedule;
 mod size;
+mod slurm;
+mod timeseries;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -59,6 +62,9 @@ enum Command {
     Report(report::ReportArgs),
     Size(Box<size::SizeArgs>),
     Live(live::LiveArgs),
+    /// One task of a Slurm job array that `--backend slurm` submitted (its script calls this).
+    #[command(hide = true)]
+    SlurmTask(slurm::TaskArgs),
 }
 
 /// A closed standard output (`shoal repro --list | head`) ends the program quietly with the
@@ -93,6 +99,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::main(args),
         Command::Size(args) => size::main(*args),
         Command::Live(args) => live::main(args),
+        Command::SlurmTask(args) => slurm::task_main(args),
     };
     match result {
         Ok(code) => code,

@@ -4,7 +4,7 @@
 use crate::run::Summary;
 use anyhow::{Context, Result};
 use clap::Args;
-use shoal_results::{Db, NewRun, Outcome, RunId};
+use shoal_results::{Db, Filter, NewRun, Outcome, RunId, Status};
 use shoal_scenario::{Scenario, TOOL_VERSION};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -49,7 +49,7 @@ fn default_db(results: &Path) -> PathBuf {
 }
 
 /// The folder as the row names it: absolute, so that it means the same from anywhere.
-fn absolute(folder: &Path) -> PathBuf {
+pub(crate) fn absolute(folder: &Path) -> PathBuf {
     std::fs::canonicalize(folder)
         .or_else(|_| std::path::absolute(folder))
         .unwrap_or_else(|_| folder.to_owned())
@@ -71,6 +71,76 @@ impl Recorder {
         })
     }
 
+    /// The database at `path`, for a Slurm task: it records under its submitter's command.
+    pub(crate) fn at(path: &Path) -> Result<Recorder> {
+        let db = Db::open(path).context("the results database of the Slurm job")?;
+        Ok(Recorder {
+            db: Some(Mutex::new(db)),
+            command: String::new(),
+        })
+    }
+
+    /// The database's file, when runs are recorded.
+    pub(crate) fn db_path(&self) -> Option<PathBuf> {
+        self.db.as_ref().map(|db| {
+            db.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .path()
+                .to_owned()
+        })
+    }
+
+    /// The command line this process records.
+    pub(crate) fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Records the run of `sc` into `folder` as `pending`: submitted, not started.
+    pub(crate) fn submit(&self, kind: &str, sc: &Scenario, folder: &Path) -> Result<RunId> {
+        let text = sc.resolved_toml();
+        let run = NewRun {
+            command: &self.command,
+            ..new_run(kind, sc, &text, folder)
+        };
+        self.with(|db| db.submit(&run))?
+            .context("submitting needs the results database")
+    }
+
+    /// Names each pending row's batch job.
+    pub(crate) fn set_jobs(&self, jobs: &[(RunId, String)]) -> Result<()> {
+        self.with(|db| db.set_jobs(jobs)).map(drop)
+    }
+
+    /// Records the rows `ids` failed with `reason` (a run that never started or whose job
+    /// ended under it).
+    pub(crate) fn fail_all(&self, ids: &[RunId], reason: &str) -> Result<()> {
+        self.with(|db| {
+            ids.iter()
+                .try_for_each(|&id| db.fail(id, 0.0, None, reason))
+        })
+        .map(drop)
+    }
+
+    /// One row, which must exist.
+    pub(crate) fn row(&self, id: RunId) -> Result<shoal_results::Run> {
+        self.with(|db| db.run(id))?
+            .flatten()
+            .with_context(|| format!("run {} is not in the results database", id.0))
+    }
+
+    /// The rows still pending or running.
+    pub(crate) fn unfinished(&self) -> Result<Vec<shoal_results::Run>> {
+        let mut rows = Vec::new();
+        for status in [Status::Pending, Status::Running] {
+            let filter = Filter {
+                status: Some(status),
+                ..Filter::default()
+            };
+            rows.extend(self.with(|db| db.runs(&filter))?.unwrap_or_default());
+        }
+        Ok(rows)
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Db) -> shoal_results::Result<T>) -> Result<Option<T>> {
         match &self.db {
             None => Ok(None),
@@ -89,12 +159,25 @@ impl Recorder {
         f: impl FnOnce() -> Result<T>,
         outcome: impl FnOnce(&T) -> Outcome,
     ) -> Result<T> {
+        self.record_row(run, None, f, outcome)
+    }
+
+    /// [`Recorder::record`], or with `pending`, the run of that pending row (submitted to
+    /// Slurm), which turns `running` instead of a new row starting.
+    fn record_row<T>(
+        &self,
+        run: &NewRun,
+        pending: Option<RunId>,
+        f: impl FnOnce() -> Result<T>,
+        outcome: impl FnOnce(&T) -> Outcome,
+    ) -> Result<T> {
         let command = self.command.as_str();
-        let id: Option<RunId> = self.with(|db| {
-            db.start(&NewRun {
+        let id: Option<RunId> = self.with(|db| match pending {
+            Some(id) => db.begin(id).map(|()| id),
+            None => db.start(&NewRun {
                 command,
                 ..run.clone()
-            })
+            }),
         })?;
         let started = Instant::now();
         let result = f();
@@ -128,19 +211,22 @@ impl Recorder {
         folder: &Path,
         f: impl FnOnce() -> Result<Summary>,
     ) -> Result<Summary> {
+        self.scenario_row(kind, sc, folder, None, f)
+    }
+
+    /// [`Recorder::scenario`], the run of the row `pending` when there is one.
+    pub(crate) fn scenario_row(
+        &self,
+        kind: &str,
+        sc: &Scenario,
+        folder: &Path,
+        pending: Option<RunId>,
+        f: impl FnOnce() -> Result<Summary>,
+    ) -> Result<Summary> {
         let text = sc.resolved_toml();
         let folder = absolute(folder);
-        let run = NewRun {
-            kind,
-            name: &sc.name,
-            fabric: sc.fabric_name(),
-            scenario: &text,
-            seed: Some(sc.seed),
-            folder: &folder,
-            command: "",
-            version: TOOL_VERSION,
-        };
-        self.record(&run, f, |summary| Outcome {
+        let run = new_run(kind, sc, &text, &folder);
+        self.record_row(&run, pending, f, |summary| Outcome {
             metrics: serde_json::to_value(summary)
                 .map(|json| shoal_results::metrics_of(&json))
                 .unwrap_or_default(),
@@ -188,6 +274,20 @@ impl Recorder {
             return Ok(Ok(summary));
         }
         Ok(Err(crate::folder::Folder::open(path, force || resuming)?))
+    }
+}
+
+/// The row of the run of `sc` (whose resolved text is `text`) into `folder`, as a `kind`.
+fn new_run<'a>(kind: &'a str, sc: &'a Scenario, text: &'a str, folder: &'a Path) -> NewRun<'a> {
+    NewRun {
+        kind,
+        name: &sc.name,
+        fabric: sc.fabric_name(),
+        scenario: text,
+        seed: Some(sc.seed),
+        folder,
+        command: "",
+        version: TOOL_VERSION,
     }
 }
 

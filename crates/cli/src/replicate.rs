@@ -94,31 +94,40 @@ const METRICS: [Metric; 9] = [
 /// One point's intervals: per metric, over the replications that have a value.
 pub(crate) struct Intervals {
     pub value: Option<SweepValue>,
+    /// The scenario's name (a comparison has several per point).
+    pub name: String,
     pub runs: usize,
     pub metrics: Vec<(&'static str, Option<MeanCi>)>,
 }
 
-/// The intervals of each point over its replications (`points` and `summaries` in the same
-/// order, every replication present).
-pub(crate) fn intervals(points: &[Point], summaries: &[Summary]) -> Vec<Intervals> {
+/// The intervals of each point (of each scenario at a point, in a comparison) over its
+/// replications, which come one after the other (`points` and `summaries` in the same order,
+/// every replication present).
+pub(crate) fn intervals(
+    points: &[Point],
+    summaries: &[impl std::borrow::Borrow<Summary>],
+) -> Vec<Intervals> {
     let mut out: Vec<Intervals> = Vec::new();
     let mut start = 0;
     while start < points.len() {
         let end = start
             + points[start..]
                 .iter()
-                .take_while(|p| p.value == points[start].value)
+                .take_while(|p| {
+                    p.value == points[start].value && p.sc.name == points[start].sc.name
+                })
                 .count();
         let group = &summaries[start..end];
         let metrics = METRICS
             .iter()
             .map(|(name, f)| {
-                let values: Vec<f64> = group.iter().filter_map(f).collect();
+                let values: Vec<f64> = group.iter().filter_map(|s| f(s.borrow())).collect();
                 (*name, mean_ci95(&values))
             })
             .collect();
         out.push(Intervals {
             value: points[start].value.clone(),
+            name: points[start].sc.name.clone(),
             runs: group.len(),
             metrics,
         });
@@ -127,20 +136,27 @@ pub(crate) fn intervals(points: &[Point], summaries: &[Summary]) -> Vec<Interval
     out
 }
 
-/// `ci.csv`: per point and metric, the replications with a value, the mean and the bounds of
-/// the 95% interval (empty with fewer than two values).
+/// `ci.csv`: per point (and scenario, when `named`) and metric, the replications with a value,
+/// the mean and the bounds of the 95% interval (empty with fewer than two values).
 pub(crate) fn write_csv(
     f: &mut std::fs::File,
     parameter: Option<&str>,
     all: &[Intervals],
+    named: bool,
 ) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(f));
     let mut header: Vec<&str> = parameter.into_iter().collect();
+    if named {
+        header.push("scenario");
+    }
     header.extend(["metric", "n", "mean", "ci95_low", "ci95_high"]);
     w.write_record(&header)?;
     for point in all {
         for (name, ci) in &point.metrics {
             let mut row: Vec<String> = point.value.iter().map(|v| v.to_string()).collect();
+            if named {
+                row.push(point.name.clone());
+            }
             row.push((*name).to_owned());
             match ci {
                 Some(ci) => {
@@ -163,8 +179,9 @@ pub(crate) fn write_csv(
     w.flush()
 }
 
-/// The table on stdout: per point, the main metrics as mean ± half the 95% interval.
-pub(crate) fn print(parameter: Option<&str>, all: &[Intervals]) {
+/// The table on stdout: per point (and scenario, when `named`), the main metrics as mean ±
+/// half the 95% interval.
+pub(crate) fn print(parameter: Option<&str>, all: &[Intervals], named: bool) {
     let shown = [
         "short_fct_mean_us",
         "short_fct_p99_us",
@@ -172,6 +189,9 @@ pub(crate) fn print(parameter: Option<&str>, all: &[Intervals]) {
         "max_queue_cells",
     ];
     let mut header: Vec<&str> = parameter.into_iter().collect();
+    if named {
+        header.push("scenario");
+    }
     header.extend([
         "runs",
         "short mean us",
@@ -183,6 +203,9 @@ pub(crate) fn print(parameter: Option<&str>, all: &[Intervals]) {
         .iter()
         .map(|point| {
             let mut row: Vec<String> = point.value.iter().map(|v| v.to_string()).collect();
+            if named {
+                row.push(point.name.clone());
+            }
             row.push(point.runs.to_string());
             for name in shown {
                 let ci = point

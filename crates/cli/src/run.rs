@@ -4,6 +4,7 @@ use crate::batch::{self, Job};
 use crate::folder::{self, Folder};
 use crate::record::{self, DbArgs, Recorder};
 use crate::replicate;
+use crate::slurm::{BackendArgs, Dispatched};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -97,6 +98,8 @@ pub struct RunArgs {
     replications: u64,
     #[command(flatten)]
     db: DbArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 /// Progress on stderr: an indicatif bar on a terminal (once the run has taken a second), a plain
@@ -510,6 +513,7 @@ pub(crate) fn safe(label: &str) -> String {
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
+    args.backend.check(args.db.enabled())?;
     let mut sc = match &args.scenario {
         Some(path) => shoal_scenario::load(path)?,
         None => shoal_scenario::parse(DEFAULT_SCENARIO, shoal_scenario::DEFAULT_ORIGIN)?,
@@ -525,6 +529,12 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     let per_run = args.threads.map_or(1, |t| t as usize);
     let replications = args.replications;
     if sc.sweep.is_none() && replications == 1 {
+        if args.backend.slurm() {
+            anyhow::bail!(
+                "--backend slurm submits the points of a sweep or the replications of a \
+                 scenario (--replications N); a single run runs here"
+            );
+        }
         let folder = Folder::open(&dir, args.force)?;
         let recorder = Recorder::open(&args.db, &dir)?;
         let summary = recorder.scenario("run", &sc, &dir, || {
@@ -547,6 +557,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     };
     // Opened once the folder is: a refused run leaves no database behind.
     let recorder = Recorder::open(&args.db, &dir)?;
+    crate::slurm::settle_earlier(&args.backend, &recorder, &dir)?;
     let parameter = sc.sweep.as_ref().map(|s| s.parameter.clone());
     let base: Vec<(Option<SweepValue>, Scenario)> = match &sc.sweep {
         Some(_) => sc
@@ -606,16 +617,21 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         record::say_resumed("run", &dir, "points", points.len(), jobs.len());
     }
     let threads = batch::threads(args.jobs, per_run);
-    let mut results = batch::run_all(
-        &jobs,
+    let results = batch::run_or_submit(
+        &args.backend,
+        jobs,
         threads,
         per_run,
         args.quiet,
         "shoal run: point",
         &recorder,
         kind,
-    )
-    .into_iter();
+        &folder,
+    )?;
+    let Dispatched::Ran(results) = results else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut results = results.into_iter();
     let mut rows = Vec::new();
     let mut summaries = Vec::new();
     // The table keeps the points before the first failure, whose folders are complete.
@@ -680,10 +696,10 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     if replications > 1 {
         let intervals = replicate::intervals(&points, &summaries);
         folder.write_with(replicate::CI_FILE, |f| {
-            replicate::write_csv(f, parameter.as_deref(), &intervals)
+            replicate::write_csv(f, parameter.as_deref(), &intervals, false)
         })?;
         folder.finish()?;
-        replicate::print(parameter.as_deref(), &intervals);
+        replicate::print(parameter.as_deref(), &intervals, false);
     } else {
         folder.finish()?;
         let mut header: Vec<&str> = parameter.iter().map(String::as_str).collect();

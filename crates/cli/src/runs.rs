@@ -14,8 +14,11 @@ use std::process::ExitCode;
 /// Every `shoal run`, each point of a sweep, each run of `shoal compare` and each experiment
 /// of `shoal repro` records one row (docs/outputs.md, "The results database"): its resolved
 /// scenario and SHA-256, seed, fabric, version and source revision, start and end, wall time,
-/// peak memory, status (running, done, failed with the error), results folder and summary
-/// metrics. A run killed before it finished stays `running`.
+/// peak memory, status (pending in Slurm, running, done, failed with the error), host, process
+/// and Slurm job, results folder and summary metrics. A run killed before it finished stays
+/// `running` in the database; its state (the table's column, `state` in CSV and JSON) says
+/// what is true now: for a Slurm run Slurm's word (squeue, else sacct), and a run whose job
+/// left Slurm's queue, or whose process on this host is gone, is `stale`.
 ///
 /// The table shows one line per run; --format csv gives one row per run with every metric as
 /// a column (empty where a run has none), --format json every field with the metrics and, for
@@ -49,6 +52,7 @@ pub struct RunsArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum StatusArg {
+    Pending,
     Running,
     Done,
     Failed,
@@ -84,6 +88,7 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
         fabric: args.fabric.clone(),
         name: args.scenario.clone(),
         status: args.status.map(|s| match s {
+            StatusArg::Pending => Status::Pending,
             StatusArg::Running => Status::Running,
             StatusArg::Done => Status::Done,
             StatusArg::Failed => Status::Failed,
@@ -100,20 +105,21 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
         }),
     };
     let runs = db.runs(&filter)?;
+    let states = states(&runs);
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Table => table(&runs),
+        Format::Table => table(&runs, &states),
         Format::Csv => {
             let metrics = runs
                 .iter()
                 .map(|r| db.metrics(r.id))
                 .collect::<shoal_results::Result<Vec<_>>>()?;
-            out.write_all(&csv(&runs, &metrics)?)?;
+            out.write_all(&csv(&runs, &states, &metrics)?)?;
         }
         Format::Json => {
             let mut all = Vec::with_capacity(runs.len());
-            for r in &runs {
-                all.push(json(r, &db.metrics(r.id)?, &db.claims(r.id)?));
+            for (r, state) in runs.iter().zip(&states) {
+                all.push(json(r, state, &db.metrics(r.id)?, &db.claims(r.id)?));
             }
             writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
         }
@@ -122,13 +128,98 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn table(runs: &[Run]) {
+/// What is true of a run now, beside what its row says.
+struct State {
+    /// `pending`, `running`, `done`, `failed`, or `stale`: the row says pending or running,
+    /// but its Slurm job left the queue or its process (on this host) is gone.
+    word: &'static str,
+    /// Slurm's state of its job (squeue's, else sacct's), when Slurm says one.
+    slurm: Option<String>,
+}
+
+/// Each row's [`State`]: Slurm is asked once about every unfinished row with a job, and a
+/// row without one is stale when it names a process of this host that no longer exists.
+fn states(runs: &[Run]) -> Vec<State> {
+    let unfinished = |r: &&Run| matches!(r.status, Status::Pending | Status::Running);
+    let with_job: Vec<&str> = runs
+        .iter()
+        .filter(unfinished)
+        .filter_map(|r| r.job.as_deref())
+        .collect();
+    let queue = (!with_job.is_empty())
+        .then(crate::slurm::squeue)
+        .and_then(Result::ok);
+    let gone = queue.as_ref().map(|q| {
+        with_job
+            .iter()
+            .copied()
+            .filter(|j| !q.contains_key(*j))
+            .collect::<Vec<_>>()
+    });
+    let accounts = gone
+        .filter(|g| !g.is_empty())
+        .and_then(|g| crate::slurm::sacct(g.into_iter()));
+    let host = shoal_results::this_host();
+    runs.iter()
+        .map(|r| {
+            let recorded = match r.status {
+                Status::Pending => "pending",
+                Status::Running => "running",
+                Status::Done => "done",
+                Status::Failed => "failed",
+            };
+            if !unfinished(&r) {
+                return State {
+                    word: recorded,
+                    slurm: None,
+                };
+            }
+            match (&r.job, &queue) {
+                (Some(job), Some(queue)) => match queue.get(job) {
+                    Some(s) => State {
+                        word: match s.as_str() {
+                            "PENDING" => "pending",
+                            _ => "running",
+                        },
+                        slurm: Some(s.clone()),
+                    },
+                    None => State {
+                        word: "stale",
+                        slurm: accounts.as_ref().and_then(|a| a.get(job)).cloned(),
+                    },
+                },
+                // Slurm cannot be asked: the row's word.
+                (Some(_), None) => State {
+                    word: recorded,
+                    slurm: None,
+                },
+                (None, _) => State {
+                    word: if r.host == host && !process_alive(r.pid) {
+                        "stale"
+                    } else {
+                        recorded
+                    },
+                    slurm: None,
+                },
+            }
+        })
+        .collect()
+}
+
+/// Whether process `pid` of this host exists (Linux's /proc; elsewhere, assumed to). A pid
+/// the system reused since counts as alive: the state errs towards `running`.
+fn process_alive(pid: u32) -> bool {
+    !Path::new("/proc/self").exists() || Path::new("/proc").join(pid.to_string()).exists()
+}
+
+fn table(runs: &[Run], states: &[State]) {
     let rows: Vec<Vec<String>> = runs
         .iter()
-        .map(|r| {
+        .zip(states)
+        .map(|(r, state)| {
             vec![
                 r.id.0.to_string(),
-                r.status.as_str().to_owned(),
+                state.word.to_owned(),
                 r.kind.clone(),
                 r.name.clone(),
                 r.fabric.clone(),
@@ -141,20 +232,25 @@ fn table(runs: &[Run]) {
         .collect();
     crate::repro::print_table(
         &[
-            "id", "status", "kind", "scenario", "fabric", "seed", "started", "wall s", "folder",
+            "id", "state", "kind", "scenario", "fabric", "seed", "started", "wall s", "folder",
         ],
         &rows,
     );
 }
 
 /// The run's own columns, in the CSV's order.
-const COLUMNS: [&str; 17] = [
+const COLUMNS: [&str; 22] = [
     "id",
     "kind",
     "scenario",
     "fabric",
     "seed",
     "status",
+    "state",
+    "slurm_state",
+    "job",
+    "host",
+    "pid",
     "error",
     "started_at",
     "finished_at",
@@ -168,7 +264,7 @@ const COLUMNS: [&str; 17] = [
     "scenario_toml",
 ];
 
-fn columns(r: &Run) -> [String; 17] {
+fn columns(r: &Run, state: &State) -> [String; 22] {
     let opt = |v: Option<String>| v.unwrap_or_default();
     [
         r.id.0.to_string(),
@@ -177,6 +273,11 @@ fn columns(r: &Run) -> [String; 17] {
         r.fabric.clone(),
         opt(r.seed.map(|s| s.to_string())),
         r.status.as_str().to_owned(),
+        state.word.to_owned(),
+        opt(state.slurm.clone()),
+        opt(r.job.clone()),
+        r.host.clone(),
+        r.pid.to_string(),
         opt(r.error.clone()),
         r.started_at.clone(),
         opt(r.finished_at.clone()),
@@ -193,17 +294,17 @@ fn columns(r: &Run) -> [String; 17] {
 
 /// One row per run: its columns, then every metric any run has (in key order), empty where
 /// this run has none.
-fn csv(runs: &[Run], metrics: &[Vec<(String, Value)>]) -> Result<Vec<u8>> {
+fn csv(runs: &[Run], states: &[State], metrics: &[Vec<(String, Value)>]) -> Result<Vec<u8>> {
     let keys: BTreeSet<&str> = metrics.iter().flatten().map(|(k, _)| k.as_str()).collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(COLUMNS.iter().copied().chain(keys.iter().copied()))?;
-    for (r, m) in runs.iter().zip(metrics) {
+    for ((r, m), state) in runs.iter().zip(metrics).zip(states) {
         let values = keys.iter().map(|k| {
             m.iter()
                 .find(|(key, _)| key == k)
                 .map_or_else(String::new, |(_, v)| v.to_string())
         });
-        w.write_record(columns(r).into_iter().chain(values))?;
+        w.write_record(columns(r, state).into_iter().chain(values))?;
     }
     w.into_inner()
         .map_err(|e| anyhow::anyhow!("cannot write the CSV: {e}"))
@@ -211,13 +312,17 @@ fn csv(runs: &[Run], metrics: &[Vec<(String, Value)>]) -> Result<Vec<u8>> {
 
 fn json(
     r: &Run,
+    state: &State,
     metrics: &[(String, Value)],
     claims: &[shoal_results::Claim],
 ) -> serde_json::Value {
     let mut object = serde_json::Map::new();
-    for (key, value) in COLUMNS.iter().zip(columns(r)) {
+    for (key, value) in COLUMNS.iter().zip(columns(r, state)) {
         let value = match *key {
             "id" => serde_json::json!(r.id.0),
+            "pid" => serde_json::json!(r.pid),
+            "job" => serde_json::json!(r.job),
+            "slurm_state" => serde_json::json!(state.slurm),
             "seed" => serde_json::json!(r.seed),
             "wall_s" => serde_json::json!(r.wall_s),
             "peak_rss_bytes" => serde_json::json!(r.peak_rss_bytes),

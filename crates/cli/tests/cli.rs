@@ -1656,6 +1656,11 @@ fn a_sweep_killed_part_way_resumes_to_exactly_the_uninterrupted_result() {
         .collect();
     assert!((1..5).contains(&finished.len()), "{finished:?}");
     assert!(finished.iter().all(|p| complete(&res.join(p))));
+    // The row the kill left running names a process that is gone: its state is stale.
+    for r in done_rows.iter().filter(|r| r["status"] == "running") {
+        assert_eq!(r["state"], "stale", "{r}");
+        assert_eq!(r["job"], Value::Null);
+    }
 
     // The same command again does only the rest.
     let again = shoal_in(&dir, &["run", &scenario, "--out", "res", "--jobs", "1"]);
@@ -2300,4 +2305,302 @@ fn report_is_one_self_contained_page_with_every_claim_and_figure() {
         stderr(&o)
     );
     assert!(!dir.join("none.html").exists());
+}
+
+#[test]
+fn slurm_options_are_refused_where_they_would_mean_nothing() {
+    let dir = scratch("slurm-options");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    for (args, reason) in [
+        (vec!["--wait"], "--wait is an option of --backend slurm"),
+        (
+            vec!["--partition", "x"],
+            "--partition is an option of --backend slurm",
+        ),
+        (
+            vec!["--backend", "slurm", "--no-db", "--replications", "2"],
+            "needs the results database",
+        ),
+        (vec!["--backend", "slurm"], "a single run runs here"),
+    ] {
+        let mut all = vec!["run", tiny.as_str(), "--out", out, "--quiet"];
+        all.extend(&args);
+        let o = shoal(&all);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(reason), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!dir.join("out").exists(), "nothing written");
+}
+
+/// `(series, x, y)` rows of a figure's CSV.
+fn figure_rows(path: &Path) -> Vec<(String, f64, f64)> {
+    let mut reader = csv::Reader::from_path(path).expect("the figure's CSV");
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("row");
+            (
+                r[0].to_owned(),
+                r[1].parse().unwrap(),
+                r[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_comparison_draws_each_fabrics_fct_cdf_and_slowdown_by_size_agreeing_with_its_table() {
+    let dir = scratch("distributions");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let o = shoal_in(&dir, &["compare", &tiny, &ndp, "--out", "cmp", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = std::fs::read_to_string(dir.join("cmp/compare.csv")).expect("table");
+    let mut reader = csv::Reader::from_reader(table.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let cdf = figure_rows(&dir.join("cmp/fct_cdf.csv"));
+    let by_size = figure_rows(&dir.join("cmp/slowdown_by_size.csv"));
+    for row in reader.records() {
+        let row = row.expect("row");
+        let name = &row[col("scenario")];
+        let points: Vec<(f64, f64)> = cdf
+            .iter()
+            .filter(|(s, _, _)| s == name)
+            .map(|&(_, x, y)| (x, y))
+            .collect();
+        assert_eq!(points.len(), 8, "{name}: one point per short flow");
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1)
+        );
+        assert_eq!(points.last().unwrap().1, 1.0);
+        // The first value the CDF reaches 0.99 at is the table's nearest-rank p99.
+        let p99 = points.iter().find(|p| p.1 >= 0.99).unwrap().0;
+        let table_p99: f64 = row[col("short_fct_p99_us")].parse().unwrap();
+        assert!(
+            (p99 - table_p99).abs() < 5e-4,
+            "{name}: {p99} vs {table_p99}"
+        );
+        // Every flow has 3000 bytes: one size bin, whose p99 is the table's slowdown p99.
+        let bins: Vec<&(String, f64, f64)> = by_size.iter().filter(|(s, _, _)| s == name).collect();
+        assert_eq!(bins.len(), 1, "{name}");
+        let table_slowdown: f64 = row[col("short_slowdown_p99")].parse().unwrap();
+        assert!((bins[0].2 - table_slowdown).abs() < 5e-4 * table_slowdown.max(1.0));
+        // Drawn at the centre of the quarter-decade bin that holds 3000 bytes.
+        let half_bin = 10f64.powf(0.125);
+        assert!(bins[0].1 / half_bin <= 3000.0 && 3000.0 < bins[0].1 * half_bin);
+    }
+    for f in ["fct_cdf.svg", "slowdown_by_size.svg"] {
+        let svg = std::fs::read_to_string(dir.join("cmp").join(f)).expect(f);
+        assert!(
+            svg.contains("short-flow FCT (µs)") || svg.contains("flow size (bytes)"),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_means() {
+    let dir = scratch("compare-replications");
+    let open_loop = |text: &str| {
+        text.replace(
+            "kind = \"permutation\"\nflow_bytes = 3000",
+            "kind = \"open-loop\"\nload = 0.5\nload_node_gbps = 10.0\nmatrix = \"uniform\"\n\
+             size = { dist = \"pareto\", shape = 1.05, mean_bytes = 20000, cap_bytes = 1e6 }\n\
+             [run]\ncompleted_flows = 100",
+        )
+    };
+    let tiny = write(&dir, "tiny.toml", &open_loop(TINY));
+    let ndp = write(&dir, "ndp.toml", &open_loop(&tiny_packet("ndp", "")));
+    let o = shoal_in(
+        &dir,
+        &[
+            "compare",
+            &tiny,
+            &ndp,
+            "--out",
+            "cmp",
+            "--quiet",
+            "--replications",
+            "3",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = dir.join("cmp");
+    let mut table = csv::Reader::from_path(cmp.join("compare.csv")).expect("compare.csv");
+    let rows: Vec<csv::StringRecord> = table.records().map(|r| r.expect("row")).collect();
+    assert_eq!(rows.len(), 6);
+    // Replication r has one seed for both fabrics, the scenario's own for r = 0.
+    for r in 0..3 {
+        let seeds: Vec<&str> = rows
+            .iter()
+            .filter(|x| x[1] == *r.to_string())
+            .map(|x| &x[2])
+            .collect();
+        assert_eq!(seeds.len(), 2);
+        assert_eq!(seeds[0], seeds[1]);
+        assert_eq!(r == 0, seeds[0] == "5");
+        // ... and so the same flows (each run stops at its 100th completion: one list is the
+        // start of the other).
+        let flows = |name: &str| {
+            let text = std::fs::read_to_string(cmp.join(format!("{name}-r{r}/flows.csv"))).unwrap();
+            text.lines()
+                .map(|l| l.split(',').take(5).collect::<Vec<_>>().join(","))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (flows("tiny"), flows("tiny-ndp"));
+        let n = a.len().min(b.len());
+        assert!(n > 100);
+        assert_eq!(a[..n], b[..n], "replication {r}");
+    }
+    // ci.csv's mean is the mean of the rows; the bar drawn is that mean.
+    let mut ci = csv::Reader::from_path(cmp.join("ci.csv")).expect("ci.csv");
+    let ci: Vec<csv::StringRecord> = ci.records().map(|r| r.expect("row")).collect();
+    // The bars' CSV names each category (the scenario) in its x column.
+    let mut bars = csv::Reader::from_path(cmp.join("short_fct_mean_us.csv")).expect("bars");
+    let bars: Vec<(String, f64)> = bars
+        .records()
+        .map(|r| {
+            let r = r.expect("row");
+            (r[1].to_owned(), r[2].parse().unwrap())
+        })
+        .collect();
+    for (i, name) in ["tiny", "tiny-ndp"].iter().enumerate() {
+        let values: Vec<f64> = rows
+            .iter()
+            .filter(|r| &r[0] == *name)
+            .map(|r| r[6].parse().unwrap())
+            .collect();
+        let mean = values.iter().sum::<f64>() / 3.0;
+        let row = ci
+            .iter()
+            .find(|r| &r[0] == *name && &r[1] == "short_fct_mean_us")
+            .expect("the metric's interval");
+        assert_eq!(&row[2], "3");
+        let ci_mean: f64 = row[3].parse().unwrap();
+        assert!((ci_mean - mean).abs() < 1e-3, "{name}: {ci_mean} vs {mean}");
+        let (low, high): (f64, f64) = (row[4].parse().unwrap(), row[5].parse().unwrap());
+        assert!(low <= ci_mean && ci_mean <= high);
+        assert_eq!(bars[i].0, *name);
+        assert!(
+            (bars[i].1 - ci_mean).abs() < 1e-9,
+            "{name}: bar {}",
+            bars[i].1
+        );
+    }
+    // The CDF pools the three replications' short flows.
+    let cdf = figure_rows(&cmp.join("fct_cdf.csv"));
+    let short: usize = (0..3)
+        .map(|r| {
+            let path = cmp.join(format!("tiny-r{r}/flows.csv"));
+            let mut reader = csv::Reader::from_path(path).unwrap();
+            reader
+                .records()
+                .filter(|x| {
+                    let x = x.as_ref().unwrap();
+                    !x[6].is_empty() && x[3].parse::<u64>().unwrap() <= 100_000
+                })
+                .count()
+        })
+        .sum();
+    assert_eq!(cdf.iter().filter(|(s, _, _)| s == "tiny").count(), short);
+}
+
+#[test]
+fn a_sweep_slurm_cannot_take_leaves_failed_rows_and_runs_here_afterwards() {
+    let dir = scratch("no-sbatch");
+    let sweep =
+        format!("{TINY}[sweep]\nparameter = \"workload.flow_bytes\"\nvalues = [1000, 2000]\n");
+    let scenario = write(&dir, "sweep.toml", &sweep);
+    // No sbatch on the PATH: nothing is submitted, and the rows say why.
+    let empty = dir.join("no-programs");
+    std::fs::create_dir_all(&empty).expect("dir");
+    let o = Command::new(SHOAL)
+        .args([
+            "run",
+            &scenario,
+            "--out",
+            "res",
+            "--quiet",
+            "--backend",
+            "slurm",
+        ])
+        .current_dir(&dir)
+        .env("PATH", &empty)
+        .output()
+        .expect("runs");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot start sbatch"), "{}", stderr(&o));
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(
+            (&r["status"], &r["state"]),
+            (&"failed".into(), &"failed".into())
+        );
+        assert!(
+            r["error"].as_str().unwrap().contains("cannot start sbatch"),
+            "{r}"
+        );
+    }
+    assert!(
+        dir.join("res/.slurm/job-1.sh").is_file(),
+        "the script stays, to submit by hand"
+    );
+    // The same sweep here afterwards resumes the folder and runs both points.
+    let here = shoal_in(&dir, &["run", &scenario, "--out", "res", "--quiet"]);
+    assert!(here.status.success(), "{}", stderr(&here));
+    assert!(dir.join("res/sweep.csv").is_file());
+    let rows = db_rows(&dir.join("shoal.db"));
+    assert_eq!(rows.iter().filter(|r| r["status"] == "done").count(), 2);
+}
+
+#[test]
+fn a_comparison_of_sampling_runs_draws_their_time_series() {
+    let dir = scratch("compare-series");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let ndp = write(&dir, "ndp.toml", &tiny_packet("ndp", ""));
+    let o = shoal_in(
+        &dir,
+        &[
+            "compare",
+            &tiny,
+            &ndp,
+            "--out",
+            "cmp",
+            "--quiet",
+            "--set",
+            "run.sample_every_us=0.5",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = dir.join("cmp");
+    for (column, index) in [("queued_bytes", 1), ("active_flows", 5)] {
+        let drawn = figure_rows(&cmp.join(format!("{column}.csv")));
+        for name in ["tiny", "tiny-ndp"] {
+            // Every sample, in µs, exactly as series.csv holds it in ns.
+            let mut series = csv::Reader::from_path(cmp.join(name).join("series.csv")).unwrap();
+            let want: Vec<(f64, f64)> = series
+                .records()
+                .map(|r| {
+                    let r = r.unwrap();
+                    (
+                        r[0].parse::<f64>().unwrap() / 1e3,
+                        r[index].parse().unwrap(),
+                    )
+                })
+                .collect();
+            let got: Vec<(f64, f64)> = drawn
+                .iter()
+                .filter(|(s, _, _)| s == name)
+                .map(|&(_, x, y)| (x, y))
+                .collect();
+            assert!(want.len() > 2, "{name} sampled");
+            assert_eq!(got, want, "{column} of {name}");
+        }
+    }
 }

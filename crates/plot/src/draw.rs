@@ -95,14 +95,15 @@ where
         let marker =
             |p: (f64, f64)| EmptyElement::at(p) + Polygon::new(shape.clone(), colour.filled());
         match &plan.fig.kind {
-            Kind::Lines => {
+            Kind::Lines | Kind::Curve => {
                 let runs = clip::runs(&s.points, &plan.x, &plan.y);
                 let line = colour.stroke_width(2);
                 chart
                     .draw_series(runs.into_iter().map(|run| PathElement::new(run, line)))
                     .map_err(text)?;
+                let marked = matches!(plan.fig.kind, Kind::Lines);
                 chart
-                    .draw_series(inside.map(marker))
+                    .draw_series(inside.filter(|_| marked).map(marker))
                     .map_err(text)?
                     .label(&s.name)
                     .legend(move |p| {

@@ -57,7 +57,7 @@ pub enum Scale {
     Log,
 }
 
-/// One named series; its points are drawn (and joined, for [`Kind::Lines`]) in the given order.
+/// One named series; its points are drawn (and joined, for [`Kind::Lines`] and [`Kind::Curve`]) in the given order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     /// Shown in the legend when the figure has more than one series.
@@ -79,6 +79,9 @@ impl Series {
 pub enum Kind {
     /// A line with a marker at every point.
     Lines,
+    /// A line without markers (the legend shows the series' marker): for distributions of
+    /// hundreds of points, such as CDFs, whose markers would hide the line.
+    Curve,
     /// Markers only.
     Points,
     /// Grouped bars: a point `(k, v)` of series `i` is bar `i` of category `k`, of height `v`.

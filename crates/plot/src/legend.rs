@@ -54,7 +54,7 @@ fn each_sample(plan: &Plan, mut visit: impl FnMut((f64, f64))) {
     for (i, s) in plan.fig.series.iter().enumerate() {
         match plan.fig.kind {
             Kind::Points => s.points.iter().map(norm).for_each(&mut visit),
-            Kind::Lines => {
+            Kind::Lines | Kind::Curve => {
                 s.points.iter().map(norm).for_each(&mut visit);
                 for pair in s.points.windows(2) {
                     let (a, b) = (norm(&pair[0]), norm(&pair[1]));

@@ -39,7 +39,7 @@ impl<'a> Plan<'a> {
         check_points(fig)?;
         let categories = match &fig.kind {
             Kind::Bars { categories } => Some(categories.as_slice()),
-            Kind::Lines | Kind::Points => None,
+            Kind::Lines | Kind::Curve | Kind::Points => None,
         };
         let x = match categories {
             // Every point names a valid category, so there is at least one.
@@ -192,7 +192,7 @@ fn check_points(fig: &Figure) -> Result<(), PlotError> {
             }
             Some(categories.len())
         }
-        Kind::Lines | Kind::Points => None,
+        Kind::Lines | Kind::Curve | Kind::Points => None,
     };
     for s in &fig.series {
         for (index, &(x, y)) in s.points.iter().enumerate() {

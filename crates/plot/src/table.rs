@@ -13,7 +13,7 @@ pub(crate) fn csv(fig: &Figure) -> String {
                 Kind::Bars { categories } => {
                     field(categories.get(x as usize).map_or("", String::as_str))
                 }
-                Kind::Lines | Kind::Points => number(x),
+                Kind::Lines | Kind::Curve | Kind::Points => number(x),
             };
             out.push_str(&format!("{name},{x},{}\n", number(y)));
         }

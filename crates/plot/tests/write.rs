@@ -332,7 +332,7 @@ fn awkward_inputs_never_panic() {
     ];
     let mut drawn = 0;
     for (i, mut fig) in figures.into_iter().enumerate() {
-        for kind in [Kind::Lines, Kind::Points] {
+        for kind in [Kind::Lines, Kind::Curve, Kind::Points] {
             fig.kind = kind;
             match write(&fig, &dir, &format!("case{i}")) {
                 Ok(written) => {
@@ -344,6 +344,28 @@ fn awkward_inputs_never_panic() {
             }
         }
     }
-    assert_eq!(drawn, 16);
+    assert_eq!(drawn, 24);
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_curve_is_the_line_without_its_markers() {
+    let dir = scratch("curve");
+    let mut fig = lines();
+    let polygons = |fig: &Figure, stem: &str| {
+        let written = write(fig, &dir, stem).expect("drawn");
+        assert_round_trip(fig, &written.csv);
+        fs::read_to_string(written.svg)
+            .expect("svg")
+            .matches("<polygon")
+            .count()
+    };
+    let marked = polygons(&fig, "lines");
+    fig.kind = Kind::Curve;
+    let curve = polygons(&fig, "curve");
+    // The legend keeps one marker per series; the seven points lose theirs.
+    let points: usize = fig.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(curve, fig.series.len());
+    assert_eq!(marked, curve + points);
     let _ = fs::remove_dir_all(dir);
 }

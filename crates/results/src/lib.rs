@@ -4,8 +4,9 @@
 //!
 //! A row holds the resolved scenario (its text and SHA-256), the seed, the fabric, the program
 //! version and source revision, when it started and finished, its wall time and peak memory,
-//! its status (`running`, `done`, or `failed` with the error) and the path of its results
-//! folder; its summary metrics go to a key-value table beside it. Per-flow and per-sample data
+//! its status (`pending` when submitted to Slurm and not started, `running`, `done`, or
+//! `failed` with the error), the host and process that ran it (and its batch job) and the path
+//! of its results folder; its summary metrics go to a key-value table beside it. Per-flow and per-sample data
 //! stay files in that folder.
 //!
 //! Every change is one `BEGIN IMMEDIATE` transaction (a row started; a row finished together
@@ -54,6 +55,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// A run's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
+    /// Submitted to a batch system (Slurm) and not started yet.
+    Pending,
     /// Started and not finished: still going, or killed (a killed run never leaves this).
     Running,
     Done,
@@ -61,10 +64,16 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 3] = [Status::Running, Status::Done, Status::Failed];
+    pub const ALL: [Status; 4] = [
+        Status::Pending,
+        Status::Running,
+        Status::Done,
+        Status::Failed,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Status::Pending => "pending",
             Status::Running => "running",
             Status::Done => "done",
             Status::Failed => "failed",
@@ -172,6 +181,11 @@ pub struct Run {
     pub status: Status,
     pub error: Option<String>,
     pub folder: PathBuf,
+    /// The host the recording process ran on (`pid` is a process there); empty for rows of
+    /// layout 1.
+    pub host: String,
+    /// The batch system's job id (Slurm: `<array job>_<task>`) of a run submitted to one.
+    pub job: Option<String>,
 }
 
 /// Which rows to list: each field set narrows the list.
@@ -233,15 +247,65 @@ impl Db {
 
     /// Records a run that starts now, as `running`.
     pub fn start(&mut self, run: &NewRun) -> Result<RunId> {
+        self.insert(run, Status::Running, "cannot record the run's start")
+    }
+
+    /// Records a run handed to a batch system, as `pending` (its start time the submission's);
+    /// [`Db::set_job`] names its job, [`Db::begin`] starts it where it runs.
+    pub fn submit(&mut self, run: &NewRun) -> Result<RunId> {
+        self.insert(run, Status::Pending, "cannot record the submitted run")
+    }
+
+    /// Names the batch job of pending runs, each its own, in one transaction.
+    pub fn set_jobs(&mut self, jobs: &[(RunId, String)]) -> Result<()> {
+        self.write("cannot record the runs' jobs", |tx| {
+            let mut q = tx.prepare("UPDATE runs SET job = ?2 WHERE id = ?1")?;
+            for (id, job) in jobs {
+                q.execute(params![id.0, job])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A pending run starts now, in this process on this host.
+    pub fn begin(&mut self, id: RunId) -> Result<()> {
+        self.write("cannot record the run's start", |tx| {
+            let changed = tx.execute(
+                "UPDATE runs SET status = 'running', pid = ?2, host = ?3,
+                    started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                 WHERE id = ?1 AND status = 'pending'",
+                params![id.0, std::process::id(), this_host()],
+            )?;
+            if changed == 1 {
+                Ok(())
+            } else {
+                Err(rusqlite::Error::QueryReturnedNoRows)
+            }
+        })
+        .map_err(|e| match e {
+            Error::Sql {
+                path,
+                source: rusqlite::Error::QueryReturnedNoRows,
+                ..
+            } => Error::Invalid {
+                path,
+                reason: format!("run {} is not pending: it cannot start", id.0),
+            },
+            e => e,
+        })
+    }
+
+    fn insert(&mut self, run: &NewRun, status: Status, what: &str) -> Result<RunId> {
         let folder = run.folder.to_string_lossy();
         let hash = sha256_hex(run.scenario);
         let seed = run.seed.map(|s| s as i64);
-        self.write("cannot record the run's start", |tx| {
+        let host = this_host();
+        self.write(what, |tx| {
             tx.execute(
                 "INSERT INTO runs (kind, name, fabric, scenario_sha256, scenario, seed, version,
-                    revision, command, pid, started_at, status, folder)
+                    revision, command, pid, started_at, status, folder, host)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'running', ?11)",
+                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?11, ?12, ?13)",
                 params![
                     run.kind,
                     run.name,
@@ -253,7 +317,9 @@ impl Db {
                     REVISION,
                     run.command,
                     std::process::id(),
+                    status.as_str(),
                     folder,
+                    host,
                 ],
             )?;
             Ok(RunId(tx.last_insert_rowid()))
@@ -298,7 +364,7 @@ impl Db {
         })
     }
 
-    /// Marks a run failed with its error.
+    /// Marks a run failed with its error (a pending one too: its job ended before it started).
     pub fn fail(
         &mut self,
         id: RunId,
@@ -425,8 +491,8 @@ impl Db {
     }
 }
 
-/// Sets a run's end: status, time, wall time, memory, error. A row that is not `running` is
-/// left alone and reported: a run ends once.
+/// Sets a run's end: status, time, wall time, memory, error. A row that is neither `running`
+/// nor `pending` is left alone and reported: a run ends once.
 fn end(
     tx: &rusqlite::Transaction,
     id: RunId,
@@ -438,7 +504,7 @@ fn end(
     let changed = tx.execute(
         "UPDATE runs SET status = ?2, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
             wall_s = ?3, peak_rss_bytes = ?4, error = ?5
-         WHERE id = ?1 AND status = 'running'",
+         WHERE id = ?1 AND status IN ('running', 'pending')",
         params![
             id.0,
             status.as_str(),
@@ -452,6 +518,14 @@ fn end(
     } else {
         Err(rusqlite::Error::QueryReturnedNoRows)
     }
+}
+
+/// This machine's name (Linux's, from /proc; empty where there is none), so that a row's pid
+/// is only ever looked for on the host that recorded it.
+pub fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
 }
 
 fn sql(path: &Path, what: &str, source: rusqlite::Error) -> Error {

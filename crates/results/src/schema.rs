@@ -5,11 +5,13 @@ use rusqlite::{Connection, TransactionBehavior};
 use std::path::{Path, PathBuf};
 
 /// The layout's version, in SQLite's `user_version`: a file with a newer one was written by a
-/// newer shoal and is not touched.
-const LAYOUT: i64 = 1;
+/// newer shoal and is not touched; an older one is brought up to date (`migrate`).
+const LAYOUT: i64 = 2;
 
-const TABLES: &str = "
-CREATE TABLE runs (
+/// The `runs` table under the name `{name}`. Layout 2 added `pending` (a run submitted to a
+/// batch system, not started), `host` and `job` (the batch system's job id).
+const RUNS: &str = "
+CREATE TABLE {name} (
     id              INTEGER PRIMARY KEY,
     kind            TEXT NOT NULL,
     name            TEXT NOT NULL,
@@ -25,11 +27,17 @@ CREATE TABLE runs (
     finished_at     TEXT,
     wall_s          REAL,
     peak_rss_bytes  INTEGER,
-    status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
     error           TEXT,
-    folder          TEXT NOT NULL
+    folder          TEXT NOT NULL,
+    host            TEXT NOT NULL DEFAULT '',
+    job             TEXT
 );
-CREATE INDEX runs_by_scenario ON runs (scenario_sha256, status);
+";
+
+const INDEX: &str = "CREATE INDEX runs_by_scenario ON runs (scenario_sha256, status);";
+
+const OTHER_TABLES: &str = "
 CREATE TABLE metrics (
     run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     key    TEXT NOT NULL,
@@ -51,10 +59,34 @@ CREATE TABLE claims (
 ) WITHOUT ROWID;
 ";
 
+/// Layout 1's columns, which layout 2 keeps.
+const LAYOUT_1_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenario, seed, \
+    version, revision, command, pid, started_at, finished_at, wall_s, peak_rss_bytes, status, \
+    error, folder";
+
 /// The columns `run_of_row` reads, in its order.
 pub(crate) const RUN_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenario, seed, \
     version, revision, command, pid, started_at, finished_at, wall_s, peak_rss_bytes, status, \
-    error, folder";
+    error, folder, host, job";
+
+fn runs_table(name: &str) -> String {
+    RUNS.replace("{name}", name)
+}
+
+/// Layout 1 to 2: SQLite cannot change a CHECK constraint in place, so the table is rebuilt
+/// (its rows copied with an empty host and no job) and renamed, the procedure SQLite's
+/// documentation gives; foreign keys are off meanwhile, so that dropping the old table deletes
+/// no metric.
+fn migrate_from_1(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(&format!(
+        "{new}
+         INSERT INTO runs_new ({LAYOUT_1_COLUMNS}) SELECT {LAYOUT_1_COLUMNS} FROM runs;
+         DROP TABLE runs;
+         ALTER TABLE runs_new RENAME TO runs;
+         {INDEX}",
+        new = runs_table("runs_new")
+    ))
+}
 
 pub(crate) fn run_of_row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
     let status: String = r.get(15)?;
@@ -74,10 +106,12 @@ pub(crate) fn run_of_row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
         finished_at: r.get(12)?,
         wall_s: r.get(13)?,
         peak_rss_bytes: r.get::<_, Option<i64>>(14)?.map(|b| b as u64),
-        // The CHECK constraint admits only the three.
+        // The CHECK constraint admits only the four.
         status: Status::parse(&status).unwrap_or(Status::Failed),
         error: r.get(16)?,
         folder: PathBuf::from(r.get::<_, String>(17)?),
+        host: r.get(18)?,
+        job: r.get(19)?,
     })
 }
 
@@ -104,8 +138,8 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
         });
     }
     // With WAL, NORMAL keeps every transaction atomic; only the last ones may be lost if the
-    // machine (not the process) stops.
-    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+    // machine (not the process) stops. Foreign keys go on once the layout is current.
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;")
         .map_err(|e| sql(path, "cannot set the connection's pragmas", e))?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -126,10 +160,13 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
                         .to_owned(),
                 });
             }
-            tx.execute_batch(TABLES)
+            tx.execute_batch(&format!("{}{INDEX}{OTHER_TABLES}", runs_table("runs")))
                 .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
                 .map_err(|e| sql(path, "cannot create the tables", e))?;
         }
+        1 => migrate_from_1(&tx)
+            .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
+            .map_err(|e| sql(path, "cannot bring layout 1 up to date", e))?,
         LAYOUT => {}
         other => {
             return Err(Error::Invalid {
@@ -142,5 +179,7 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
         }
     }
     tx.commit()
-        .map_err(|e| sql(path, "cannot create the tables", e))
+        .map_err(|e| sql(path, "cannot create the tables", e))?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")
+        .map_err(|e| sql(path, "cannot turn foreign keys on", e))
 }

@@ -333,3 +333,98 @@ fn a_run_killed_between_start_and_finish_stays_running_and_counts_as_unfinished(
         "the crashed row stays as it was left"
     );
 }
+
+#[test]
+fn a_submitted_run_is_pending_until_it_begins_where_it_runs() {
+    let dir = scratch("pending");
+    let mut db = Db::open(&dir.join("shoal.db")).expect("open");
+    let folder = dir.join("p0");
+    let a = db.submit(&new_run("point a", &folder)).expect("submit");
+    let b = db.submit(&new_run("point b", &folder)).expect("submit");
+    db.set_jobs(&[(a, "41_0".to_owned()), (b, "41_1".to_owned())])
+        .expect("jobs");
+    let row = db.run(a).expect("read").expect("row");
+    assert_eq!(row.status, Status::Pending);
+    assert_eq!(row.job.as_deref(), Some("41_0"));
+    assert_eq!(row.host, shoal_results::this_host());
+    // A pending run is not finished, and a run cannot end twice nor begin twice.
+    assert!(
+        db.finished_folders("point a", "0.1.0")
+            .expect("look up")
+            .is_empty()
+    );
+    db.begin(a).expect("begin");
+    assert_eq!(
+        db.run(a).expect("read").expect("row").status,
+        Status::Running
+    );
+    let twice = db.begin(a).expect_err("not pending any more");
+    assert!(twice.to_string().contains("is not pending"), "{twice}");
+    db.finish(a, &Outcome::default()).expect("finish");
+    assert_eq!(
+        db.finished_folders("point a", "0.1.0").expect("look up"),
+        vec![folder.clone()]
+    );
+    // A job that ended before its run started leaves it failed, with the reason.
+    db.fail(b, 0.0, None, "Slurm job 41_1 ended: CANCELLED")
+        .expect("a pending run can fail");
+    let b = db.run(b).expect("read").expect("row");
+    assert_eq!(b.status, Status::Failed);
+    assert!(b.error.expect("error").contains("CANCELLED"));
+}
+
+#[test]
+fn a_layout_1_database_is_brought_up_to_date_with_its_rows_and_metrics() {
+    let dir = scratch("layout1");
+    let path = dir.join("shoal.db");
+    {
+        // Layout 1 as the previous version created it.
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE runs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL,
+                fabric TEXT NOT NULL, scenario_sha256 TEXT NOT NULL, scenario TEXT NOT NULL,
+                seed INTEGER, version TEXT NOT NULL, revision TEXT NOT NULL,
+                command TEXT NOT NULL, pid INTEGER NOT NULL, started_at TEXT NOT NULL,
+                finished_at TEXT, wall_s REAL, peak_rss_bytes INTEGER,
+                status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+                error TEXT, folder TEXT NOT NULL);
+             CREATE INDEX runs_by_scenario ON runs (scenario_sha256, status);
+             CREATE TABLE metrics (run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                key TEXT NOT NULL, value NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID;
+             CREATE TABLE claims (run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                position INTEGER NOT NULL, figure TEXT NOT NULL, claim TEXT NOT NULL,
+                paper TEXT NOT NULL, ours TEXT NOT NULL, tolerance TEXT NOT NULL,
+                pass INTEGER NOT NULL CHECK (pass IN (0, 1)), PRIMARY KEY (run_id, position))
+                WITHOUT ROWID;
+             INSERT INTO runs VALUES (7, 'run', 'old', 'shoal', 'h', 'text', 3, '0.1.0', 'r',
+                'shoal run', 99, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', 1.0,
+                NULL, 'done', NULL, '/old');
+             INSERT INTO metrics VALUES (7, 'flows', 12);
+             PRAGMA user_version = 1;",
+        )
+        .expect("layout 1");
+    }
+    let mut db = Db::open(&path).expect("brought up to date");
+    let old = db.run(RunId(7)).expect("read").expect("the old row");
+    assert_eq!(
+        (old.name.as_str(), old.status, old.pid),
+        ("old", Status::Done, 99)
+    );
+    assert_eq!((old.host.as_str(), old.job.as_deref()), ("", None));
+    assert_eq!(
+        db.metrics(RunId(7)).expect("metrics"),
+        vec![("flows".to_owned(), Value::Int(12))],
+        "the rebuild deleted no metric"
+    );
+    // The new status is admitted, and the file now opens as the current layout.
+    let id = db
+        .submit(&new_run("new", Path::new("/new")))
+        .expect("pending row");
+    drop(db);
+    let db = Db::open(&path).expect("reopens");
+    assert_eq!(
+        db.run(id).expect("read").expect("row").status,
+        Status::Pending
+    );
+}
