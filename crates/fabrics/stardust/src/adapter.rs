@@ -693,8 +693,8 @@ impl Adapter {
         if ended > 0 {
             let factor = self.rate_factor as u64;
             let mut factor = if self.window_marked > 0 {
-                let cut = factor * f.decrease as u64 * self.window_marked as u64
-                    / self.window_cells as u64
+                let cut = (factor * f.decrease as u64 * self.window_marked as u64
+                    / self.window_cells as u64)
                     >> 16;
                 (factor - cut).max(f.min_rate as u64)
             } else {
