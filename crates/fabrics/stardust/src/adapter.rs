@@ -386,19 +386,24 @@ impl Adapter {
         let voq = &mut self.voqs[q];
         if voq.packets.is_empty() && voq.requested {
             voq.requested = false;
-            self.say_off(now, q);
+            self.say_off(now, q, self.keepable());
+        }
+    }
+
+    /// What an empty VOQ may keep of its credit: one credit's worth, or nothing without a
+    /// keep time.
+    fn keepable(&self) -> u32 {
+        if self.cfg.credit_keep.0 > 0 {
+            self.cfg.credit_bytes
+        } else {
+            0
         }
     }
 
     /// VOQ `q` (empty, not asking) tells its destination it is off, returning what credit it
-    /// holds beyond one credit's worth, and keeps the rest for the keep time.
-    fn say_off(&mut self, now: Time, q: usize) {
+    /// holds beyond `most`, and keeps the rest for the keep time.
+    fn say_off(&mut self, now: Time, q: usize, most: u32) {
         let keep_for = self.cfg.credit_keep;
-        let most = if keep_for.0 > 0 {
-            self.cfg.credit_bytes
-        } else {
-            0
-        };
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
         let kept = voq.balance.min(most);
@@ -443,22 +448,7 @@ impl Adapter {
                 self.give_back.push(Reverse((at, q as u32)));
                 continue;
             }
-            let voq = &mut self.voqs[q];
-            voq.status_seq = voq.status_seq.wrapping_add(1);
-            let (seq, returned) = (voq.status_seq, voq.balance);
-            voq.balance = 0;
-            self.stats.credit_returned_bytes += returned as u64;
-            let (dst, port, class) = self.cfg.voq_of(q);
-            self.send_control(
-                dst,
-                Control::Status {
-                    port,
-                    class,
-                    seq,
-                    on: false,
-                    returned,
-                },
-            );
+            self.say_off(now, q, 0);
         }
     }
 
@@ -671,7 +661,7 @@ impl Adapter {
                 } else {
                     // A credit that crossed the VOQ's "off": said again, with what it cannot
                     // keep.
-                    self.say_off(now, q);
+                    self.say_off(now, q, self.keepable());
                 }
             }
             Body::Data(d) => {
