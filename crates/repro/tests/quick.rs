@@ -219,10 +219,9 @@ fn fig15_baselines() {
 /// Two kinds miss at this scale and are reported as misses: the last-stage queue at u = 0.5 to
 /// 0.8 has a heavier tail than the M/D/1 bound (ratio 1.8-13: a 4 KB credit's 17 cells over
 /// only 8 links put ~2 cells per last-stage link in one burst, which a Poisson stream does
-/// not), and FCI holds the 120% case at 0.63, not 0.9 (our AIMD law, the paper gives none,
-/// keeps cutting while the queue above the threshold drains slowly). u = 0.9 sits at the
-/// edge of its tolerance (1.19 against 1.2) and is not held either way. The test holds every
-/// other claim and that all eleven are reported.
+/// not). FCI holds the 120% case at 0.91 (0.9 ± 0.05). u = 0.9 sits near the edge of its
+/// tolerance (1.06 against 1.2) and is not held either way. The test holds every other claim
+/// and that all eleven are reported.
 #[test]
 fn stardust_fig9_two_tier_load() {
     let claims = common::run("stardust-fig9", true);
@@ -233,6 +232,7 @@ fn stardust_fig9_two_tier_load() {
         "the last-stage queue's tail grows",
         "§6.2: 128 cells per link",
         "no cell lost",
+        "oversubscribed 120%",
     ] {
         common::holds(&claims, held);
     }
@@ -245,10 +245,16 @@ fn stardust_failures() {
     common::check("stardust-failures", true);
 }
 
-/// Stardust §5.3's incast example at 16 adapters.
+/// Stardust §5.3's incast example at 16 adapters. Even draining misses (first completion
+/// 0.988 of the last, not 0.99): the sender on the destination's own adapter (port 1 of
+/// adapter 0) has no credit round trip, takes the port's first credits alone before the other
+/// VOQs' requests arrive and, spending what it keeps, finishes about 8 KB (two credits) ahead
+/// of the rest, at any scale; the other senders finish within 0.996 of each other.
 #[test]
 fn stardust_incast() {
-    common::check("stardust-incast", true);
+    common::check_known_misses("stardust-incast", true, |c| {
+        c.claim.starts_with("even draining")
+    });
 }
 
 /// Stardust Fig. 7 / App. F: two ports, three flows, against the Ethernet fabric's arithmetic.
@@ -257,9 +263,9 @@ fn stardust_fig7() {
     common::check("stardust-fig7", true);
 }
 
-/// Stardust Fig. 10(a) at k = 6: TCP over Stardust reaches 0.74 of the line rate, not 0.94 (a
-/// credit handed to a VOQ of 64 B acks takes a whole 4 KB credit slot of its port, and the
-/// unused part comes back after the slot is gone; see docs/results/stardust.md), so both of
+/// Stardust Fig. 10(a) at k = 6: TCP over Stardust reaches 0.88 of the line rate, not 0.94
+/// (FCI holds the credit rate under the fabric's capacity, since the credits ask 10.3 Gb/s of
+/// a link that carries 9.54 Gb/s of packets; see docs/results/stardust.md), so both of
 /// Stardust's claims miss; DCQCN reaches 0.23, not 0.47 (not investigated); MPTCP is not
 /// checked. DCTCP's holds.
 #[test]

@@ -6,8 +6,16 @@
 //! tells the destination's egress scheduler (a status control cell); each credit that comes
 //! back lets it release whole packets worth the credit, which it cuts into cells as one burst
 //! (a cell may hold the tail of one packet and the head of the next, never data of two VOQs)
-//! and sprays over every link that reaches the destination. Unused credit is returned with
-//! the status that says the VOQ is empty.
+//! and sprays over every link that reaches the destination.
+//!
+//! Credit a VOQ did not spend is "stored for later accounting" (§4.1): a VOQ that empties
+//! keeps up to one credit's worth for [`AdapterConfig::credit_keep`] after its last status,
+//! and packets that come meanwhile go at once against it, without asking; what it cannot
+//! keep, and what is left when the time is up, goes back with a status. Returning at once
+//! would cost the egress port the whole credit's time for the few bytes spent (a VOQ of TCP
+//! acks spends 64 B of each 4 KB credit); keeping for ever would hold egress buffer that may
+//! never be used. The keep is shorter than the scheduler's write-off hold, so the books stay
+//! exact (see [`crate::scheduler`]).
 //!
 //! Egress: per port, a scheduler sends credits at the port rate plus a speed-up, times the
 //! FCI factor, while the port's egress buffer has room for every byte already credited plus
@@ -50,6 +58,10 @@ struct Voq {
     status_seq: u32,
     /// Whether the last status sent said "on".
     requested: bool,
+    /// An empty VOQ gives its kept credit back at this time (its last status plus the keep),
+    /// and whether an entry for it waits in `Adapter::give_back`.
+    keep_until: Time,
+    give_back_armed: bool,
     /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
     /// refresh entry for it waits in `Adapter::refresh`.
     asked_at: Time,
@@ -86,6 +98,8 @@ pub struct AdapterStats {
     pub data_cells: u64,
     pub control_cells: u64,
     pub credits: u64,
+    /// Credit bytes VOQs returned unused.
+    pub credit_returned_bytes: u64,
     /// Cells closed before they were full because they held [`MAX_FRAGS`] fragments.
     pub frag_limited_cells: u64,
     /// Cells that found no link to their destination (dropped).
@@ -128,12 +142,18 @@ pub struct Adapter {
     refresh: BinaryHeap<Reverse<(Time, u32)>>,
     /// Low-latency VOQs waiting for their bucket, by the time it lets their next packet go.
     low_latency_due: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Empty VOQs keeping credit, by the time they give it back.
+    give_back: BinaryHeap<Reverse<(Time, u32)>>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
     ahead: Vec<VecDeque<(Time, u32)>>,
     rate_factor: u32,
-    last_decrease: Option<Time>,
+    /// The FCI window under way: when it began, data cells received in it and how many of
+    /// them carried FCI.
+    fci_window: Time,
+    window_cells: u32,
+    window_marked: u32,
     /// Links that got cells since the caller last asked, and ports that got packets.
     link_kicks: Vec<u32>,
     port_kicks: Vec<u16>,
@@ -178,9 +198,12 @@ impl Adapter {
             timer_armed: vec![false; queues],
             refresh: BinaryHeap::new(),
             low_latency_due: BinaryHeap::new(),
+            give_back: BinaryHeap::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
-            last_decrease: None,
+            fci_window: Time::ZERO,
+            window_cells: 0,
+            window_marked: 0,
             link_kicks: Vec::new(),
             port_kicks: Vec::new(),
             loopback: VecDeque::new(),
@@ -339,7 +362,7 @@ impl Adapter {
     }
 
     /// Sends what the VOQ's credit balance covers, as one burst of cells.
-    fn release(&mut self, _now: Time, dst: u32, port: u16, class: u8) {
+    fn release(&mut self, now: Time, dst: u32, port: u16, class: u8) {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         let mut burst_end = 0;
@@ -363,19 +386,69 @@ impl Adapter {
         let voq = &mut self.voqs[q];
         if voq.packets.is_empty() && voq.requested {
             voq.requested = false;
-            voq.status_seq = voq.status_seq.wrapping_add(1);
-            let (seq, returned) = (voq.status_seq, voq.balance);
-            voq.balance = 0;
-            self.send_control(
-                dst,
-                Control::Status {
-                    port,
-                    class,
-                    seq,
-                    on: false,
-                    returned,
-                },
-            );
+            self.say_off(now, q, self.keepable());
+        }
+    }
+
+    /// What an empty VOQ may keep of its credit: one credit's worth, or nothing without a
+    /// keep time.
+    fn keepable(&self) -> u32 {
+        if self.cfg.credit_keep.0 > 0 {
+            self.cfg.credit_bytes
+        } else {
+            0
+        }
+    }
+
+    /// VOQ `q` (empty, not asking) tells its destination it is off, returning what credit it
+    /// holds beyond `most`, and keeps the rest for the keep time.
+    fn say_off(&mut self, now: Time, q: usize, most: u32) {
+        let keep_for = self.cfg.credit_keep;
+        let voq = &mut self.voqs[q];
+        voq.status_seq = voq.status_seq.wrapping_add(1);
+        let kept = voq.balance.min(most);
+        let (seq, returned) = (voq.status_seq, voq.balance - kept);
+        voq.balance = kept;
+        voq.keep_until = now + keep_for;
+        if kept > 0 && !voq.give_back_armed {
+            voq.give_back_armed = true;
+            self.give_back.push(Reverse((voq.keep_until, q as u32)));
+        }
+        self.stats.credit_returned_bytes += returned as u64;
+        let (dst, port, class) = self.cfg.voq_of(q);
+        self.send_control(
+            dst,
+            Control::Status {
+                port,
+                class,
+                seq,
+                on: false,
+                returned,
+            },
+        );
+    }
+
+    /// Empty VOQs whose keep time is up give back the credit they kept.
+    fn give_back_due(&mut self, now: Time) {
+        while let Some(&Reverse((t, q))) = self.give_back.peek() {
+            if t > now {
+                break;
+            }
+            self.give_back.pop();
+            let q = q as usize;
+            let voq = &mut self.voqs[q];
+            voq.give_back_armed = false;
+            if voq.requested || voq.balance == 0 {
+                // Asking again (its next "off" keeps anew), or nothing left.
+                continue;
+            }
+            if voq.keep_until > now {
+                voq.give_back_armed = true;
+                let at = voq.keep_until;
+                self.give_back.push(Reverse((at, q as u32)));
+                continue;
+            }
+            self.say_off(now, q, 0);
         }
     }
 
@@ -586,41 +659,45 @@ impl Adapter {
                 if voq.requested {
                     self.release(now, cell.src, port, class);
                 } else {
-                    // A credit that crossed the VOQ's "off": give it back.
-                    voq.status_seq = voq.status_seq.wrapping_add(1);
-                    let (seq, returned) = (voq.status_seq, voq.balance);
-                    voq.balance = 0;
-                    self.send_control(
-                        cell.src,
-                        Control::Status {
-                            port,
-                            class,
-                            seq,
-                            on: false,
-                            returned,
-                        },
-                    );
+                    // A credit that crossed the VOQ's "off": said again, with what it cannot
+                    // keep.
+                    self.say_off(now, q, self.keepable());
                 }
             }
             Body::Data(d) => {
                 if cell.fci {
                     self.stats.fci_cells += 1;
-                    self.throttle(now);
                 }
+                self.fci_tally(now, cell.fci);
                 self.data(now, cell.src, d);
             }
         }
     }
 
-    /// FCI: the credit rate loses a fraction of itself, at most once per interval.
-    fn throttle(&mut self, now: Time) {
-        let f = &self.cfg.fci;
-        if self.last_decrease.is_some_and(|t| now < t + f.interval) {
-            return;
+    /// Counts a data cell into the FCI window, closing the windows that ended before `now`
+    /// first ([`FciReaction`]): one with marks cuts the factor by the decrease times the
+    /// fraction marked, every other one (empty windows included) raises it by the increase.
+    fn fci_tally(&mut self, now: Time, marked: bool) {
+        let f = self.cfg.fci;
+        let ended = (now.0 - self.fci_window.0) / f.interval.0;
+        if ended > 0 {
+            let factor = self.rate_factor as u64;
+            let mut factor = if self.window_marked > 0 {
+                let cut = (factor * f.decrease as u64 * self.window_marked as u64
+                    / self.window_cells as u64)
+                    >> 16;
+                (factor - cut).max(f.min_rate as u64)
+            } else {
+                factor + f.increase as u64
+            };
+            factor += (ended - 1).min(FULL_RATE as u64) * f.increase as u64;
+            self.rate_factor = factor.min(FULL_RATE as u64) as u32;
+            self.fci_window = Time(self.fci_window.0 + ended * f.interval.0);
+            self.window_cells = 0;
+            self.window_marked = 0;
         }
-        self.last_decrease = Some(now);
-        let cut = ((self.rate_factor as u64 * f.decrease as u64) >> 16) as u32;
-        self.rate_factor = (self.rate_factor - cut).max(f.min_rate);
+        self.window_cells += 1;
+        self.window_marked += marked as u32;
     }
 
     fn data(&mut self, now: Time, src: u32, d: Data) {
@@ -765,6 +842,7 @@ impl Adapter {
             self.timers.peek(),
             self.refresh.peek(),
             self.low_latency_due.peek(),
+            self.give_back.peek(),
         ]
         .into_iter()
         .flatten()
@@ -799,6 +877,7 @@ impl Adapter {
             self.expire(now, s);
         }
         self.refresh_due(now);
+        self.give_back_due(now);
         while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
             if t > now {
                 break;
@@ -818,7 +897,6 @@ impl Adapter {
         };
         port.next_credit += gap;
         self.stats.credits += 1;
-        self.rate_factor = (self.rate_factor + self.cfg.fci.increase).min(FULL_RATE);
         self.send_control(
             src,
             Control::Credit {

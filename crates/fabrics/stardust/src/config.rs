@@ -17,15 +17,22 @@ pub enum ClassPolicy {
 }
 
 /// How the egress credit rate reacts to FCI (§4.2: "the FCI reaches the destination Fabric
-/// Adapter and throttles the credit rate"; the paper gives no law, so ours is AIMD on a
-/// factor applied to every port's credit rate of the adapter). Fractions in 1/65,536.
+/// Adapter and throttles the credit rate"; §5.5: "the FCI mechanism is activated only when
+/// the fabric is actually oversubscribed"). The paper gives no law; ours acts on a factor
+/// applied to every port's credit rate of the adapter, once per window about as long as the
+/// feedback loop (a credit out to a source and its cells back): a window in which a fraction
+/// m of the data cells came marked cuts the factor by `decrease` x m (as DCTCP cuts its window
+/// in proportion to the fraction marked), so that the rate settles where few cells are marked,
+/// at the capacity the fabric has, instead of cutting on every mark; a window without marks
+/// adds `increase`.
+/// Fractions in 1/65,536.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FciReaction {
-    /// On an FCI-marked cell, the factor loses this fraction of itself ...
+    /// A window's cut: the factor loses this fraction of itself times the fraction marked.
     pub decrease: u32,
-    /// ... at most once per this interval.
+    /// The window (above zero).
     pub interval: Dur,
-    /// Every credit sent adds this much back to the factor (up to 1).
+    /// A window without a mark adds this much to the factor (up to 1).
     pub increase: u32,
     /// The factor never goes below this.
     pub min_rate: u32,
@@ -91,6 +98,10 @@ pub struct AdapterConfig {
     pub ingress_buffer_bytes: u64,
     pub ingress_full: IngressFull,
     pub reassembly_timeout: Dur,
+    /// An empty VOQ keeps up to one credit's worth of unspent credit this long after its last
+    /// status (zero: it returns it at once); shorter than the reassembly timeout, which is
+    /// the scheduler's write-off hold.
+    pub credit_keep: Dur,
     pub class_policy: ClassPolicy,
     pub fci: FciReaction,
     /// The spraying permutation is replaced every this many rounds.

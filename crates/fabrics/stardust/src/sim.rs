@@ -805,6 +805,7 @@ impl<'a> Sim<'a> {
             a.data_cells += s.data_cells;
             a.control_cells += s.control_cells;
             a.credits += s.credits;
+            a.credit_returned_bytes += s.credit_returned_bytes;
             a.frag_limited_cells += s.frag_limited_cells;
             a.unroutable_cells += s.unroutable_cells;
             a.packets_out += s.packets_out;
@@ -857,6 +858,7 @@ impl<'a> Sim<'a> {
             ("data_cells", a.data_cells),
             ("control_cells", a.control_cells),
             ("credits", a.credits),
+            ("credit_returned_bytes", a.credit_returned_bytes),
             ("credit_written_off_bytes", written_off),
             ("credit_outstanding_end_bytes", outstanding),
             ("frag_limited_cells", a.frag_limited_cells),

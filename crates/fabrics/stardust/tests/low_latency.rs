@@ -28,12 +28,13 @@ fn cfg(rate: Rate, burst_bytes: u32) -> AdapterConfig {
         ingress_buffer_bytes: 1 << 30,
         ingress_full: IngressFull::Drop,
         reassembly_timeout: Dur::from_us(50),
+        credit_keep: Dur::ZERO,
         class_policy: ClassPolicy::Strict,
         fci: FciReaction {
-            decrease: 8192,
-            interval: Dur::from_us(1),
-            increase: 16,
-            min_rate: 16384,
+            decrease: 1 << 13,
+            interval: Dur::from_us(5),
+            increase: 1 << 11,
+            min_rate: 1 << 14,
         },
         permutation_rounds: 3,
         low_latency: LowLatency {

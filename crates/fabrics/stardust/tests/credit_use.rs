@@ -1,0 +1,191 @@
+//! How a Fabric Adapter uses its credit and reacts to FCI, against hand-computed expectations:
+//! an empty VOQ keeps unspent credit (§4.1's "stored for later accounting") and spends it on
+//! the packets that come within the keep time, then gives back what is left; FCI cuts the
+//! credit rate once per window by the fraction of cells marked in it and raises it in windows
+//! without marks.
+
+use shoal_base::rng::stream;
+use shoal_base::{Dur, Rate, Time};
+use shoal_stardust::adapter::{Adapter, FULL_RATE};
+use shoal_stardust::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::reach::ReachTable;
+
+fn cfg(keep: Dur) -> AdapterConfig {
+    AdapterConfig {
+        fas: 2,
+        ports: 1,
+        classes: 1,
+        port_rate: Rate::gbps(10),
+        credit_bytes: 4096,
+        credit_speedup_ppm: 30_000,
+        cell_bytes: 512,
+        cell_header_bytes: 16,
+        control_bytes: 64,
+        egress_buffer_bytes: 1 << 20,
+        ingress_buffer_bytes: 1 << 30,
+        ingress_full: IngressFull::Drop,
+        reassembly_timeout: Dur::from_us(50),
+        credit_keep: keep,
+        class_policy: ClassPolicy::Strict,
+        fci: FciReaction {
+            decrease: 1 << 15, // 0.5
+            interval: Dur::from_us(5),
+            increase: 1 << 11, // 1/32
+            min_rate: 1 << 14, // 0.25
+        },
+        permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
+    }
+}
+
+fn adapter(keep: Dur) -> Adapter {
+    let mut reach = ReachTable::new(2, 1);
+    reach.set(1, 0, true);
+    Adapter::new(0, cfg(keep), reach, stream(3, "credit-use", 0))
+}
+
+fn us(t: u64) -> Time {
+    Time::ZERO + Dur::from_us(t)
+}
+
+/// Everything the adapter put on its link: (data cells, statuses as (on, returned)).
+fn sent(a: &mut Adapter, now: Time) -> (usize, Vec<(bool, u32)>) {
+    let (mut data, mut status) = (0, Vec::new());
+    while a.poll_link_kick().is_some() {}
+    while let Some(c) = a.next_tx(now, 0, false) {
+        match c.body {
+            Body::Data(_) => data += 1,
+            Body::Control(Control::Status { on, returned, .. }) => status.push((on, returned)),
+            Body::Control(Control::Credit { .. }) => panic!("no port asked this adapter"),
+        }
+    }
+    (data, status)
+}
+
+fn ack(a: &mut Adapter, now: Time, record: u32) {
+    let p = Packet { record, wire: 64 };
+    assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
+}
+
+fn credit(a: &mut Adapter, now: Time) {
+    let body = Body::Control(Control::Credit {
+        port: 0,
+        class: 0,
+        bytes: 4096,
+    });
+    a.handle_cell(
+        now,
+        Cell {
+            src: 1,
+            dst: 0,
+            fci: false,
+            sent_at: 0,
+            body,
+        },
+    );
+}
+
+#[test]
+fn an_empty_voq_spends_kept_credit_at_once_and_gives_back_the_rest_after_the_keep() {
+    let mut a = adapter(Dur::from_us(25));
+    ack(&mut a, us(0), 0);
+    assert_eq!(
+        sent(&mut a, us(0)),
+        (0, vec![(true, 0)]),
+        "asks, holds nothing"
+    );
+    credit(&mut a, us(2));
+    // 64 B spent; the VOQ is empty and keeps the other 4,032 B.
+    assert_eq!(sent(&mut a, us(2)), (1, vec![(false, 0)]));
+    // Acks within the keep go at once, paid from what it kept: no credit awaited.
+    for (i, t) in [10, 20].into_iter().enumerate() {
+        ack(&mut a, us(t), 1 + i as u32);
+        assert_eq!(sent(&mut a, us(t)), (1, vec![(true, 0), (false, 0)]));
+    }
+    // Kept until 25 us after its last status (at 20 us), then 4,096 - 3 x 64 B go back.
+    a.handle_timeout(us(30));
+    assert_eq!(sent(&mut a, us(30)), (0, vec![]));
+    assert_eq!(a.poll_timeout(), Some(us(45)));
+    a.handle_timeout(us(44));
+    assert_eq!(sent(&mut a, us(44)), (0, vec![]));
+    a.handle_timeout(us(45));
+    assert_eq!(sent(&mut a, us(45)), (0, vec![(false, 4096 - 3 * 64)]));
+    assert_eq!(a.stats().credit_returned_bytes, 4096 - 3 * 64);
+    // Nothing kept any more: the next ack waits for a credit.
+    ack(&mut a, us(50), 3);
+    assert_eq!(sent(&mut a, us(50)), (0, vec![(true, 0)]));
+}
+
+#[test]
+fn without_a_keep_unspent_credit_goes_back_at_once() {
+    let mut a = adapter(Dur::ZERO);
+    ack(&mut a, us(0), 0);
+    credit(&mut a, us(2));
+    assert_eq!(
+        sent(&mut a, us(2)),
+        (1, vec![(true, 0), (false, 4096 - 64)])
+    );
+    ack(&mut a, us(10), 1);
+    assert_eq!(sent(&mut a, us(10)), (0, vec![(true, 0)]));
+}
+
+/// A data cell from adapter 1 holding one whole 100 B packet.
+fn data_cell(seq: u32, fci: bool) -> Cell {
+    let mut frag = [Frag::default(); MAX_FRAGS];
+    frag[0] = Frag {
+        record: seq,
+        bytes: 100,
+        flags: FIRST | LAST,
+    };
+    Cell {
+        src: 1,
+        dst: 0,
+        fci,
+        sent_at: 0,
+        body: Body::Data(Data {
+            port: 0,
+            class: 0,
+            seq,
+            bytes: 100,
+            frags: 1,
+            frag,
+        }),
+    }
+}
+
+#[test]
+fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without_marks() {
+    let mut a = adapter(Dur::ZERO);
+    let mut seq = 0;
+    let mut deliver = |a: &mut Adapter, t: Time, fci: bool| {
+        a.handle_cell(t, data_cell(seq, fci));
+        seq += 1;
+        while a.next_packet(0).is_some() {}
+    };
+    // First window (0-5 us): 100 cells, 20 of them marked. Nothing changes inside it.
+    for i in 0..100u64 {
+        deliver(&mut a, Time(i * 40_000), i % 5 == 0);
+    }
+    assert_eq!(a.rate_factor(), FULL_RATE);
+    // The first cell of the next window closes it: 1 - 0.5 x 0.2 = 0.9 of the full rate.
+    deliver(&mut a, us(5), false);
+    let cut = (FULL_RATE as u64 * (1 << 15) * 20 / 100) >> 16;
+    let after_cut = FULL_RATE - cut as u32;
+    assert_eq!(after_cut, 58_983);
+    assert_eq!(a.rate_factor(), after_cut);
+    // Three windows end before 20 us, none with a mark: 3 x 1/32 back.
+    deliver(&mut a, us(20), false);
+    assert_eq!(a.rate_factor(), after_cut + 3 * 2048);
+    // Capped at the full rate.
+    deliver(&mut a, us(25), false);
+    assert_eq!(a.rate_factor(), FULL_RATE);
+    // Every cell marked, window after window: halved each time, down to the floor.
+    let mut expect = FULL_RATE as u64;
+    for w in 6..12u64 {
+        deliver(&mut a, us(5 * w) + Dur::from_ns(100), true);
+        deliver(&mut a, us(5 * w + 5), true);
+        expect = (expect / 2).max(1 << 14);
+        assert_eq!(a.rate_factor() as u64, expect, "window {w}");
+    }
+}
