@@ -3,6 +3,7 @@
 
 use crate::routing::Mode;
 use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
+use crate::swift::SwiftConfig;
 use crate::wire::{HEADER_LEN, MAX_CELL_LEN, MAX_HOPS};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
@@ -273,6 +274,8 @@ impl FabricKind for Kind {
                 .read(raw.reassembly_bytes, i64::from(d::REASSEMBLY_BYTES))?,
             cts_window: WINDOW.read(raw.cts_window, i64::from(d::CTS_WINDOW))?,
             ctd_depth: CTD.read(raw.ctd_depth, i64::from(d::CTD_DEPTH))?,
+            swift_ip: SwiftConfig::ip(),
+            swift_rma: SwiftConfig::rma(),
             ecn_depth: ECN.read(raw.ecn_depth, i64::from(d::ECN_DEPTH))?,
             // No keys yet: flows run IP only; 1RMA reads run from `crate::run::lookups`.
             rma: crate::rma::Rma::paper(),

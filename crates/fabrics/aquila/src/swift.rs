@@ -106,6 +106,15 @@ impl SwiftConfig {
         SwiftConfig::with_target(defaults::RMA_BASE_TARGET_NS)
     }
 
+    /// The target delay at window `cwnd`: the base plus flow scaling.
+    pub fn target_at(&self, cwnd: f64) -> Dur {
+        let range = self.fs_range.0 as f64;
+        let alpha = range / (1.0 / self.fs_min_cwnd.sqrt() - 1.0 / self.fs_max_cwnd.sqrt());
+        let beta = -alpha / self.fs_max_cwnd.sqrt();
+        let extra = (alpha / cwnd.sqrt() + beta).clamp(0.0, range);
+        Dur(self.base_target.0 + extra.round() as u64)
+    }
+
     /// Why these parameters cannot run, if they cannot.
     pub fn check(&self) -> Result<(), String> {
         let positive = |x: f64| x.is_finite() && x > 0.0;
@@ -160,13 +169,9 @@ impl Swift {
         self.cwnd
     }
 
-    /// The target delay at the current window (base plus flow scaling).
+    /// The target delay at the current window.
     pub fn target(&self, cfg: &SwiftConfig) -> Dur {
-        let range = cfg.fs_range.0 as f64;
-        let alpha = range / (1.0 / cfg.fs_min_cwnd.sqrt() - 1.0 / cfg.fs_max_cwnd.sqrt());
-        let beta = -alpha / cfg.fs_max_cwnd.sqrt();
-        let extra = (alpha / self.cwnd.sqrt() + beta).clamp(0.0, range);
-        Dur(cfg.base_target.0 + extra.round() as u64)
+        cfg.target_at(self.cwnd)
     }
 
     /// Whether a packet may go now with `inflight` packets unacknowledged; if only pacing
