@@ -142,6 +142,20 @@ fn aquila_fig7() {
     }
 }
 
+/// Aquila Fig. 8 on 72 hosts: three claims, each a pass or a miss that says why.
+#[test]
+fn aquila_fig8() {
+    let claims = common::run("aquila-fig8", true);
+    assert_eq!(claims.len(), 3);
+    for c in &claims {
+        assert!(
+            c.pass || c.claim.contains("[miss:"),
+            "a miss says why: {}",
+            c.claim
+        );
+    }
+}
+
 /// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
 /// host software besides the backend's 1 µs per request), each saying why.
 #[test]

@@ -30,6 +30,8 @@ pub mod spec;
 pub mod swift;
 pub mod wire;
 
-pub use run::{Drained, LookupRun, Saturation, drain, lookups, run_flows, saturate};
+pub use run::{
+    Drained, LookupRun, Saturation, drain, lookups, lookups_beside, run_flows, saturate,
+};
 pub use sim::{Counters, EVENT_KINDS, Pattern, ReadRecord, RpcRecord};
 pub use spec::Spec;

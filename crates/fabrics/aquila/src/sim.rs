@@ -54,12 +54,12 @@
 //! 5. Cut-through: the output may send the cell before its tail has arrived, as long as its own
 //!    tail does not leave before the tail came in.
 //!
-//! The output scheduler serves VCs round-robin, a cell at a time (all the traffic of this
-//! increment is one class; weighted round-robin and strict priority between classes are not
-//! modelled yet). Endpoints always drain: the ejection port towards a host has no credit limit
+//! The output scheduler serves the control VCs first (strict priority), then the data VCs
+//! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
+//! the low-latency data class, 1 cell for 8. Endpoints always drain: the ejection port towards a host has no credit limit
 //! (with RTS/CTS, §3.3, reassembly space is granted before data is sent).
 
-use crate::cliquemap::{Client, Lookups, RPC_REQUEST_BYTES, Transport};
+use crate::cliquemap::{Bulk, Client, Lookups, RPC_REQUEST_BYTES, Transport};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
 use crate::islip::{Islip, Request};
 use crate::rma::{Pcie, REQ_WORDS, Rma};
@@ -157,6 +157,10 @@ pub(crate) enum Ev {
         host: u32,
         packet: u32,
     },
+    /// Host `host`'s next bulk IP message arrives.
+    Bulk {
+        host: u32,
+    },
 }
 
 /// What a cell is (§3.1's cell types: IP over GNet's and 1RMA's).
@@ -177,10 +181,24 @@ enum Kind {
 /// would let a full fabric of requests block the grants that end it). 1RMA's Req has a class
 /// of its own too, for the same reason (a Resp must never block the Req that frees it); Resp
 /// shares the data class, the low-latency IP's (§3.4). All four are in the low-latency half
-/// of the VCs (classes 0-4); the bulk half is not used yet.
-const CLASSES_USED: usize = 4;
+/// of the VCs (classes 0-4). With bulk IP beside the lookups (Fig. 8), IP's data cells move to
+/// [`BULK_CLASS`], the first of the bulk half, and Resp cells with them when 1RMA runs at low
+/// priority.
+const CLASSES_USED: usize = 6;
+
+/// The class of bulk IP's data cells (Fig. 8).
+const BULK_CLASS: u8 = 5;
+
+/// The VCs of the bulk class.
+const BULK_VCS: u32 = ((1 << LEVELS) - 1) << (BULK_CLASS * LEVELS);
+
+/// Output ports and host links serve up to this many cells of the low-latency data class for
+/// one of the bulk class when both wait (weighted round-robin; §3.1 names WRR between VCs and
+/// gives no weights: we take the 8:1 between classes of Fig. 8's experiment).
+const HIGH_CELLS_PER_BULK: u8 = 8;
 
 impl Kind {
+    /// The class of a cell of this kind when IP and 1RMA share the low-latency class.
     const fn class(self) -> u8 {
         match self {
             Kind::Data | Kind::RmaResp => 0,
@@ -201,7 +219,7 @@ const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 13] = [
+pub const EVENT_KINDS: [&str; 14] = [
     "arrive",
     "arbitrate",
     "crossed",
@@ -215,6 +233,7 @@ pub const EVENT_KINDS: [&str; 13] = [
     "serve",
     "pace",
     "resend",
+    "bulk",
 ];
 
 impl Ev {
@@ -233,6 +252,7 @@ impl Ev {
             Ev::Serve { .. } => 10,
             Ev::Pace { .. } => 11,
             Ev::Resend { .. } => 12,
+            Ev::Bulk { .. } => 13,
         }
     }
 }
@@ -336,6 +356,8 @@ struct Host {
     /// host's PCIe link.
     resps: VecDeque<u32>,
     resp_turn: bool,
+    /// Low-latency cells sent since the last bulk one (weighted round-robin).
+    high_run: u8,
     pcie: Pcie,
     /// The host's CliqueMap client, when lookups run.
     client: Option<Client>,
@@ -594,6 +616,15 @@ pub(crate) struct Sim<'a> {
     /// Swift's connections: IP ones by (sender, receiver), 1RMA's by (initiator, target).
     conns: BTreeMap<(u32, u32), Conn>,
     rma_conns: BTreeMap<(u32, u32), Conn>,
+    /// Classes of IP's data cells and of 1RMA's Resp cells (both 0 unless bulk IP runs).
+    data_class: u8,
+    resp_class: u8,
+    /// Per port: low-latency data cells sent since the last bulk one.
+    high_run: Vec<u8>,
+    /// Bulk IP beside the lookups, its arrivals per host, and the payload it delivered.
+    bulk: Option<Bulk>,
+    bulk_clients: Vec<Client>,
+    pub(crate) bulk_delivered: u64,
 }
 
 impl<'a> Sim<'a> {
@@ -676,6 +707,7 @@ impl<'a> Sim<'a> {
                 rng: stream(spec.seed, "aquila.host", h as u64),
                 resps: VecDeque::new(),
                 resp_turn: true,
+                high_run: 0,
                 pcie: Pcie::default(),
                 client: None,
             })
@@ -747,6 +779,12 @@ impl<'a> Sim<'a> {
             rpcs: Vec::new(),
             conns: BTreeMap::new(),
             rma_conns: BTreeMap::new(),
+            data_class: 0,
+            resp_class: 0,
+            high_run: vec![0; ports],
+            bulk: None,
+            bulk_clients: Vec::new(),
+            bulk_delivered: 0,
         })
     }
 
@@ -850,6 +888,7 @@ impl<'a> Sim<'a> {
                 self.hosts[host as usize].ahead.push_back(packet);
                 self.wake_host(now, host);
             }
+            Ev::Bulk { host } => self.bulk_message(now, host),
         }
     }
 
@@ -867,15 +906,31 @@ impl<'a> Sim<'a> {
         if self.send_control(now, host) {
             return;
         }
-        if self.hosts[host as usize].resp_turn && self.send_resp(now, host) {
-            self.hosts[host as usize].resp_turn = false;
+        // Resp and IP data in one class take turns a cell each; with Resp in the low-latency
+        // class and IP data in the bulk one, Resp goes first up to HIGH_CELLS_PER_BULK cells.
+        let split = self.resp_class != self.data_class;
+        let h = &self.hosts[host as usize];
+        let resp_first = if split {
+            h.high_run < HIGH_CELLS_PER_BULK
+        } else {
+            h.resp_turn
+        };
+        if resp_first && self.send_resp(now, host) {
+            let h = &mut self.hosts[host as usize];
+            h.resp_turn = false;
+            h.high_run = h.high_run.saturating_add(1);
             return;
         }
         if self.send_ip_data(now, host, source) {
-            self.hosts[host as usize].resp_turn = true;
+            let h = &mut self.hosts[host as usize];
+            h.resp_turn = true;
+            h.high_run = 0;
             return;
         }
-        self.send_resp(now, host);
+        if self.send_resp(now, host) {
+            let h = &mut self.hosts[host as usize];
+            h.high_run = h.high_run.saturating_add(1);
+        }
     }
 
     /// Sends the host's next IP data cell if it has one and credit for it; true if it did.
@@ -902,7 +957,7 @@ impl<'a> Sim<'a> {
         let per = (crate::wire::MAX_CELL_LEN - crate::wire::HEADER_LEN) as u32;
         let carried = left.min(per);
         Spec::cell_words(carried, |w| words = w);
-        let class = Kind::Data.class() as usize;
+        let class = self.data_class as usize;
         if h.credits[class] < words as u32 {
             return false; // a credit from the TiN will call again
         }
@@ -981,7 +1036,7 @@ impl<'a> Sim<'a> {
         let r = self.reads[read as usize];
         let carried = r.unsent.min(self.spec.rma.completion_bytes);
         let words = Rma::resp_words(carried);
-        let class = Kind::RmaResp.class() as usize;
+        let class = self.resp_class as usize;
         if h.credits[class] < u32::from(words) {
             return false;
         }
@@ -1021,6 +1076,43 @@ impl<'a> Sim<'a> {
                 self.q.schedule(at, Ev::Lookup { host: h });
             }
         }
+    }
+
+    /// Starts bulk IP beside the lookups: IP's data cells move to the bulk class, 1RMA's Resp
+    /// cells with them if they share its VCs; every host draws its messages' arrivals and
+    /// destinations from a stream of its own.
+    pub(crate) fn start_bulk(&mut self, bulk: Bulk, until: Time) {
+        self.bulk = Some(bulk);
+        self.data_class = BULK_CLASS;
+        self.resp_class = if bulk.rma_shares_bulk_vcs {
+            BULK_CLASS
+        } else {
+            Kind::RmaResp.class()
+        };
+        for h in 0..self.hosts() {
+            let mut c = Client::on_stream(self.spec.seed, "aquila.bulk", h);
+            let at = c.next_arrival(bulk.qps_per_host);
+            self.bulk_clients.push(c);
+            if at < until {
+                self.q.schedule(at, Ev::Bulk { host: h });
+            }
+        }
+    }
+
+    /// Host `host`'s bulk message arrives: a flow to a uniformly drawn other host; the next
+    /// is drawn.
+    fn bulk_message(&mut self, now: Time, host: u32) {
+        let bulk = self.bulk.expect("bulk traffic was started");
+        let until = self.lookups.expect("bulk runs beside lookups").until;
+        let hosts = self.hosts();
+        let c = &mut self.bulk_clients[host as usize];
+        let dst = c.backend(host, hosts);
+        let next = c.next_arrival(bulk.qps_per_host);
+        if next < until {
+            self.q.schedule(next, Ev::Bulk { host });
+        }
+        let flow = self.flows.len() as u32;
+        self.add_flow(now, host, flow, u64::from(bulk.bytes), dst);
     }
 
     /// Client `host`'s lookup arrives: a 1RMA read of a value from a backend; the next one
@@ -1355,7 +1447,11 @@ impl<'a> Sim<'a> {
             dst_tin: dst_host / self.spec.hosts_per_tin,
             hash,
             words,
-            class: kind.class(),
+            class: match kind {
+                Kind::Data => self.data_class,
+                Kind::RmaResp => self.resp_class,
+                _ => kind.class(),
+            },
             level: 0,
             from: InKind::Endpoint,
             hops_left: self.spec.hop_limit,
@@ -1821,7 +1917,13 @@ impl<'a> Sim<'a> {
         // The VCs holding a cell, in round-robin order from the pointer.
         let start = self.rr[p] as u32;
         let mask = self.out_mask[p];
-        for group in [mask & CONTROL_VCS, mask & !CONTROL_VCS] {
+        let (high, bulk) = (mask & !CONTROL_VCS & !BULK_VCS, mask & BULK_VCS);
+        let data = if self.high_run[p] < HIGH_CELLS_PER_BULK {
+            [high, bulk]
+        } else {
+            [bulk, high]
+        };
+        for group in [mask & CONTROL_VCS, data[0], data[1]] {
             let mut vcs = group.rotate_right(start);
             while vcs != 0 {
                 let k = vcs.trailing_zeros();
@@ -1849,6 +1951,11 @@ impl<'a> Sim<'a> {
                     self.credits[oq] -= c.words as u32;
                 }
                 self.rr[p] = ((v + 1) % VCS) as u8;
+                if BULK_VCS & 1 << v != 0 {
+                    self.high_run[p] = 0;
+                } else if CONTROL_VCS & 1 << v == 0 {
+                    self.high_run[p] = self.high_run[p].saturating_add(1);
+                }
                 self.link_busy[p] = true;
                 let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
                 self.q.schedule(now + ser, Ev::LinkFree { port });
@@ -2101,6 +2208,7 @@ impl<'a> Sim<'a> {
                 && h.ahead.is_empty()
                 && h.waiting.is_empty()
                 && h.pending_reads.is_empty()
+                && h.flows.is_empty()
         });
         let conns = self
             .conns
