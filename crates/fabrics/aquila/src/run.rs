@@ -130,6 +130,7 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("hop_limit_drops", c.hop_limit_drops),
         ("control_cells", c.control_cells),
         ("ctd_drops", c.ctd_drops),
+        ("resent_packets", c.resent_packets),
         ("ecn_marks", c.ecn_marks),
         ("rma_reads_issued", c.rma_reads_issued),
         ("rma_reads_completed", c.rma_reads_completed),
