@@ -632,6 +632,13 @@ impl<'a> Sim<'a> {
         spec.rma.check()?;
         spec.swift_ip.check()?;
         spec.swift_rma.check()?;
+        if spec.injection == Injection::RtsCts && spec.ctd_depth == 0 {
+            return Err(
+                "a CTD depth of 0 drops every packet, and the transport resends \
+                        what a CTD drops, forever"
+                    .into(),
+            );
+        }
         if spec.injection == Injection::RtsCts && spec.mtu_bytes > spec.reassembly_bytes {
             return Err(format!(
                 "an MTU of {} B does not fit the egress's {} B of reassembly space: every \

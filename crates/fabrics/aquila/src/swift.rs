@@ -78,10 +78,9 @@ pub mod defaults {
 }
 
 impl SwiftConfig {
-    /// Swift's defaults with base target `base_target_ns`.
-    pub fn with_target(base_target_ns: u64) -> SwiftConfig {
+    /// Swift's defaults with base target `base_target`.
+    pub fn with_target(base_target: Dur) -> SwiftConfig {
         use defaults as d;
-        let base_target = Dur::from_ns(base_target_ns);
         SwiftConfig {
             ai: d::AI,
             beta: d::BETA,
@@ -98,12 +97,12 @@ impl SwiftConfig {
 
     /// Pony Express's IP connections.
     pub fn ip() -> SwiftConfig {
-        SwiftConfig::with_target(defaults::IP_BASE_TARGET_NS)
+        SwiftConfig::with_target(Dur::from_ns(defaults::IP_BASE_TARGET_NS))
     }
 
     /// 1RMA's reads.
     pub fn rma() -> SwiftConfig {
-        SwiftConfig::with_target(defaults::RMA_BASE_TARGET_NS)
+        SwiftConfig::with_target(Dur::from_ns(defaults::RMA_BASE_TARGET_NS))
     }
 
     /// The target delay at window `cwnd`: the base plus flow scaling.
