@@ -34,6 +34,34 @@ pub enum Transport {
     IpRpc { service: Dur },
 }
 
+/// Bulk IP traffic beside the lookups (§5, Fig. 8): every host sends messages of `bytes` to
+/// a uniformly drawn other host as a Poisson process of `qps_per_host`, over IP over GNet
+/// under Swift, until the lookups' `until`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bulk {
+    pub qps_per_host: f64,
+    pub bytes: u32,
+    /// Whether 1RMA's Resp cells share the bulk IP's VCs (Fig. 8's low-priority 1RMA) or
+    /// keep the low-latency VCs of their own (high priority).
+    pub rma_shares_bulk_vcs: bool,
+}
+
+impl Bulk {
+    /// Why this traffic cannot run, if it cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.qps_per_host.is_finite() && self.qps_per_host > 0.0) {
+            return Err(format!(
+                "{} bulk messages per second is not a rate",
+                self.qps_per_host
+            ));
+        }
+        if self.bytes == 0 {
+            return Err("bulk messages of 0 bytes".into());
+        }
+        Ok(())
+    }
+}
+
 /// An RPC request's payload: the key and the RPC's own header (not given; our choice).
 pub const RPC_REQUEST_BYTES: u32 = 64;
 
@@ -69,8 +97,13 @@ pub struct Client {
 
 impl Client {
     pub fn new(seed: u64, host: u32) -> Client {
+        Client::on_stream(seed, "aquila.cliquemap", host)
+    }
+
+    /// Arrivals and peers from random stream `label` of host `host`.
+    pub fn on_stream(seed: u64, label: &str, host: u32) -> Client {
         Client {
-            rng: stream(seed, "aquila.cliquemap", u64::from(host)),
+            rng: stream(seed, label, u64::from(host)),
             t_ps: 0.0,
         }
     }

@@ -9,6 +9,7 @@
 //! - [`rma`]: 1RMA (§3.4): Req and Resp cells, the PCIe model at the target.
 //! - [`routing`]: the Dragonfly's table-based routes, VC levels and routing modes (§3.2).
 //! - [`scenario`]: `fabric = "aquila"` and its `[clique]` table.
+//! - [`swift`]: Swift, the delay-based congestion control of §5's workloads (sans-IO).
 //! - [`spec`]: a clique's parameters; [`run`]: flows through it, or synthetic traffic at
 //!   full load (the simulator itself, `sim`, is private).
 //! - [`wire`]: the GNet cell and its 8-byte routing header (§3.1), zero-copy view and `Repr`.
@@ -26,8 +27,11 @@ pub mod run;
 pub mod scenario;
 mod sim;
 pub mod spec;
+pub mod swift;
 pub mod wire;
 
-pub use run::{Drained, LookupRun, Saturation, drain, lookups, run_flows, saturate};
+pub use run::{
+    Drained, LookupRun, Saturation, drain, lookups, lookups_beside, run_flows, saturate,
+};
 pub use sim::{Counters, EVENT_KINDS, Pattern, ReadRecord, RpcRecord};
 pub use spec::Spec;

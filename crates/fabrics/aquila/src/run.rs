@@ -1,7 +1,7 @@
 //! Driving the simulator: a workload's flows through the common fabric interface, or
 //! synthetic traffic at full injection for the Dragonfly's theory.
 
-use crate::cliquemap::{Lookups, Transport};
+use crate::cliquemap::{Bulk, Lookups, Transport};
 use crate::sim::{Counters, Ev, Pattern, ReadRecord, RpcRecord, Sim, Source};
 use crate::spec::Injection;
 use crate::spec::Spec;
@@ -130,6 +130,7 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("hop_limit_drops", c.hop_limit_drops),
         ("control_cells", c.control_cells),
         ("ctd_drops", c.ctd_drops),
+        ("resent_packets", c.resent_packets),
         ("ecn_marks", c.ecn_marks),
         ("rma_reads_issued", c.rma_reads_issued),
         ("rma_reads_completed", c.rma_reads_completed),
@@ -228,23 +229,48 @@ pub struct LookupRun {
     pub at_rest: bool,
     /// Cells injected and neither delivered nor dropped.
     pub in_flight: u64,
+    /// Payload of bulk IP delivered between `measure_from` and the lookups' end.
+    pub bulk_payload_bytes: u64,
 }
 
 /// Every host runs `lookups` (1RMA reads or IP RPCs) until `lookups.until`, then the clique runs
 /// until no event is left, so that every read issued has run to its end.
 pub fn lookups(spec: &Spec, lookups: Lookups, measure_from: Time) -> Result<LookupRun, String> {
+    lookups_beside(spec, lookups, None, measure_from)
+}
+
+/// [`lookups`], with `bulk` IP traffic beside them (Fig. 8) when given: its messages arrive
+/// until `lookups.until` and run to their end too.
+pub fn lookups_beside(
+    spec: &Spec,
+    lookups: Lookups,
+    bulk: Option<Bulk>,
+    measure_from: Time,
+) -> Result<LookupRun, String> {
     lookups.check()?;
-    if matches!(lookups.transport, Transport::IpRpc { .. }) && spec.injection != Injection::RtsCts {
-        return Err("lookups by IP RPC need IP over GNet (injection rts-cts)".into());
+    let ip = matches!(lookups.transport, Transport::IpRpc { .. }) || bulk.is_some();
+    if ip && spec.injection != Injection::RtsCts {
+        return Err("IP RPCs and bulk IP need IP over GNet (injection rts-cts)".into());
     }
     let mut sim = Sim::new(spec, measure_from)?;
     sim.start_lookups(lookups);
-    while sim.step(None).is_some() {}
+    if let Some(b) = bulk {
+        b.check()?;
+        sim.start_bulk(b, lookups.until);
+    }
+    while let Some((now, _)) = sim.step(None) {
+        if now >= measure_from && now < lookups.until {
+            let bytes: u64 = sim.delivered.iter().map(|&(_, b)| u64::from(b)).sum();
+            sim.bulk_delivered += bytes;
+        }
+        sim.delivered.clear();
+    }
     Ok(LookupRun {
         reads: sim.read_records(measure_from),
         rpcs: sim.rpc_records(measure_from),
         counters: sim.counters.clone(),
         at_rest: sim.at_rest(),
         in_flight: sim.cells_in_flight(),
+        bulk_payload_bytes: sim.bulk_delivered,
     })
 }

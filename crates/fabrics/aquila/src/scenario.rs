@@ -3,6 +3,7 @@
 
 use crate::routing::Mode;
 use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
+use crate::swift::{SwiftConfig, defaults as swift_defaults};
 use crate::wire::{HEADER_LEN, MAX_CELL_LEN, MAX_HOPS};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
@@ -38,7 +39,9 @@ const HEADER: IntRule = IntRule::new("clique.header_bytes", 0, 4096);
 const INGRESS: IntRule = IntRule::new("clique.ingress_packets", 1, 1 << 16);
 const REASSEMBLY: IntRule = IntRule::new("clique.reassembly_bytes", 1, 1 << 30);
 const WINDOW: IntRule = IntRule::new("clique.cts_window", 1, 1 << 16);
-const CTD: IntRule = IntRule::new("clique.ctd_depth", 0, 1 << 20);
+/// At least 1: a CTD at depth 0 would drop every packet, and the transport resends what a CTD
+/// drops, forever.
+const CTD: IntRule = IntRule::new("clique.ctd_depth", 1, 1 << 20);
 const ECN: IntRule = IntRule::new("clique.ecn_depth", 0, 1 << 20);
 
 #[derive(Debug, Default, Deserialize)]
@@ -77,6 +80,8 @@ struct RawClique {
     cts_window: Option<i64>,
     ctd_depth: Option<i64>,
     ecn_depth: Option<i64>,
+    swift_ip_target_ns: Option<f64>,
+    swift_rma_target_ns: Option<f64>,
 }
 
 /// The clique a scenario describes: the simulator's [`Spec`] and the figures it came from,
@@ -95,6 +100,16 @@ impl CliqueSpec {
     /// Checks the rules that tie keys together.
     pub fn validate(&self, keys: &Keys<'_>) -> Result<(), ConfigError> {
         let s = &self.spec;
+        if s.injection == Injection::RtsCts && s.mtu_bytes > s.reassembly_bytes {
+            return Err(value(
+                keys.blame(&["clique.mtu_bytes", "clique.reassembly_bytes"]),
+                format!(
+                    "a {} B packet never fits {} B of reassembly space: every packet would be \
+                     dropped",
+                    s.mtu_bytes, s.reassembly_bytes
+                ),
+            ));
+        }
         if s.header_bytes >= s.mtu_bytes {
             return Err(value(
                 keys.blame(&["clique.header_bytes", "clique.mtu_bytes"]),
@@ -273,6 +288,22 @@ impl FabricKind for Kind {
                 .read(raw.reassembly_bytes, i64::from(d::REASSEMBLY_BYTES))?,
             cts_window: WINDOW.read(raw.cts_window, i64::from(d::CTS_WINDOW))?,
             ctd_depth: CTD.read(raw.ctd_depth, i64::from(d::CTD_DEPTH))?,
+            swift_ip: SwiftConfig::with_target(
+                keys.ns(
+                    "clique.swift_ip_target_ns",
+                    raw.swift_ip_target_ns
+                        .unwrap_or(swift_defaults::IP_BASE_TARGET_NS as f64),
+                    true,
+                )?,
+            ),
+            swift_rma: SwiftConfig::with_target(
+                keys.ns(
+                    "clique.swift_rma_target_ns",
+                    raw.swift_rma_target_ns
+                        .unwrap_or(swift_defaults::RMA_BASE_TARGET_NS as f64),
+                    true,
+                )?,
+            ),
             ecn_depth: ECN.read(raw.ecn_depth, i64::from(d::ECN_DEPTH))?,
             // No keys yet: flows run IP only; 1RMA reads run from `crate::run::lookups`.
             rma: crate::rma::Rma::paper(),
@@ -366,6 +397,8 @@ impl ResolvedFabric for CliqueSpec {
         t.kv("cts_window", s.cts_window);
         t.kv("ctd_depth", s.ctd_depth);
         t.kv("ecn_depth", s.ecn_depth);
+        t.kv("swift_ip_target_ns", dur_ns(s.swift_ip.base_target));
+        t.kv("swift_rma_target_ns", dur_ns(s.swift_rma.base_target));
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {

@@ -22,6 +22,19 @@
 //! completes the read when its last Resp is in. Reads come from CliqueMap-like lookups
 //! (`crate::cliquemap`), or from `Sim::issue_read`.
 //!
+//! # Swift (§5)
+//!
+//! Hosts run Swift (`crate::swift`) as the paper's workloads do: every IP connection (sender,
+//! receiver) that carries flows or RPC packets announces a packet only while its window has
+//! room; the receiver acknowledges each packet on release by a one-cell IP packet, whose
+//! return gives the packet's fabric RTT (RTS out to the acknowledgement's release). A packet
+//! a CTD drops leaves the window, cuts it (a loss) and waits to be announced again, so every
+//! flow and RPC completes; a dropped acknowledgement is announced again at once. CliqueMap
+//! lookups by 1RMA wait in the client's software until their (initiator, target) window lets
+//! them go: the read's execution time starts then, and its fabric delay (the execution less
+//! the target's PCIe read) is Swift's signal. Synthetic traffic (`Source::Saturate`) and raw
+//! cells run without a window: they have no acknowledgements.
+//!
 //! # A cell's hop
 //!
 //! 1. An output port sends the head cell of a VC that has credit for it downstream: the link
@@ -41,17 +54,18 @@
 //! 5. Cut-through: the output may send the cell before its tail has arrived, as long as its own
 //!    tail does not leave before the tail came in.
 //!
-//! The output scheduler serves VCs round-robin, a cell at a time (all the traffic of this
-//! increment is one class; weighted round-robin and strict priority between classes are not
-//! modelled yet). Endpoints always drain: the ejection port towards a host has no credit limit
+//! The output scheduler serves the control VCs first (strict priority), then the data VCs
+//! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
+//! the low-latency data class, 1 cell for 8. Endpoints always drain: the ejection port towards a host has no credit limit
 //! (with RTS/CTS, §3.3, reassembly space is granted before data is sent).
 
-use crate::cliquemap::{Client, Lookups, RPC_REQUEST_BYTES, Transport};
+use crate::cliquemap::{Bulk, Client, Lookups, RPC_REQUEST_BYTES, Transport};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
 use crate::islip::{Islip, Request};
 use crate::rma::{Pcie, REQ_WORDS, Rma};
 use crate::routing::{Candidates, Hop, InKind, LEVELS, LevelRule, Mode, Router, route_hash, vc};
 use crate::spec::{Injection, Spec};
+use crate::swift::{Swift, SwiftConfig};
 use crate::wire::{VCS, WORD};
 use rand::RngExt;
 use shoal_base::rng::{StreamRng, stream};
@@ -134,6 +148,19 @@ pub(crate) enum Ev {
     Serve {
         rpc: u32,
     },
+    /// A window below one packet lets host `host` send again (Swift's pacing).
+    Pace {
+        host: u32,
+    },
+    /// Host `host`'s acknowledgement `packet`, dropped by a CTD, is announced again.
+    Resend {
+        host: u32,
+        packet: u32,
+    },
+    /// Host `host`'s next bulk IP message arrives.
+    Bulk {
+        host: u32,
+    },
 }
 
 /// What a cell is (§3.1's cell types: IP over GNet's and 1RMA's).
@@ -154,10 +181,24 @@ enum Kind {
 /// would let a full fabric of requests block the grants that end it). 1RMA's Req has a class
 /// of its own too, for the same reason (a Resp must never block the Req that frees it); Resp
 /// shares the data class, the low-latency IP's (§3.4). All four are in the low-latency half
-/// of the VCs (classes 0-4); the bulk half is not used yet.
-const CLASSES_USED: usize = 4;
+/// of the VCs (classes 0-4). With bulk IP beside the lookups (Fig. 8), IP's data cells move to
+/// [`BULK_CLASS`], the first of the bulk half, and Resp cells with them when 1RMA runs at low
+/// priority.
+const CLASSES_USED: usize = 6;
+
+/// The class of bulk IP's data cells (Fig. 8).
+const BULK_CLASS: u8 = 5;
+
+/// The VCs of the bulk class.
+const BULK_VCS: u32 = ((1 << LEVELS) - 1) << (BULK_CLASS * LEVELS);
+
+/// Output ports and host links serve up to this many cells of the low-latency data class for
+/// one of the bulk class when both wait (weighted round-robin; §3.1 names WRR between VCs and
+/// gives no weights: we take the 8:1 between classes of Fig. 8's experiment).
+const HIGH_CELLS_PER_BULK: u8 = 8;
 
 impl Kind {
+    /// The class of a cell of this kind when IP and 1RMA share the low-latency class.
     const fn class(self) -> u8 {
         match self {
             Kind::Data | Kind::RmaResp => 0,
@@ -178,7 +219,7 @@ const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 11] = [
+pub const EVENT_KINDS: [&str; 14] = [
     "arrive",
     "arbitrate",
     "crossed",
@@ -190,6 +231,9 @@ pub const EVENT_KINDS: [&str; 11] = [
     "lookup",
     "completion",
     "serve",
+    "pace",
+    "resend",
+    "bulk",
 ];
 
 impl Ev {
@@ -206,6 +250,9 @@ impl Ev {
             Ev::Lookup { .. } => 8,
             Ev::Completion { .. } => 9,
             Ev::Serve { .. } => 10,
+            Ev::Pace { .. } => 11,
+            Ev::Resend { .. } => 12,
+            Ev::Bulk { .. } => 13,
         }
     }
 }
@@ -261,6 +308,8 @@ struct Packet {
     /// RTS of the packet it acknowledges did: the start of that packet's fabric RTT.
     rts_at: Time,
     ack_for: Option<Time>,
+    /// For an acknowledgement, the wire bytes of the packet it acknowledges.
+    acked_wire: u32,
     /// Reassembly descriptor its CTS named (IP over GNet).
     desc: u32,
     flow: u32,
@@ -289,9 +338,15 @@ struct Host {
     control: VecDeque<(Kind, u32)>,
     granted: VecDeque<u32>,
     announced: u32,
-    /// Packets to announce ahead of new ones and past the ingress limit: acknowledgements,
-    /// RPC requests and responses.
+    /// Acknowledgements to announce ahead of everything and past the ingress limit.
     ahead: VecDeque<u32>,
+    /// Packets of a connection under Swift waiting for its window, in order: RPC requests
+    /// and responses, and packets a CTD dropped, to be sent again.
+    waiting: VecDeque<u32>,
+    /// CliqueMap lookups by 1RMA waiting in the client's software for their target's window.
+    pending_reads: VecDeque<PendingRead>,
+    /// When a pacing wake-up is due.
+    pace_at: Option<Time>,
     /// As a CliqueMap backend serving IP RPCs: when its software is free.
     serve_free: Time,
     sent_packets: u64,
@@ -301,9 +356,48 @@ struct Host {
     /// host's PCIe link.
     resps: VecDeque<u32>,
     resp_turn: bool,
+    /// Low-latency cells sent since the last bulk one (weighted round-robin).
+    high_run: u8,
     pcie: Pcie,
     /// The host's CliqueMap client, when lookups run.
     client: Option<Client>,
+}
+
+/// A lookup by 1RMA not yet issued to the hardware.
+#[derive(Clone, Copy, Debug)]
+struct PendingRead {
+    target: u32,
+    bytes: u32,
+    arrived: Time,
+}
+
+/// A connection's congestion state: Pony Express's IP connection between two hosts, or
+/// 1RMA's from an initiator to a target.
+#[derive(Clone, Copy, Debug)]
+struct Conn {
+    swift: Swift,
+    inflight_bytes: u64,
+}
+
+/// Admits `bytes` more on connection `key` of `conns` if its window lets them go at `now`
+/// (in packets of `mtu` bytes), counting them in flight; else says when pacing would.
+fn admit(
+    conns: &mut BTreeMap<(u32, u32), Conn>,
+    cfg: &SwiftConfig,
+    mtu: u32,
+    key: (u32, u32),
+    now: Time,
+    bytes: u32,
+) -> Result<(), Option<Time>> {
+    let c = conns.entry(key).or_insert_with(|| Conn {
+        swift: Swift::new(cfg),
+        inflight_bytes: 0,
+    });
+    c.swift
+        .admits(now, c.inflight_bytes as f64 / f64::from(mtu))?;
+    c.inflight_bytes += u64::from(bytes);
+    c.swift.sent(now);
+    Ok(())
 }
 
 /// A 1RMA read.
@@ -312,8 +406,12 @@ struct Read {
     initiator: u32,
     target: u32,
     bytes: u32,
-    /// The command's arrival at the initiator's engine.
+    /// The lookup's arrival at the client (before its window let it go), and the command's
+    /// arrival at the initiator's engine.
+    arrived: Time,
     issued: Time,
+    /// Whether the read went through its connection's Swift window (lookups do).
+    windowed: bool,
     /// The Req's arrival at the target, and the last completion off its PCIe link.
     at_target: Time,
     pcie_done: Time,
@@ -372,6 +470,9 @@ pub struct ReadRecord {
     /// Bytes its Resp cells brought, and how many times it completed.
     pub received: u32,
     pub completions: u32,
+    /// The lookup's arrival at the client, and the command's at the initiator's engine (after
+    /// Swift's window let it go).
+    pub arrived: Time,
     pub issued: Time,
     /// When the initiator issued its completion.
     pub done: Option<Time>,
@@ -393,6 +494,12 @@ impl ReadRecord {
     /// The fabric's part of it: the execution time less the PCIe part.
     pub fn fabric(&self) -> Option<Dur> {
         self.execution().map(|e| Dur(e.0 - self.pcie.0))
+    }
+
+    /// The lookup's latency as its client sees it: arrival to completion, the wait for the
+    /// window included.
+    pub fn lookup_latency(&self) -> Option<Dur> {
+        self.done.map(|d| d - self.arrived)
     }
 }
 
@@ -432,6 +539,8 @@ pub struct Counters {
     pub control_cells: u64,
     pub ctd_drops: u64,
     pub ecn_marks: u64,
+    /// Packets a CTD dropped that were announced again (every one but synthetic traffic's).
+    pub resent_packets: u64,
     /// 1RMA: reads issued and completed; Req and Resp cells sent.
     pub rma_reads_issued: u64,
     pub rma_reads_completed: u64,
@@ -504,11 +613,39 @@ pub(crate) struct Sim<'a> {
     reads: Vec<Read>,
     lookups: Option<Lookups>,
     rpcs: Vec<Rpc>,
+    /// Swift's connections: IP ones by (sender, receiver), 1RMA's by (initiator, target).
+    conns: BTreeMap<(u32, u32), Conn>,
+    rma_conns: BTreeMap<(u32, u32), Conn>,
+    /// Classes of IP's data cells and of 1RMA's Resp cells (both 0 unless bulk IP runs).
+    data_class: u8,
+    resp_class: u8,
+    /// Per port: low-latency data cells sent since the last bulk one.
+    high_run: Vec<u8>,
+    /// Bulk IP beside the lookups, its arrivals per host, and the payload it delivered.
+    bulk: Option<Bulk>,
+    bulk_clients: Vec<Client>,
+    pub(crate) bulk_delivered: u64,
 }
 
 impl<'a> Sim<'a> {
     pub(crate) fn new(spec: &'a Spec, measure_from: Time) -> Result<Sim<'a>, String> {
         spec.rma.check()?;
+        spec.swift_ip.check()?;
+        spec.swift_rma.check()?;
+        if spec.injection == Injection::RtsCts && spec.ctd_depth == 0 {
+            return Err(
+                "a CTD depth of 0 drops every packet, and the transport resends \
+                        what a CTD drops, forever"
+                    .into(),
+            );
+        }
+        if spec.injection == Injection::RtsCts && spec.mtu_bytes > spec.reassembly_bytes {
+            return Err(format!(
+                "an MTU of {} B does not fit the egress's {} B of reassembly space: every \
+                 packet would be dropped",
+                spec.mtu_bytes, spec.reassembly_bytes
+            ));
+        }
         let df = &spec.dragonfly;
         let topo = df.build().map_err(|e| e.to_string())?;
         let router = Router::new(df, &topo, LevelRule::AfterEveryGlobal);
@@ -569,11 +706,15 @@ impl<'a> Sim<'a> {
                 granted: VecDeque::new(),
                 announced: 0,
                 ahead: VecDeque::new(),
+                waiting: VecDeque::new(),
+                pending_reads: VecDeque::new(),
+                pace_at: None,
                 serve_free: Time::ZERO,
                 sent_packets: 0,
                 rng: stream(spec.seed, "aquila.host", h as u64),
                 resps: VecDeque::new(),
                 resp_turn: true,
+                high_run: 0,
                 pcie: Pcie::default(),
                 client: None,
             })
@@ -643,6 +784,14 @@ impl<'a> Sim<'a> {
             reads: Vec::new(),
             lookups: None,
             rpcs: Vec::new(),
+            conns: BTreeMap::new(),
+            rma_conns: BTreeMap::new(),
+            data_class: 0,
+            resp_class: 0,
+            high_run: vec![0; ports],
+            bulk: None,
+            bulk_clients: Vec::new(),
+            bulk_delivered: 0,
         })
     }
 
@@ -735,6 +884,18 @@ impl<'a> Sim<'a> {
                 self.wake_host(now, target);
             }
             Ev::Serve { rpc } => self.respond(now, rpc),
+            Ev::Pace { host } => {
+                if self.hosts[host as usize].pace_at == Some(now) {
+                    self.hosts[host as usize].pace_at = None;
+                }
+                self.issue_reads(now, host);
+                self.wake_host(now, host);
+            }
+            Ev::Resend { host, packet } => {
+                self.hosts[host as usize].ahead.push_back(packet);
+                self.wake_host(now, host);
+            }
+            Ev::Bulk { host } => self.bulk_message(now, host),
         }
     }
 
@@ -747,20 +908,36 @@ impl<'a> Sim<'a> {
             return;
         }
         if self.spec.injection == Injection::RtsCts {
-            self.announce(host, source);
+            self.announce(now, host, source);
         }
         if self.send_control(now, host) {
             return;
         }
-        if self.hosts[host as usize].resp_turn && self.send_resp(now, host) {
-            self.hosts[host as usize].resp_turn = false;
+        // Resp and IP data in one class take turns a cell each; with Resp in the low-latency
+        // class and IP data in the bulk one, Resp goes first up to HIGH_CELLS_PER_BULK cells.
+        let split = self.resp_class != self.data_class;
+        let h = &self.hosts[host as usize];
+        let resp_first = if split {
+            h.high_run < HIGH_CELLS_PER_BULK
+        } else {
+            h.resp_turn
+        };
+        if resp_first && self.send_resp(now, host) {
+            let h = &mut self.hosts[host as usize];
+            h.resp_turn = false;
+            h.high_run = h.high_run.saturating_add(1);
             return;
         }
         if self.send_ip_data(now, host, source) {
-            self.hosts[host as usize].resp_turn = true;
+            let h = &mut self.hosts[host as usize];
+            h.resp_turn = true;
+            h.high_run = 0;
             return;
         }
-        self.send_resp(now, host);
+        if self.send_resp(now, host) {
+            let h = &mut self.hosts[host as usize];
+            h.high_run = h.high_run.saturating_add(1);
+        }
     }
 
     /// Sends the host's next IP data cell if it has one and credit for it; true if it did.
@@ -774,7 +951,7 @@ impl<'a> Sim<'a> {
                 };
                 h.cutting = Some((packet, self.packets[packet as usize].wire));
             } else {
-                let Some(packet) = self.new_packet(host, source) else {
+                let Some(packet) = self.new_packet(now, host, source) else {
                     return false;
                 };
                 self.hosts[host as usize].cutting =
@@ -787,7 +964,7 @@ impl<'a> Sim<'a> {
         let per = (crate::wire::MAX_CELL_LEN - crate::wire::HEADER_LEN) as u32;
         let carried = left.min(per);
         Spec::cell_words(carried, |w| words = w);
-        let class = Kind::Data.class() as usize;
+        let class = self.data_class as usize;
         if h.credits[class] < words as u32 {
             return false; // a credit from the TiN will call again
         }
@@ -866,7 +1043,7 @@ impl<'a> Sim<'a> {
         let r = self.reads[read as usize];
         let carried = r.unsent.min(self.spec.rma.completion_bytes);
         let words = Rma::resp_words(carried);
-        let class = Kind::RmaResp.class() as usize;
+        let class = self.resp_class as usize;
         if h.credits[class] < u32::from(words) {
             return false;
         }
@@ -908,6 +1085,43 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Starts bulk IP beside the lookups: IP's data cells move to the bulk class, 1RMA's Resp
+    /// cells with them if they share its VCs; every host draws its messages' arrivals and
+    /// destinations from a stream of its own.
+    pub(crate) fn start_bulk(&mut self, bulk: Bulk, until: Time) {
+        self.bulk = Some(bulk);
+        self.data_class = BULK_CLASS;
+        self.resp_class = if bulk.rma_shares_bulk_vcs {
+            BULK_CLASS
+        } else {
+            Kind::RmaResp.class()
+        };
+        for h in 0..self.hosts() {
+            let mut c = Client::on_stream(self.spec.seed, "aquila.bulk", h);
+            let at = c.next_arrival(bulk.qps_per_host);
+            self.bulk_clients.push(c);
+            if at < until {
+                self.q.schedule(at, Ev::Bulk { host: h });
+            }
+        }
+    }
+
+    /// Host `host`'s bulk message arrives: a flow to a uniformly drawn other host; the next
+    /// is drawn.
+    fn bulk_message(&mut self, now: Time, host: u32) {
+        let bulk = self.bulk.expect("bulk traffic was started");
+        let until = self.lookups.expect("bulk runs beside lookups").until;
+        let hosts = self.hosts();
+        let c = &mut self.bulk_clients[host as usize];
+        let dst = c.backend(host, hosts);
+        let next = c.next_arrival(bulk.qps_per_host);
+        if next < until {
+            self.q.schedule(next, Ev::Bulk { host });
+        }
+        let flow = self.flows.len() as u32;
+        self.add_flow(now, host, flow, u64::from(bulk.bytes), dst);
+    }
+
     /// Client `host`'s lookup arrives: a 1RMA read of a value from a backend; the next one
     /// is drawn.
     fn lookup(&mut self, now: Time, host: u32) {
@@ -923,7 +1137,16 @@ impl<'a> Sim<'a> {
             self.q.schedule(next, Ev::Lookup { host });
         }
         match lookups.transport {
-            Transport::Rma => self.issue_read(now, host, target, lookups.value_bytes),
+            Transport::Rma => {
+                self.hosts[host as usize]
+                    .pending_reads
+                    .push_back(PendingRead {
+                        target,
+                        bytes: lookups.value_bytes,
+                        arrived: now,
+                    });
+                self.issue_reads(now, host);
+            }
             Transport::IpRpc { .. } => self.issue_rpc(now, host, target, lookups.value_bytes),
         }
     }
@@ -952,6 +1175,7 @@ impl<'a> Sim<'a> {
             src_host: src,
             rts_at: Time::ZERO,
             ack_for: None,
+            acked_wire: 0,
             desc: NONE,
             flow: NONE,
             seq: 0,
@@ -961,7 +1185,7 @@ impl<'a> Sim<'a> {
             dst_host: dst,
             rpc,
         });
-        self.hosts[src as usize].ahead.push_back(packet);
+        self.hosts[src as usize].waiting.push_back(packet);
         self.wake_host(now, src);
     }
 
@@ -1022,14 +1246,71 @@ impl<'a> Sim<'a> {
             .collect()
     }
 
-    /// The initiator's 1RMA engine receives a read command: its Req joins the control cells.
+    /// Issues the client's lookups by 1RMA that their targets' windows let go, in order of
+    /// arrival (a lookup to a target whose window is closed does not hold back the others).
+    fn issue_reads(&mut self, now: Time, host: u32) {
+        let mut i = 0;
+        while let Some(&r) = self.hosts[host as usize].pending_reads.get(i) {
+            let key = (host, r.target);
+            let mtu = self.spec.mtu_bytes;
+            match admit(
+                &mut self.rma_conns,
+                &self.spec.swift_rma,
+                mtu,
+                key,
+                now,
+                r.bytes,
+            ) {
+                Ok(()) => {
+                    self.hosts[host as usize].pending_reads.remove(i);
+                    self.start_read(now, host, r, true);
+                }
+                Err(at) => {
+                    self.pace(host, at);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Has host `host` try again at `at`, if pacing named a time.
+    fn pace(&mut self, host: u32, at: Option<Time>) {
+        let Some(t) = at else { return };
+        let h = &mut self.hosts[host as usize];
+        if h.pace_at.is_none_or(|p| t < p) {
+            h.pace_at = Some(t);
+            self.q.schedule(t, Ev::Pace { host });
+        }
+    }
+
+    /// The initiator's 1RMA engine receives a read command at once (no window): its Req joins
+    /// the control cells.
+    #[cfg(test)]
     pub(crate) fn issue_read(&mut self, now: Time, initiator: u32, target: u32, bytes: u32) {
+        let r = PendingRead {
+            target,
+            bytes,
+            arrived: now,
+        };
+        self.start_read(now, initiator, r, false);
+    }
+
+    /// The initiator's 1RMA engine receives the command of read `r`: its Req joins the control
+    /// cells.
+    fn start_read(&mut self, now: Time, initiator: u32, r: PendingRead, windowed: bool) {
+        let PendingRead {
+            target,
+            bytes,
+            arrived,
+        } = r;
         let id = self.reads.len() as u32;
         self.reads.push(Read {
             initiator,
             target,
             bytes,
+            arrived,
             issued: now,
+            windowed,
             at_target: Time::ZERO,
             pcie_done: Time::ZERO,
             last_sent: Time::ZERO,
@@ -1064,16 +1345,33 @@ impl<'a> Sim<'a> {
         r.pcie_done = last;
     }
 
-    /// A Resp reaches the initiator: its bytes are written; with the last, the read completes.
+    /// A Resp reaches the initiator: its bytes are written; with the last, the read completes
+    /// and, for a lookup, its connection's Swift learns the read's fabric delay: the time
+    /// since the command less what the target held it (its PCIe read, which the Resp reports,
+    /// as Swift separates the remote end's delay from the fabric's).
     fn rma_response(&mut self, now: Time, read: u32, carried: u8) {
         let delay = self.spec.rma.completion_delay;
         let r = &mut self.reads[read as usize];
         r.received += u32::from(carried);
         r.cells_left -= 1;
-        if r.cells_left == 0 {
-            r.completions += 1;
-            r.done = Some(now + delay);
-            self.counters.rma_reads_completed += 1;
+        if r.cells_left > 0 {
+            return;
+        }
+        r.completions += 1;
+        r.done = Some(now + delay);
+        self.counters.rma_reads_completed += 1;
+        let r = *r;
+        if r.windowed {
+            let fabric = Dur((now - r.issued).0 - (r.pcie_done - r.at_target).0);
+            let cfg = &self.spec.swift_rma;
+            let mtu = f64::from(self.spec.mtu_bytes);
+            let c = self
+                .rma_conns
+                .get_mut(&(r.initiator, r.target))
+                .expect("a windowed read's connection");
+            c.swift.on_ack(cfg, now, fabric, f64::from(r.bytes) / mtu);
+            c.inflight_bytes -= u64::from(r.bytes);
+            self.issue_reads(now, r.initiator);
         }
     }
 
@@ -1089,6 +1387,7 @@ impl<'a> Sim<'a> {
                 bytes: r.bytes,
                 received: r.received,
                 completions: r.completions,
+                arrived: r.arrived,
                 issued: r.issued,
                 done: r.done,
                 pcie: (r.pcie_done - r.at_target) + delay,
@@ -1097,16 +1396,35 @@ impl<'a> Sim<'a> {
             .collect()
     }
 
-    /// The ingress announces its acknowledgements and RPC packets, then new packets by RTS
-    /// while it holds fewer than its limit.
-    fn announce(&mut self, host: u32, source: Option<&Source>) {
+    /// The ingress announces its acknowledgements, then, while it holds fewer than its limit,
+    /// the packets waiting for their connection's window that it now lets go, then new
+    /// packets (of flows, as their windows let them go).
+    fn announce(&mut self, now: Time, host: u32, source: Option<&Source>) {
         let h = &mut self.hosts[host as usize];
         while let Some(ack) = h.ahead.pop_front() {
             h.announced += 1;
             h.control.push_back((Kind::Rts, ack));
         }
+        let mut i = 0;
+        while self.hosts[host as usize].announced < self.spec.ingress_packets
+            && let Some(&packet) = self.hosts[host as usize].waiting.get(i)
+        {
+            let p = self.packets[packet as usize];
+            match self.admit_ip(now, host, p.dst_host, p.wire) {
+                Ok(()) => {
+                    let h = &mut self.hosts[host as usize];
+                    h.waiting.remove(i);
+                    h.announced += 1;
+                    h.control.push_back((Kind::Rts, packet));
+                }
+                Err(at) => {
+                    self.pace(host, at);
+                    i += 1;
+                }
+            }
+        }
         while self.hosts[host as usize].announced < self.spec.ingress_packets {
-            let Some(packet) = self.new_packet(host, source) else {
+            let Some(packet) = self.new_packet(now, host, source) else {
                 return;
             };
             let h = &mut self.hosts[host as usize];
@@ -1136,7 +1454,11 @@ impl<'a> Sim<'a> {
             dst_tin: dst_host / self.spec.hosts_per_tin,
             hash,
             words,
-            class: kind.class(),
+            class: match kind {
+                Kind::Data => self.data_class,
+                Kind::RmaResp => self.resp_class,
+                _ => kind.class(),
+            },
             level: 0,
             from: InKind::Endpoint,
             hops_left: self.spec.hop_limit,
@@ -1157,8 +1479,15 @@ impl<'a> Sim<'a> {
         self.counters.cells_injected += 1;
     }
 
-    /// A new packet of the host's traffic, if it has one.
-    fn new_packet(&mut self, host: u32, source: Option<&Source>) -> Option<u32> {
+    /// Admits a packet of `wire` bytes on the IP connection from `src` to `dst`.
+    fn admit_ip(&mut self, now: Time, src: u32, dst: u32, wire: u32) -> Result<(), Option<Time>> {
+        let (cfg, mtu) = (&self.spec.swift_ip, self.spec.mtu_bytes);
+        admit(&mut self.conns, cfg, mtu, (src, dst), now, wire)
+    }
+
+    /// A new packet of the host's traffic, if it has one: synthetic traffic's at once, a
+    /// flow's when its connection's window lets it go (the flows take turns).
+    fn new_packet(&mut self, now: Time, host: u32, source: Option<&Source>) -> Option<u32> {
         let spec = self.spec;
         let (flow, seq, payload, dst_host) = match source {
             Some(Source::Saturate { pattern, packets }) => {
@@ -1185,10 +1514,9 @@ impl<'a> Sim<'a> {
                 (NONE, 0, spec.mss(), dst)
             }
             None => {
+                let (flow, payload) = self.next_flow(now, host)?;
                 let h = &mut self.hosts[host as usize];
-                let flow = h.flows.pop_front()?;
                 let f = &mut self.flows[flow as usize];
-                let payload = f.unsent.min(spec.mss() as u64) as u32;
                 f.unsent -= payload as u64;
                 let seq = f.next_seq;
                 f.next_seq += 1;
@@ -1203,6 +1531,7 @@ impl<'a> Sim<'a> {
             src_host: host,
             rts_at: Time::ZERO,
             ack_for: None,
+            acked_wire: 0,
             desc: NONE,
             flow,
             seq,
@@ -1213,6 +1542,31 @@ impl<'a> Sim<'a> {
             rpc: NONE,
         };
         Some(self.alloc_packet(packet))
+    }
+
+    /// The first of the host's flows, in turn, whose connection admits its next packet, taken
+    /// off the turn with that packet's payload; flows whose windows are closed keep their
+    /// order. Raw cells have no acknowledgements, so no window: the next flow goes.
+    fn next_flow(&mut self, now: Time, host: u32) -> Option<(u32, u32)> {
+        let mss = u64::from(self.spec.mss());
+        let windowed = self.spec.injection == Injection::RtsCts;
+        for _ in 0..self.hosts[host as usize].flows.len() {
+            let flow = self.hosts[host as usize].flows.pop_front()?;
+            let f = self.flows[flow as usize];
+            let payload = f.unsent.min(mss) as u32;
+            let wire = payload + self.spec.header_bytes;
+            if !windowed {
+                return Some((flow, payload));
+            }
+            match self.admit_ip(now, host, f.dst_host, wire) {
+                Ok(()) => return Some((flow, payload)),
+                Err(at) => {
+                    self.hosts[host as usize].flows.push_back(flow);
+                    self.pace(host, at);
+                }
+            }
+        }
+        None
     }
 
     fn alloc_packet(&mut self, packet: Packet) -> u32 {
@@ -1570,7 +1924,13 @@ impl<'a> Sim<'a> {
         // The VCs holding a cell, in round-robin order from the pointer.
         let start = self.rr[p] as u32;
         let mask = self.out_mask[p];
-        for group in [mask & CONTROL_VCS, mask & !CONTROL_VCS] {
+        let (high, bulk) = (mask & !CONTROL_VCS & !BULK_VCS, mask & BULK_VCS);
+        let data = if self.high_run[p] < HIGH_CELLS_PER_BULK {
+            [high, bulk]
+        } else {
+            [bulk, high]
+        };
+        for group in [mask & CONTROL_VCS, data[0], data[1]] {
             let mut vcs = group.rotate_right(start);
             while vcs != 0 {
                 let k = vcs.trailing_zeros();
@@ -1598,6 +1958,11 @@ impl<'a> Sim<'a> {
                     self.credits[oq] -= c.words as u32;
                 }
                 self.rr[p] = ((v + 1) % VCS) as u8;
+                if BULK_VCS & 1 << v != 0 {
+                    self.high_run[p] = 0;
+                } else if CONTROL_VCS & 1 << v == 0 {
+                    self.high_run[p] = self.high_run[p].saturating_add(1);
+                }
                 self.link_busy[p] = true;
                 let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
                 self.q.schedule(now + ser, Ev::LinkFree { port });
@@ -1676,14 +2041,38 @@ impl<'a> Sim<'a> {
                 self.wake_host(now, c.dst_host);
             }
             Kind::RmaReq | Kind::RmaResp => unreachable!("handled above"),
-            Kind::Ctd => {
-                // The ingress drops the packet (a transport above would resend it).
-                self.counters.ctd_drops += 1;
-                self.hosts[c.dst_host as usize].announced -= 1;
-                self.free_packets.push(c.packet);
-                self.wake_host(now, c.dst_host);
-            }
+            Kind::Ctd => self.dropped(now, c.dst_host, c.packet),
         }
+    }
+
+    /// A CTD reached the ingress of host `host`: it drops `packet`. The transport sends it
+    /// again: a packet of a connection when its window, cut by Swift's decrease for a loss,
+    /// lets it go; an acknowledgement, which no window holds, after a retransmission delay of
+    /// one base target (ours: sent again at once, acknowledgements to a congested port would
+    /// keep its host's control cells ahead of the data that drains that port). Synthetic
+    /// traffic's packets are lost.
+    fn dropped(&mut self, now: Time, host: u32, packet: u32) {
+        self.counters.ctd_drops += 1;
+        self.hosts[host as usize].announced -= 1;
+        let p = self.packets[packet as usize];
+        if p.ack_for.is_some() {
+            self.counters.resent_packets += 1;
+            let at = now + self.spec.swift_ip.base_target;
+            self.q.schedule(at, Ev::Resend { host, packet });
+            return;
+        } else if p.flow != NONE || p.rpc != NONE {
+            self.counters.resent_packets += 1;
+            let c = self
+                .conns
+                .get_mut(&(host, p.dst_host))
+                .expect("an admitted packet's connection");
+            c.swift.on_loss(&self.spec.swift_ip, now);
+            c.inflight_bytes -= u64::from(p.wire);
+            self.hosts[host as usize].waiting.push_front(packet);
+        } else {
+            self.free_packets.push(packet);
+        }
+        self.wake_host(now, host);
     }
 
     /// Raw-cell mode: a packet is complete when its last cell is in, and leaves in its flow's
@@ -1746,17 +2135,36 @@ impl<'a> Sim<'a> {
                 self.acknowledge(now, &p);
             }
             if p.rpc != NONE {
+                self.acknowledge(now, &p);
                 self.rpc_packet_in(now, &p);
             }
-            if let Some(start) = p.ack_for
-                && start >= self.measure_from
-            {
-                self.rtts.push(now.0 - start.0);
+            if let Some(start) = p.ack_for {
+                if start >= self.measure_from {
+                    self.rtts.push(now.0 - start.0);
+                }
+                self.acknowledged(now, &p, start);
             }
         }
     }
 
-    /// The destination acknowledges a flow's packet at once (no host processing: the fabric
+    /// An acknowledgement `ack` is back at the packet's sender: its connection's Swift learns
+    /// the packet's fabric RTT (its RTS leaving to the acknowledgement's release) and the
+    /// packet leaves the window.
+    fn acknowledged(&mut self, now: Time, ack: &Packet, rts_at: Time) {
+        let (sender, receiver) = (ack.dst_host, ack.src_host);
+        let cfg = &self.spec.swift_ip;
+        let mtu = f64::from(self.spec.mtu_bytes);
+        let c = self
+            .conns
+            .get_mut(&(sender, receiver))
+            .expect("an acknowledged packet's connection");
+        c.swift
+            .on_ack(cfg, now, now - rts_at, f64::from(ack.acked_wire) / mtu);
+        c.inflight_bytes -= u64::from(ack.acked_wire);
+        self.wake_host(now, sender);
+    }
+
+    /// The destination acknowledges a flow's or an RPC's packet at once (no host processing: the fabric
     /// RTT of §5 excludes it) by a one-cell IP packet of the headers alone, as the transports
     /// under the paper's workloads do; it goes through RTS/CTS like any packet, so a round
     /// trip is §3.4's six GNet half round trips.
@@ -1766,6 +2174,7 @@ impl<'a> Sim<'a> {
             src_host: p.dst_host,
             rts_at: Time::ZERO,
             ack_for: Some(p.rts_at),
+            acked_wire: p.wire,
             desc: NONE,
             flow: NONE,
             seq: 0,
@@ -1803,12 +2212,21 @@ impl<'a> Sim<'a> {
                 && h.announced == 0
                 && h.control.is_empty()
                 && h.resps.is_empty()
+                && h.ahead.is_empty()
+                && h.waiting.is_empty()
+                && h.pending_reads.is_empty()
+                && h.flows.is_empty()
         });
+        let conns = self
+            .conns
+            .values()
+            .chain(self.rma_conns.values())
+            .all(|c| c.inflight_bytes == 0);
         let egress = self.egress.iter().all(|e| {
             (0..e.config().ports as u8)
                 .all(|p| e.arriving(p) == 0 && e.free_bytes(p) == e.config().reassembly_bytes)
         });
-        fifos && credits && hosts && egress
+        fifos && credits && hosts && egress && conns
     }
 
     pub(crate) fn now(&self) -> Time {
@@ -1820,3 +2238,7 @@ impl<'a> Sim<'a> {
         self.q.len()
     }
 }
+
+#[cfg(test)]
+#[path = "sim_swift_tests.rs"]
+mod swift_tests;

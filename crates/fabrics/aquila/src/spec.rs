@@ -3,6 +3,7 @@
 
 use crate::rma::Rma;
 use crate::routing::Mode;
+use crate::swift::SwiftConfig;
 use crate::wire::{HEADER_LEN, MAX_CELL_LEN, WORD};
 use shoal_base::{Dur, Rate};
 use shoal_topology::Dragonfly;
@@ -51,6 +52,11 @@ pub struct Spec {
     pub ecn_depth: u32,
     /// 1RMA's engines and the hosts' PCIe (§3.4).
     pub rma: Rma,
+    /// Swift (§5: both workloads run delay-based congestion control): on every IP connection
+    /// between two hosts that carries flows or RPCs, and on 1RMA's lookups per (initiator,
+    /// target).
+    pub swift_ip: SwiftConfig,
+    pub swift_rma: SwiftConfig,
     /// Seed of the routing choices.
     pub seed: u64,
 }
@@ -208,6 +214,8 @@ impl Spec {
             ctd_depth: d::CTD_DEPTH,
             ecn_depth: d::ECN_DEPTH,
             rma: Rma::paper(),
+            swift_ip: SwiftConfig::ip(),
+            swift_rma: SwiftConfig::rma(),
             seed: 1,
         }
     }
