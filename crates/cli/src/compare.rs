@@ -61,8 +61,9 @@ pub struct CompareArgs {
     /// runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
-    /// Threads inside each run: the fast Shoal engine (rack.engine = "fast") cuts the rack
-    /// into as many parts run side by side; other fabrics and engines use one. Outputs are
+    /// Threads inside each run: the fast Shoal engine (the default wherever it covers the
+    /// rack) cuts the rack into as many parts run side by side; other fabrics and the node
+    /// engine use one. Outputs are
     /// identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,

@@ -53,10 +53,16 @@ pub struct ReproArgs {
     /// with --quick, whose scale is fixed.
     #[arg(long, value_name = "SETTINGS", conflicts_with = "quick")]
     scale: Option<String>,
-    /// Experiments run at once. Default: one per core. Each needs its own memory (a
-    /// paper-scale datacenter figure up to a few GiB); 1 runs them one after the other.
+    /// Experiments run at once. Default: the cores divided by --threads. Each needs its own
+    /// memory (a paper-scale datacenter figure up to a few GiB); 1 runs them one after the
+    /// other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
+    /// Threads inside each run of an experiment: the fast Shoal engine (the default wherever
+    /// it covers the rack) cuts the rack into as many parts run side by side; other fabrics
+    /// and the node engine use one. Claims are identical for every count [default: 1].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     #[command(flatten)]
     db: DbArgs,
 }
@@ -197,10 +203,12 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     figures_folder(&args.out)?;
     let recorder = Recorder::open(&args.db, &args.out)?;
     let figures = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
+    let per_run = args.threads.map_or(1, |t| t as usize);
     let opts = Options {
         quick: args.quick,
         plots: Some(args.out.clone()),
         scale: args.scale.clone(),
+        threads: per_run,
     };
     let run = |name: &String| {
         eprintln!(
@@ -237,7 +245,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     let mut results: Vec<Option<_>> = (0..names.len()).map(|_| None).collect();
     let batch = batch::map(
         &together,
-        batch::threads(args.jobs, 1),
+        batch::threads(args.jobs, per_run),
         |_, &i| run(&names[i]),
         |_| false,
     );

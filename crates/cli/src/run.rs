@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 #[command(
     after_help = "Examples:\n  shoal run\n  shoal run scenarios/default.toml --seed 2 --out out/seed2\n  \
     shoal run my.toml --force --quiet\n  \
-    shoal run scenarios/fig15-datacenter.toml --set run.completed_flows=20000 --set rack.engine='\"fast\"'"
+    shoal run scenarios/fig15-datacenter.toml --set run.completed_flows=20000 --threads 2"
 )]
 pub struct RunArgs {
     /// Scenario file (TOML, see docs/scenarios.md). Default: the built-in default scenario.
@@ -85,8 +85,9 @@ pub struct RunArgs {
     /// memory (a 512-node Fig. 15 point about 0.5 GiB); 1 runs them one after the other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
-    /// Threads inside each run: the fast Shoal engine (rack.engine = "fast") cuts the rack
-    /// into as many parts run side by side; other fabrics and engines use one. Outputs are
+    /// Threads inside each run: the fast Shoal engine (the default wherever it covers the
+    /// rack) cuts the rack into as many parts run side by side; other fabrics and the node
+    /// engine use one. Outputs are
     /// identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,

@@ -1083,10 +1083,10 @@ fn compare_runs_every_fabric_on_the_same_flows_and_refuses_different_ones() {
 /// Experiments run side by side print the same claims, in the order asked for, as run one
 /// after the other.
 #[test]
-fn repro_gives_the_same_claims_in_the_same_order_whatever_the_number_of_jobs() {
+fn repro_gives_the_same_claims_in_the_same_order_whatever_the_jobs_and_threads() {
     let dir = scratch("repro-jobs");
-    let claims = |jobs: &str| {
-        let out = dir.join(format!("jobs-{jobs}"));
+    let claims = |jobs: &str, threads: &str| {
+        let out = dir.join(format!("jobs-{jobs}-threads-{threads}"));
         let o = shoal(&[
             "repro",
             "table1",
@@ -1097,13 +1097,15 @@ fn repro_gives_the_same_claims_in_the_same_order_whatever_the_number_of_jobs() {
             "--json",
             "--jobs",
             jobs,
+            "--threads",
+            threads,
             "--out",
             out.to_str().unwrap(),
         ]);
         let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
         v
     };
-    let one = claims("1");
+    let one = claims("1", "1");
     let figures: Vec<&str> = one
         .as_array()
         .expect("an array")
@@ -1121,7 +1123,8 @@ fn repro_gives_the_same_claims_in_the_same_order_whatever_the_number_of_jobs() {
             "Shoal Fig. 13"
         ]
     );
-    assert_eq!(claims("4"), one);
+    assert_eq!(claims("4", "1"), one);
+    assert_eq!(claims("1", "3"), one);
 }
 
 /// A results folder that names the current folder (`out/..`, or a scenario named "..") must

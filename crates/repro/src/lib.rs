@@ -27,6 +27,9 @@ pub struct Options {
     /// `flows`, `load`); each refuses keys it does not know, and an experiment that takes none
     /// refuses any (`check_scale`). `None` runs each at its own scale.
     pub scale: Option<String>,
+    /// Threads inside each run (`Fabric::set_threads`: the fast Shoal engine cuts its rack into
+    /// as many parts); results do not depend on it. 0 counts as 1.
+    pub threads: usize,
 }
 
 /// What an experiment does: run with options, report progress lines, return its claims.

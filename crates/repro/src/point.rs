@@ -1,6 +1,6 @@
 //! Running one scenario point and reading what the figures plot from its output.
 
-use crate::ReproError;
+use crate::{Options, ReproError};
 use shoal_fabric::{NoProgress, RunOutput};
 use shoal_rack::{RackConfig, RackSpec};
 use shoal_scenario::Scenario;
@@ -135,11 +135,14 @@ pub(crate) fn rack_mut(s: &mut Scenario) -> &mut RackConfig {
         .config
 }
 
-/// Builds and runs a scenario point.
-pub(crate) fn run(s: &Scenario) -> Result<RunOutput, ReproError> {
-    let mut rack = s.build_fabric().map_err(|e| ReproError(e.to_string()))?;
+/// Builds and runs a scenario point, on `opts.threads` threads where its fabric can use them
+/// (the fast Shoal engine's parts; outputs do not depend on the count).
+pub(crate) fn run(s: &Scenario, opts: &Options) -> Result<RunOutput, ReproError> {
+    let mut fabric = s.build_fabric().map_err(|e| ReproError(e.to_string()))?;
+    fabric.set_threads(opts.threads.max(1));
     let (mut flows, _) = s.source().map_err(|e| ReproError(e.to_string()))?;
-    rack.run(flows.as_mut(), s.limits, &mut NoProgress)
+    fabric
+        .run(flows.as_mut(), s.limits, &mut NoProgress)
         .map_err(|e| ReproError(e.to_string()))
 }
 

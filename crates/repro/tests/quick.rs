@@ -42,6 +42,18 @@ fn fig15_datacenter_workload() {
     common::check("fig15", true);
 }
 
+/// `--threads` cuts the fast engine's racks into parts; no claim may change with it.
+#[test]
+fn claims_do_not_depend_on_the_threads_inside_a_run() {
+    for name in ["fig12", "fig15"] {
+        assert_eq!(
+            common::run_on(name, true, 1),
+            common::run_on(name, true, 3),
+            "{name}"
+        );
+    }
+}
+
 /// Fig. 17's tail-FCT claim at 40% failed misses at this scale as at full scale (a
 /// bandwidth-bound flow loses 40% of its slots, so its FCT grows at least 1.67x against the
 /// paper's 1.5x; see docs/results/shoal-datacenter.md). The test holds the claims that do

@@ -118,8 +118,8 @@ fn the_engine_key_round_trips_and_refuses_unknown_engines() {
         "bare.toml",
     )
     .expect("resolves");
-    assert!(bare.resolved_toml().contains("engine = \"node\""));
+    assert!(bare.resolved_toml().contains("engine = \"auto\""));
     let e = shoal_scenario::parse(&text("turbo"), "turbo.toml").expect_err("refused");
     assert_eq!(e.key, "rack.engine", "{e}");
-    assert!(e.reason.contains("node, fast"), "{e}");
+    assert!(e.reason.contains("auto, node, fast"), "{e}");
 }

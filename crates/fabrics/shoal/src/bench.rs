@@ -107,7 +107,7 @@ pub struct BenchReport {
     pub parallel_node_channel_slots_per_s: Option<f64>,
     pub parallel_speedup: Option<f64>,
     /// What the parallel engine pays per slot besides the work: the mean wall-clock time of
-    /// one `std::thread::scope` that starts and joins `threads − 1` threads doing nothing, in
+    /// one slot's hand-over to a pool of `threads − 1` threads and back with nothing to do, in
     /// microseconds; and the one-thread work of a slot, for the model in BENCHMARKS.md.
     pub slot_sync_us: Option<f64>,
     pub slot_work_us: f64,
@@ -194,19 +194,30 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, FabricError> {
             Some(timed.wall_s)
         }
     };
-    let slot_sync_us = (opts.threads > 1).then(|| {
-        const ROUNDS: u32 = 2_000;
-        let wall = wall_seconds(|| {
-            for _ in 0..ROUNDS {
-                std::thread::scope(|scope| {
-                    for _ in 1..opts.threads {
-                        scope.spawn(|| std::hint::black_box(0));
-                    }
-                });
-            }
-        });
-        wall / ROUNDS as f64 * 1e6
-    });
+    let slot_sync_us = match opts.threads {
+        1 => None,
+        t => {
+            // The engine's own mechanism (`fast.rs`): a pool kept for the run, one scope per
+            // slot whose other parts go to the pool while the caller runs the first.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(t - 1)
+                .build()
+                .map_err(|e| FabricError(format!("bench: cannot start {t} threads: {e}")))?;
+            const ROUNDS: u32 = 20_000;
+            let wall = wall_seconds(|| {
+                for _ in 0..ROUNDS {
+                    pool.in_place_scope(|scope| {
+                        for _ in 1..t {
+                            scope.spawn(|_| {
+                                std::hint::black_box(0);
+                            });
+                        }
+                    });
+                }
+            });
+            Some(wall / ROUNDS as f64 * 1e6)
+        }
+    };
     let node = time_engine(&rack_for(&cfg, Engine::Node)?, &flows, opts)?;
     // Measured before the reference runs, so that it is the simulators'.
     let peak_rss_bytes = peak_rss_bytes();

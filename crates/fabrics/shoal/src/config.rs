@@ -69,10 +69,13 @@ pub struct RackConfig {
 /// The simulator's rack engines (`rack.engine`). `Node` drives one sans-IO `shoal_node::Node`
 /// per rack node, the protocol's reference model; `Fast` keeps the same protocol's state in the
 /// rack, laid out for the slot loop (`fast.rs`), and is kept equal to `Node` by the
-/// differential harness. A run asking for `Fast` with a feature it lacks runs on `Node`.
+/// differential harness. A run asking for `Fast` with a feature it lacks runs on `Node` and
+/// says so; `Auto`, the default, takes `Fast` wherever it covers the rack and `Node` elsewhere,
+/// silently, since both give identical results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Engine {
     #[default]
+    Auto,
     Node,
     Fast,
 }
@@ -80,6 +83,7 @@ pub enum Engine {
 impl Engine {
     pub fn name(self) -> &'static str {
         match self {
+            Engine::Auto => "auto",
             Engine::Node => "node",
             Engine::Fast => "fast",
         }
@@ -115,7 +119,7 @@ impl RackConfig {
             failures: Vec::new(),
             header_bit_error_rate: 0.0,
             verify_schedule: false,
-            engine: Engine::Node,
+            engine: Engine::Auto,
         }
     }
 

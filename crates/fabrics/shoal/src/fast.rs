@@ -208,6 +208,10 @@ pub(crate) struct FastRack {
     /// The delay line: `delay + 1` frames of `[sender][channel]` landings.
     ring: Vec<Landing>,
     slot: u64,
+    /// Threads for the parts after the first (which the caller's thread runs), kept for the
+    /// run: starting and joining threads every slot cost 40-47 µs against 439 µs of work per
+    /// slot at 512 nodes (BENCHMARKS.md). `None` with one part.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl FastRack {
@@ -218,7 +222,7 @@ impl FastRack {
         table: &PeerTable,
         tx_slot: impl Fn(usize, usize) -> u16,
         threads: usize,
-    ) -> Self {
+    ) -> Result<Self, rayon::ThreadPoolBuildError> {
         let n = cfg.nodes as usize;
         let channels = cfg.channels as usize;
         let p = Params {
@@ -251,13 +255,23 @@ impl FastRack {
                 }
             }
         }
-        FastRack {
+        let pool = match count {
+            1 => None,
+            _ => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(count - 1)
+                    .thread_name(|t| format!("shoal-part-{}", t + 1))
+                    .build()?,
+            ),
+        };
+        Ok(FastRack {
             parts,
             channels,
             senders,
             ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * width],
             slot: 0,
-        }
+            pool,
+        })
     }
 
     /// The next slot to run.
@@ -316,23 +330,19 @@ impl FastRack {
                 &self.senders[at..at + width]
             }),
         };
-        // Each part writes its own senders' places.
-        let mut outs = Vec::with_capacity(self.parts.len());
-        let mut rest = &mut output[..];
-        for part in &self.parts {
-            let (mine, after) = rest.split_at_mut(part.len * c);
-            outs.push(mine);
-            rest = after;
-        }
-        if self.parts.len() == 1 {
-            self.parts[0].run_slot(&wire, outs.pop().expect("one part"));
+        // Each part writes its own senders' places (cut here, without allocating per slot).
+        if let [only] = &mut self.parts[..] {
+            only.run_slot(&wire, output);
         } else {
             let wire = &wire;
-            std::thread::scope(|scope| {
-                let mut jobs = self.parts.iter_mut().zip(outs);
-                let (first, first_out) = jobs.next().expect("parts are never empty");
-                for (part, out) in jobs {
-                    scope.spawn(move || part.run_slot(wire, out));
+            let pool = self.pool.as_ref().expect("a pool whenever there are several parts");
+            pool.in_place_scope(|scope| {
+                let (first, others) = self.parts.split_first_mut().expect("parts are never empty");
+                let (first_out, mut rest) = output.split_at_mut(first.len * c);
+                for part in others {
+                    let (mine, after) = rest.split_at_mut(part.len * c);
+                    rest = after;
+                    scope.spawn(move |_| part.run_slot(wire, mine));
                 }
                 first.run_slot(wire, first_out);
             });

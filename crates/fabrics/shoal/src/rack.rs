@@ -165,13 +165,13 @@ pub(crate) struct Sim<'r> {
 }
 
 impl ShoalRack {
-    /// The engine a run of this rack uses, and whether that is a fallback from the fast one
-    /// (which then writes a note to stderr naming the missing feature).
+    /// The engine a run of this rack uses, and whether that is a fallback from a fast engine
+    /// asked for by name (which then writes a note to stderr naming the missing feature).
     pub fn engine_used(&self) -> (Engine, bool) {
         match (self.cfg.engine, crate::fast::unsupported(&self.cfg)) {
-            (Engine::Fast, None) => (Engine::Fast, false),
+            (Engine::Fast | Engine::Auto, None) => (Engine::Fast, false),
             (Engine::Fast, Some(_)) => (Engine::Node, true),
-            (Engine::Node, _) => (Engine::Node, false),
+            (Engine::Auto, Some(_)) | (Engine::Node, _) => (Engine::Node, false),
         }
     }
 
@@ -186,18 +186,21 @@ impl ShoalRack {
             );
         }
         let core = match engine {
-            Engine::Fast => {
+            // `engine_used` resolves `Auto` to one of the two.
+            Engine::Fast | Engine::Auto => {
                 let slot = |i: usize, j: usize| {
                     self.schedule
                         .slot_of(NodeId(i as u16), NodeId(j as u16))
                         .map_or(u16::MAX, |(s, _)| s.0 as u16)
                 };
-                Core::Fast(Box::new(FastRack::new(
-                    &self.cfg,
-                    &self.table,
-                    slot,
-                    self.threads,
-                )))
+                let fast = FastRack::new(&self.cfg, &self.table, slot, self.threads)
+                    .map_err(|e| {
+                        FabricError(format!(
+                            "cannot start the fast engine's {} threads: {e}",
+                            self.threads
+                        ))
+                    })?;
+                Core::Fast(Box::new(fast))
             }
             Engine::Node => {
                 let endpoints: Vec<Endpoint> = (0..n)

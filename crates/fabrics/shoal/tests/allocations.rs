@@ -5,7 +5,7 @@
 use shoal_base::Time;
 use shoal_base::rng::stream;
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
-use shoal_rack::ShoalRack;
+use shoal_rack::{Engine, ShoalRack};
 use shoal_workload::{IterSource, patterns};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -50,9 +50,12 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations and data cells of a 64-node full permutation run for `slots` slots.
-fn run(slots: u64) -> (u64, u64) {
-    let cfg = shoal_rack::RackConfig::paper(64);
+/// Allocations and data cells of a 64-node full permutation run for `slots` slots on `engine`.
+fn run(slots: u64, engine: Engine) -> (u64, u64) {
+    let cfg = shoal_rack::RackConfig {
+        engine,
+        ..shoal_rack::RackConfig::paper(64)
+    };
     let slot = cfg.slot;
     let flows = patterns::permutation(64, 64, 1 << 40, Time::ZERO, &mut stream(9, "alloc", 0));
     let mut rack = ShoalRack::new(cfg, 1).expect("valid rack");
@@ -70,15 +73,17 @@ fn run(slots: u64) -> (u64, u64) {
 
 #[test]
 fn steady_state_moves_cells_without_allocating() {
-    let (a1, c1) = run(4_000);
-    let (a2, c2) = run(8_000);
-    println!("{a1} allocations for {c1} cells, {a2} for {c2}");
-    assert!(c2 - c1 > 100_000, "the second half moved {} cells", c2 - c1);
-    // The longer run may even allocate less (e.g. a vector's growth falling differently).
-    let more = a2.saturating_sub(a1);
-    assert!(
-        more < 100,
-        "{more} more allocations for {} more cells",
-        c2 - c1
-    );
+    for engine in [Engine::Node, Engine::Fast] {
+        let (a1, c1) = run(4_000, engine);
+        let (a2, c2) = run(8_000, engine);
+        println!("{engine:?}: {a1} allocations for {c1} cells, {a2} for {c2}");
+        assert!(c2 - c1 > 100_000, "the second half moved {} cells", c2 - c1);
+        // The longer run may even allocate less (e.g. a vector's growth falling differently).
+        let more = a2.saturating_sub(a1);
+        assert!(
+            more < 100,
+            "{engine:?}: {more} more allocations for {} more cells",
+            c2 - c1
+        );
+    }
 }

@@ -376,9 +376,24 @@ fn what_the_fast_engine_lacks_runs_on_the_node_engine() {
         header_bit_error_rate: 1e-3,
         ..base.clone()
     };
+    let auto = |cfg: &RackConfig| {
+        ShoalRack::new(
+            RackConfig {
+                engine: Engine::Auto,
+                ..cfg.clone()
+            },
+            5,
+        )
+        .expect("valid rack")
+        .engine_used()
+    };
     for cfg in [classes, failure, corruption] {
         same(&cfg, &w, lim, true, 1);
+        // The default takes the node engine without a note: nothing was asked of `fast`.
+        assert_eq!(auto(&cfg), (Engine::Node, false));
     }
-    // And the same rack without them runs on the fast engine.
+    // And the same rack without them runs on the fast engine, by name or by default.
     same(&base, &w, lim, false, 1);
+    assert_eq!(auto(&base), (Engine::Fast, false));
+    assert_eq!(RackConfig::paper(16).engine, Engine::Auto);
 }

@@ -69,7 +69,7 @@ pub(crate) fn run(
     let mut carried_at = Vec::new();
     for (load, s) in points(&base, opts.quick)? {
         progress(&format!("aquila-fig6: load {load} ({} hosts)", s.nodes()));
-        let out = point::run(&s)?;
+        let out = point::run(&s, opts)?;
         let c = &out.counters;
         let get = |k: &str| {
             c.get(k).copied().ok_or_else(|| {

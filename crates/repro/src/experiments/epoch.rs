@@ -24,9 +24,15 @@ struct Row {
 }
 
 /// The short-flow 99th percentile FCT of `s` at `load` on `nodes` nodes, `flows` completed.
-fn tail_us(s: &Scenario, nodes: u16, load: f64, flows: u64) -> Result<f64, ReproError> {
+fn tail_us(
+    opts: &Options,
+    s: &Scenario,
+    nodes: u16,
+    load: f64,
+    flows: u64,
+) -> Result<f64, ReproError> {
     let p = point::at_load(s, nodes, load, flows)?;
-    let out = point::run(&p)?;
+    let out = point::run(&p, opts)?;
     FlowSummary::of(&out.records)
         .short_fct_us
         .map(|f| f.p99)
@@ -51,11 +57,11 @@ pub(crate) fn run(
     let mut claims = Vec::new();
     let mut rows = Vec::new();
     for (name, load, paper_channels, paper_nodes) in loads {
-        let base = tail_us(&paper_rack, nodes, load, flows)?;
-        let wide = tail_us(&two_channels, nodes, load, flows)?;
-        let big = tail_us(&paper_rack, nodes * 2, load, flows)?;
+        let base = tail_us(opts, &paper_rack, nodes, load, flows)?;
+        let wide = tail_us(opts, &two_channels, nodes, load, flows)?;
+        let big = tail_us(opts, &paper_rack, nodes * 2, load, flows)?;
         progress(&format!(
-            "epoch: load {load}: p99 short FCT {base:.2} us (4 x 25 Gb/s, {nodes} nodes), \
+            "load {load}: p99 short FCT {base:.2} us (4 x 25 Gb/s, {nodes} nodes), \
              {wide:.2} us (2 x 50 Gb/s), {big:.2} us ({} nodes)",
             nodes * 2
         ));

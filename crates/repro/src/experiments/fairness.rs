@@ -43,7 +43,7 @@ pub(crate) fn run(
     }
     let mut claims = Vec::new();
     for p in &pts {
-        let m = measure(p, progress, "")?;
+        let m = measure(opts, p, progress, "")?;
         claims.push(Claim::new(
             FIG,
             &format!(
@@ -81,7 +81,7 @@ pub(crate) fn run(
     }
     let permutation = optimised.len() - 1;
     for (i, p) in optimised.iter().enumerate() {
-        let m = measure(p, progress, " with the §3.3.3 optimisations")?;
+        let m = measure(opts, p, progress, " with the §3.3.3 optimisations")?;
         let what = if i == permutation {
             format!(
                 "a permutation of {} flows (one per source, the control)",
@@ -118,11 +118,12 @@ struct Fairness {
 /// Runs `p` and compares each flow's throughput in the measurement window with its max-min
 /// rate; reports the range and, per number of flows at the source, the mean ratio.
 fn measure(
+    opts: &Options,
     p: &Scenario,
     progress: &mut dyn FnMut(&str),
     label: &str,
 ) -> Result<Fairness, ReproError> {
-    let out = point::run(p)?;
+    let out = point::run(p, opts)?;
     let w = window_s(p, &out);
     let n = point::rack(p).nodes as usize;
     let epoch_s = point::epoch_slots(p)? as f64 * point::rack(p).slot.0 as f64 / 1e12;

@@ -14,8 +14,8 @@ use shoal_schedule::Arrangement;
 const FIG: &str = "Shoal Fig. 9";
 
 /// Average destination throughput as a fraction of a useful cell in every slot.
-fn throughput(s: &Scenario) -> Result<f64, ReproError> {
-    let out = point::run(s)?;
+fn throughput(opts: &Options, s: &Scenario) -> Result<f64, ReproError> {
+    let out = point::run(s, opts)?;
     let bytes: u64 = out.delivered_bytes.iter().sum();
     let per_node = bytes as f64 * 8.0 / point::rack(s).nodes as f64 / window_s(s, &out);
     Ok(per_node / payload_rate_bps(point::rack(s)))
@@ -37,7 +37,7 @@ pub(crate) fn run(
     }
     let mut series = Vec::new();
     for p in &pts {
-        let t = throughput(p)?;
+        let t = throughput(opts, p)?;
         progress(&format!(
             "fig9: slot {:.1} ns, {} B cells, latency {} slots: {}",
             point::rack(p).slot.as_ns_f64(),
@@ -52,7 +52,7 @@ pub(crate) fn run(
     let mut absorbed = pts[0].clone();
     point::rack_mut(&mut absorbed).delay_slots = 1;
     point::rack_mut(&mut absorbed).arrangement = Arrangement::PropagationAware;
-    let recovered = throughput(&absorbed)?;
+    let recovered = throughput(opts, &absorbed)?;
     progress(&format!(
         "fig9: 76.8 ns slot, latency 1 slot, App. A schedule: {}",
         pct(recovered)

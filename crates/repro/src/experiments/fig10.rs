@@ -10,11 +10,11 @@ use crate::{Claim, Options, ReproError};
 const FIG: &str = "Shoal Fig. 10";
 
 pub(crate) fn run(
-    _opts: &Options,
+    opts: &Options,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let s = point::scenario("fig10-prototype-incast")?;
-    let out = point::run(&s)?;
+    let out = point::run(&s, opts)?;
     let fcts: Vec<f64> = out
         .records
         .iter()
@@ -24,7 +24,7 @@ pub(crate) fn run(
     let slowest = fcts.iter().copied().fold(f64::MIN, f64::max);
     let fastest = fcts.iter().copied().fold(f64::MAX, f64::min);
     let q = out.queues.max_queue;
-    progress(&format!("fig10: FCTs {fcts:.2?} us, max queue {q}"));
+    progress(&format!("FCTs {fcts:.2?} us, max queue {q}"));
     Ok(vec![
         Claim::relative(
             FIG,

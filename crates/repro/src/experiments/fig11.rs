@@ -32,7 +32,7 @@ pub(crate) fn run(
     let c = cost(&power, &CostSpec::default()).map_err(|e| err(&e))?;
     let model = c.model;
     progress(&format!(
-        "fig11: {} circuit and {} packet switches, a NIC {:.4} of a packet switch",
+        "{} circuit and {} packet switches, a NIC {:.4} of a packet switch",
         model.circuit_switches, model.packet_switches, model.nic_to_packet_switch
     ));
 

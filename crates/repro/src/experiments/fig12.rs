@@ -36,7 +36,7 @@ pub(crate) fn run(
     }
     let mut series = Vec::new();
     for p in &pts {
-        let out = point::run(p)?;
+        let out = point::run(p, opts)?;
         let w = window_s(p, &out);
         let active: Vec<f64> = out
             .delivered_bytes
@@ -51,7 +51,7 @@ pub(crate) fn run(
             active.iter().sum::<f64>() / active.len() as f64
         };
         progress(&format!(
-            "fig12: {} nodes, {} pairs: {} per destination",
+            "{} nodes, {} pairs: {} per destination",
             point::rack(p).nodes,
             active.len(),
             if avg.is_nan() {

@@ -37,7 +37,7 @@ pub(crate) fn run(
     // (senders, slowest us, mean us, optimum us)
     let mut series = Vec::new();
     for p in &pts {
-        let out = point::run(p)?;
+        let out = point::run(p, opts)?;
         let fcts: Vec<f64> = out
             .records
             .iter()
@@ -54,7 +54,7 @@ pub(crate) fn run(
         let bytes: u64 = out.records.iter().map(|r| r.bytes).sum();
         let optimum = bytes as f64 * 8.0 / into_dst_bps * 1e6;
         progress(&format!(
-            "fig13: {} senders: slowest {slowest:.1} us, mean {mean:.1} us, optimum {optimum:.1} us",
+            "{} senders: slowest {slowest:.1} us, mean {mean:.1} us, optimum {optimum:.1} us",
             fcts.len()
         ));
         series.push((fcts.len() as f64, slowest, mean, optimum));

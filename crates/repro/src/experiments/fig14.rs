@@ -15,13 +15,13 @@ use shoal_scenario::{Scenario, WorkloadSpec};
 const FIG: &str = "Shoal Fig. 14";
 
 /// Completion times (µs) of the probe flows.
-fn probe_fcts(s: &Scenario) -> Result<Percentiles, ReproError> {
+fn probe_fcts(opts: &Options, s: &Scenario) -> Result<Percentiles, ReproError> {
     let WorkloadSpec::Probe { src, dst, .. } = s.workload else {
         return Err(ReproError(
             "fig14: the scenario's workload must be a probe".into(),
         ));
     };
-    let out = point::run(s)?;
+    let out = point::run(s, opts)?;
     let fcts: Vec<f64> = out
         .records
         .iter()
@@ -60,10 +60,10 @@ pub(crate) fn run(
     let mut plain = opt.clone();
     point::rack_mut(&mut plain).ready_queue = false;
     point::rack_mut(&mut plain).age_rule = false;
-    let with = probe_fcts(&opt)?;
-    progress(&format!("fig14: with §3.3.3: {with:?}"));
-    let without = probe_fcts(&plain)?;
-    progress(&format!("fig14: without: {without:?}"));
+    let with = probe_fcts(opts, &opt)?;
+    progress(&format!("with §3.3.3: {with:?}"));
+    let without = probe_fcts(opts, &plain)?;
+    progress(&format!("without: {without:?}"));
     let spread = |p: &Percentiles| p.max - p.p50;
     Ok(vec![
         Claim::new(

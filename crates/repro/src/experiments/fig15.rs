@@ -48,7 +48,7 @@ pub(crate) fn run(
     let mut pts = Vec::new();
     for &load in &loads {
         let s = point::at_load(&base, nodes, load, flows)?;
-        let out = point::run(&s)?;
+        let out = point::run(&s, opts)?;
         let fs = FlowSummary::of(&out.records);
         let short = fs
             .short_fct_us
@@ -64,7 +64,7 @@ pub(crate) fn run(
             max_reorder_kb: out.queues.max_reorder_bytes as f64 / 1e3,
         };
         progress(&format!(
-            "fig15: load {load}: short FCT mean {:.2} us, p99 {:.2} us; long goodput {}; \
+            "load {load}: short FCT mean {:.2} us, p99 {:.2} us; long goodput {}; \
              max queue {} cells, {} at one node ({} in transit), reordering {:.1} KB",
             p.short_mean_us,
             p.short_p99_us,

@@ -34,7 +34,6 @@ use crate::plot::emit;
 use crate::point;
 use crate::scale::Settings;
 use crate::{Claim, Options, ReproError, ScaleSpec};
-use shoal_fabric::NoProgress;
 use shoal_metrics::FlowSummary;
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
@@ -176,7 +175,7 @@ pub(crate) fn run(
         let mut points = Vec::new();
         for &load in &scale.loads {
             let s = scaled(&base, scale.nodes, load, flows)?;
-            points.push(run_point(&s, name, load, flows, progress)?);
+            points.push(run_point(opts, &s, name, load, flows, progress)?);
         }
         lines.push(Line { name, points });
     }
@@ -257,15 +256,14 @@ fn torus_shape(nodes: u32) -> (u32, u32, u32) {
 
 /// Runs one point and reads the figure's numbers from it.
 fn run_point(
+    opts: &Options,
     s: &Scenario,
     name: &str,
     load: f64,
     wanted: u64,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Point, ReproError> {
-    let out = s
-        .run(&mut NoProgress)
-        .map_err(|e| ReproError(e.to_string()))?;
+    let out = point::run(s, opts)?;
     let ideal = s.ideal_fct().map_err(|e| ReproError(e.to_string()))?;
     let fs = FlowSummary::with_ideal(&out.records, &ideal);
     let short = fs.short_fct_us.ok_or_else(|| {

@@ -118,7 +118,7 @@ pub(crate) fn run(
     let mut pts = Vec::new();
     for &fraction in &scale.fractions {
         let s = at(&base, &scale, fraction)?;
-        let out = point::run(&s)?;
+        let out = point::run(&s, opts)?;
         let fs = FlowSummary::of(&out.records);
         let short = fs.short_fct_us.ok_or_else(|| {
             ReproError(format!(

@@ -56,7 +56,7 @@ pub(crate) fn run(
             .with_settings(&settings)
             .map_err(|e| ReproError(e.to_string()))?;
         s.sweep = None;
-        let out = point::run(&s)?;
+        let out = point::run(&s, opts)?;
         let fs = FlowSummary::of(&out.records);
         let p = Point {
             app: app.clone(),
@@ -67,7 +67,7 @@ pub(crate) fn run(
         };
         let show = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.2}"));
         progress(&format!(
-            "fig18: {app}: short FCT mean {} us, p99 {} us; long goodput {} Gb/s; max queue {} \
+            "{app}: short FCT mean {} us, p99 {} us; long goodput {} Gb/s; max queue {} \
              cells",
             show(p.short_mean_us),
             show(p.short_p99_us),

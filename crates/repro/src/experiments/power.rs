@@ -34,7 +34,7 @@ pub(crate) fn run(
 ) -> Result<Vec<Claim>, ReproError> {
     let p = compare(512)?;
     progress(&format!(
-        "power: Shoal {} switches {:.1} W + NICs {:.1} W = {:.1} W; packet {} switches {:.1} W + \
+        "Shoal {} switches {:.1} W + NICs {:.1} W = {:.1} W; packet {} switches {:.1} W + \
          NICs {:.1} W = {:.1} W",
         p.shoal.switches,
         p.shoal.switches_watts,
@@ -113,7 +113,7 @@ pub(crate) fn run(
     for nodes in [64usize, 128, 256, 512, 1024, 2048] {
         let p = compare(nodes)?;
         progress(&format!(
-            "power: {nodes} nodes: Shoal {:.2} kW, packet {:.2} kW ({} tier(s)), {:.0}% lower",
+            "{nodes} nodes: Shoal {:.2} kW, packet {:.2} kW ({} tier(s)), {:.0}% lower",
             p.shoal.total_watts / 1e3,
             p.packet.total_watts / 1e3,
             p.packet.tiers,

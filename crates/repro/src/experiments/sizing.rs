@@ -50,7 +50,7 @@ pub(crate) fn run(
     let (m500, m512, m1000) = (at(500)?, at(512)?, at(1000)?);
     let share = m500.on_chip_bits as f64 / STRATIX_V_BRAM_BITS as f64;
     progress(&format!(
-        "sizing: 500 nodes: {} bits on chip ({} matrix entries of {} bits), {:.2}% of {} bits",
+        "500 nodes: {} bits on chip ({} matrix entries of {} bits), {:.2}% of {} bits",
         m500.on_chip_bits,
         499 * 499,
         m500.entry_bits,
@@ -133,7 +133,7 @@ pub(crate) fn run(
 
     let (simulated, bound, slot) = lone_cells()?;
     progress(&format!(
-        "sizing: lone cells on 16 nodes: slowest {:.2} ns, model's worst case {:.2} ns",
+        "lone cells on 16 nodes: slowest {:.2} ns, model's worst case {:.2} ns",
         simulated.as_ns_f64(),
         bound.as_ns_f64()
     ));
@@ -151,7 +151,7 @@ pub(crate) fn run(
         .map_err(|e| err(&e))?
         .unwrap_or(2);
     progress(&format!(
-        "sizing: a Stratix V holds the state of up to {most} nodes"
+        "a Stratix V holds the state of up to {most} nodes"
     ));
     let sizes: Vec<usize> = (1..=32).map(|i| i * 64).collect();
     let mut state = Vec::new();

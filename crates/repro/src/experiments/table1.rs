@@ -69,7 +69,7 @@ pub(crate) fn run(
         let path_only = count(Accounting::PathOnly)?;
         let paper = table1_formula(kind, nodes);
         progress(&format!(
-            "table1: {what}: table {paper:.5}, symmetric {ours:.5}, path only {path_only:.5}"
+            "{what}: table {paper:.5}, symmetric {ours:.5}, path only {path_only:.5}"
         ));
         let pass = (ours - paper).abs() <= 0.10 * paper;
         let mut claim = format!("slots lost to {what}, N = {nodes}, k = {ports} (symmetric)");
@@ -96,7 +96,7 @@ pub(crate) fn run(
     ] {
         let (simulated, counted) = simulate(component)?;
         progress(&format!(
-            "table1: simulated {what}: {simulated:.5}, symmetric count {counted:.5}"
+            "simulated {what}: {simulated:.5}, symmetric count {counted:.5}"
         ));
         claims.push(Claim::new(
             FIG,

@@ -12,10 +12,20 @@ pub fn plots_dir(name: &str) -> PathBuf {
 
 /// Runs experiment `name` and prints its claims.
 pub fn run(name: &str, quick: bool) -> Vec<Claim> {
+    run_on(name, quick, 1)
+}
+
+/// Runs experiment `name` with `threads` threads inside each run and prints its claims.
+pub fn run_on(name: &str, quick: bool, threads: usize) -> Vec<Claim> {
     let opts = shoal_repro::Options {
         quick,
-        plots: Some(plots_dir(name)),
+        // Side by side runs of one experiment write apart.
+        plots: Some(match threads {
+            1 => plots_dir(name),
+            t => plots_dir(&format!("{name}-threads-{t}")),
+        }),
         scale: None,
+        threads,
     };
     let claims = shoal_repro::run(name, &opts, &mut |m| eprintln!("{m}"))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
