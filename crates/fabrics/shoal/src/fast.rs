@@ -335,7 +335,10 @@ impl FastRack {
             only.run_slot(&wire, output);
         } else {
             let wire = &wire;
-            let pool = self.pool.as_ref().expect("a pool whenever there are several parts");
+            let pool = self
+                .pool
+                .as_ref()
+                .expect("a pool whenever there are several parts");
             pool.in_place_scope(|scope| {
                 let (first, others) = self.parts.split_first_mut().expect("parts are never empty");
                 let (first_out, mut rest) = output.split_at_mut(first.len * c);

@@ -193,8 +193,8 @@ impl ShoalRack {
                         .slot_of(NodeId(i as u16), NodeId(j as u16))
                         .map_or(u16::MAX, |(s, _)| s.0 as u16)
                 };
-                let fast = FastRack::new(&self.cfg, &self.table, slot, self.threads)
-                    .map_err(|e| {
+                let fast =
+                    FastRack::new(&self.cfg, &self.table, slot, self.threads).map_err(|e| {
                         FabricError(format!(
                             "cannot start the fast engine's {} threads: {e}",
                             self.threads
