@@ -219,7 +219,7 @@ fn strongest(
 
 /// A fixed random rank per edge to break ties between equal keys: ranking ties by index would
 /// give every SoC the same few low-numbered partners on a tied demand.
-fn tie_order(edges: usize) -> Vec<u64> {
+pub(crate) fn tie_order(edges: usize) -> Vec<u64> {
     let mut draws = rng::stream(0, "xfabric.osa.pricing", 0);
     (0..edges).map(|_| draws.random::<u64>()).collect()
 }
