@@ -260,4 +260,3 @@ fn osa_solves_the_all_to_all_instance() {
     assert_eq!(bm.links().len(), 343 * 6 / 2);
     assert_eq!(bm.weight(), 343 * 6 / 2 * 2 * MB as u128);
 }
-
