@@ -16,10 +16,10 @@
 //!   worth 2M) or x and y to copies (used, worth 2M + 2w); a half-used gadget is worth M + w < 2M,
 //!   so it never is one. Copies bound each SoC to b circuits and one gadget per edge to one
 //!   circuit. Only pairs with demand get a gadget, since pairs without add nothing to the weight.
-//!   Before it, the linear relaxation bounds every b-matching and its dual rules out most edges,
+//!   Before it, the linear relaxation bounds every b-matching and its dual rules out many edges,
 //!   so a rounding that meets the bound is taken without a blossom solve and otherwise the
 //!   gadget holds only the edges an optimum may use (see [`max_weight_b_matching`]): every
-//!   demand of Fig. 2 and 3 at 343 SoCs is solved in seconds.
+//!   demand of Fig. 2 and 3 at 343 SoCs is solved within a minute, Fig. 3's each within a second.
 //! - **Filling**: the matching leaves ports idle where demand runs out. They are paired at random
 //!   (from the seed) between SoCs not yet linked, first between different components, then any,
 //!   until no two unlinked SoCs both have a free port. As XFabric, OSA then uses its ports fully.
