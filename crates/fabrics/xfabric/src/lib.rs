@@ -57,6 +57,7 @@ pub mod error;
 pub mod fabric;
 pub mod flowsim;
 pub mod forwarding;
+mod fractional;
 pub mod generate;
 pub mod graph;
 pub mod osa;
@@ -77,10 +78,7 @@ pub use flowsim::{
 pub use forwarding::ForwardingTables;
 pub use generate::{Circuit, CircuitPlan, generate_topology};
 pub use graph::SocGraph;
-pub use osa::{
-    BMatching, max_weight_b_matching, max_weight_b_matching_within, osa_topology,
-    osa_topology_within,
-};
+pub use osa::{BMatching, max_weight_b_matching, osa_topology};
 pub use prototype::{
     Controller, PrototypeResult, PrototypeRun, production_sizes, prototype_tcp, run_prototype,
     topology_of,

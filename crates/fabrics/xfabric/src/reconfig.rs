@@ -83,6 +83,12 @@ pub struct ReconfigTiming {
     /// A reconfiguration message over one circuit, SoC to SoC: 10 µs (our guess for a software
     /// packet switch).
     pub hop_latency: Dur,
+    /// From a SoC's decision to switch (a reconfiguration message or an unexpected MAC) to its
+    /// packet switch forwarding by the stored tables, when it also floods the message: 0 in §4's
+    /// model (a table swap in hardware) and by default. The prototype's switch is a user-level
+    /// process behind two kernel drivers (§5) and the paper gives no figure for its swap;
+    /// `xfabric-fig6b` sweeps it.
+    pub table_swap: Dur,
     /// The micro-controller reprogramming its ASIC: 40 µs (§6.5).
     pub reprogram: Dur,
     /// The ASIC's switching time, during which a switched port carries garbage: 20 ns (§6.5).
@@ -130,6 +136,7 @@ impl Default for ReconfigTiming {
             update_latency: Dur::from_us(50),
             update_gap: Dur::from_us(8),
             hop_latency: Dur::from_us(10),
+            table_swap: Dur::ZERO,
             reprogram: Dur::from_us(40),
             switching: Dur::from_ns(20),
             first_frame: Some(Dur::from_us(10)),
@@ -251,6 +258,8 @@ enum Event {
         port: u8,
         peer: u16,
     },
+    /// A SoC's table swap is done.
+    Swapped(u16),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,8 +296,9 @@ struct Sim<'a> {
     controller_soc: u16,
     // Crosspoints.
     xp: Vec<XpState>,
-    // SoCs: on the new tables or not, and holding them or not.
+    // SoCs: on the new tables or not, swapping to them, and holding them or not.
     soc_new: Vec<bool>,
+    soc_swapping: Vec<bool>,
     soc_loaded: Vec<bool>,
     out: ReconfigOutcome,
     seed: u64,
@@ -333,6 +343,7 @@ pub fn reconfigure(
         controller_soc: params.controller_soc.0,
         xp: vec![XpState::Old; d],
         soc_new: vec![false; n],
+        soc_swapping: vec![false; n],
         soc_loaded: vec![false; n],
         out: ReconfigOutcome {
             crosspoint_versions: Vec::new(),
@@ -434,9 +445,10 @@ impl Sim<'_> {
             Event::Switched(c) => self.switched(now, c as usize),
             Event::Flood(s) => {
                 if self.soc_loaded[s as usize] && !self.soc_new[s as usize] {
-                    self.activate(now, s as usize);
+                    self.swap(now, s as usize);
                 }
             }
+            Event::Swapped(s) => self.activate(now, s as usize),
             Event::NewNeighbour { soc, port, peer } => {
                 let s = soc as usize;
                 let expected =
@@ -445,8 +457,10 @@ impl Sim<'_> {
                     return;
                 }
                 if self.soc_loaded[s] && !self.soc_new[s] {
-                    self.out.local_triggers += 1;
-                    self.activate(now, s);
+                    if !self.soc_swapping[s] {
+                        self.out.local_triggers += 1;
+                    }
+                    self.swap(now, s);
                 } else {
                     self.out.unexpected_without_update += 1;
                 }
@@ -583,6 +597,17 @@ impl Sim<'_> {
         lost
     }
 
+    /// SoC `s` decides to use its stored tables: at once, or once its table swap is done (a SoC
+    /// already swapping ignores further triggers).
+    fn swap(&mut self, now: Time, s: usize) {
+        if self.t.table_swap == Dur::ZERO {
+            self.activate(now, s);
+        } else if !self.soc_swapping[s] {
+            self.soc_swapping[s] = true;
+            self.at(now + self.t.table_swap, Event::Swapped(s as u16));
+        }
+    }
+
     /// SoC `s` starts using its stored tables and floods the reconfiguration message on every port,
     /// over whatever circuit each port has now.
     fn activate(&mut self, now: Time, s: usize) {
@@ -636,5 +661,52 @@ mod tests {
             .unwrap()
             .since(relayed.first_switch.unwrap());
         assert!(spread <= timing.control_latency, "{spread}");
+    }
+
+    /// A table swap of T: the first SoCs, triggered by the first crosspoint's new neighbours, use
+    /// their new tables the first frame plus T after it, and no SoC sooner; the flood leaves a SoC
+    /// only once it swapped, so SoCs it reaches take at least another T. The rack still ends
+    /// consistent.
+    #[test]
+    fn a_table_swap_delays_each_soc_and_the_flood() {
+        let rack = Rack::new(
+            RackSpec {
+                socs: 27,
+                ports_per_soc: 6,
+                uplinks: 4,
+            },
+            3,
+        )
+        .unwrap();
+        let old = generate_topology(&rack, &DemandMatrix::zeros(27).unwrap(), 3).unwrap();
+        let new = generate_topology(&rack, &dense_random_demand(27, 3), 3).unwrap();
+        let swap = Dur::from_us(3_000);
+        let timing = ReconfigTiming {
+            table_swap: swap,
+            ..ReconfigTiming::prototype()
+        };
+        let params = ReconfigParams {
+            timing,
+            ..ReconfigParams::default()
+        };
+        let out = reconfigure(&old, &new, &params).unwrap();
+        assert_eq!(out.consistent_version(), Some(2));
+        let first = out.first_switch.unwrap();
+        let after: Vec<Dur> = out
+            .soc_switch
+            .iter()
+            .map(|t| t.unwrap().since(first))
+            .collect();
+        let soonest = timing.first_frame.unwrap() + swap;
+        assert_eq!(after.iter().min(), Some(&soonest));
+        // A SoC none of whose ports the first crosspoint changes waits for a flood or a later
+        // crosspoint: at least two swaps, or a crosspoint step plus a swap.
+        let step = timing.control_latency + timing.control_latency + timing.reprogram;
+        for s in 0..27u16 {
+            if new.peer(NodeId(s), Crosspoint(0)) == old.peer(NodeId(s), Crosspoint(0)) {
+                let t = after[s as usize];
+                assert!(t >= (swap + swap).min(step + swap), "SoC {s}: {t}");
+            }
+        }
     }
 }

@@ -12,8 +12,8 @@ use crate::ReproError;
 use shoal_base::NodeId;
 use shoal_xfabric::{
     Demand, DemandMatrix, FlowSimConfig, FlowSimReport, ForwardingTables, Rack, RackSpec, SocGraph,
-    UplinkPlan, generate_topology, nearest_uplinks, osa_topology_within, place_uplinks,
-    random_regular, simulate, spread_gateways, torus_3d, torus_sides,
+    UplinkPlan, generate_topology, nearest_uplinks, osa_topology, place_uplinks, random_regular,
+    simulate, spread_gateways, torus_3d, torus_sides,
 };
 
 /// The seed of every XFabric experiment (workloads, cross-circuits, random graph, tie breaks).
@@ -22,15 +22,6 @@ pub(crate) const SEED: u64 = 2016;
 pub(crate) const PORTS: usize = 6;
 /// The fabrics, in the order of every table and plot.
 pub(crate) const NAMES: [&str; 4] = ["XFabric", "OSA", "3D torus", "Random"];
-/// The largest demand (pairs with traffic) on which OSA's b-matching runs its whole exact solve
-/// when the certified sparse solve fails (`shoal_xfabric::max_weight_b_matching_within`).
-/// Demands whose pairs weigh the same (Fig. 3(a), and Fig. 3(b) where few pairs send both ways) are
-/// certified at any size; others take the whole solve: Production at 343 SoCs (2,194 pairs) in about 15 s, the graph-processing
-/// demand at 64 SoCs (2,016 pairs) in about 4 s. The graph-processing demand at 343 SoCs (32,394
-/// pairs) and Fig. 3(b) at k = 32 and 64 (343 SoCs; pairs chosen both ways weigh twice the others
-/// and the bound is not met) are beyond it: OSA is not run there and the claims that need it miss.
-pub(crate) const OSA_WHOLE_LIMIT: usize = 5_000;
-
 pub(crate) fn err(what: &str) -> impl Fn(&dyn std::fmt::Display) -> ReproError + '_ {
     move |e| ReproError(format!("{what}: {e}"))
 }
@@ -59,20 +50,17 @@ pub(crate) struct Built {
     pub uplinks: UplinkPlan,
 }
 
-/// The four fabrics for `demand`, in [`NAMES`] order; OSA is `None` where its b-matching gives up
-/// (see [`OSA_WHOLE_LIMIT`]).
-pub(crate) fn build(demand: &Demand) -> Result<[Option<Built>; 4], ReproError> {
+/// The four fabrics for `demand`, in [`NAMES`] order.
+pub(crate) fn build(demand: &Demand) -> Result<[Built; 4], ReproError> {
     let n = demand.socs();
     let rack = rack(n)?;
     let e = err("fabrics");
     let xplan = place_uplinks(&rack, demand).map_err(|x| e(&x))?;
     let xfabric = generate_topology(&rack, xplan.dm_all(), SEED).map_err(|x| e(&x))?;
-    let osa = osa_topology_within(xplan.dm_all(), PORTS, SEED, OSA_WHOLE_LIMIT)
-        .map_err(|x| e(&x))?
-        .map(|graph| Built {
-            graph,
-            uplinks: xplan.clone(),
-        });
+    let osa = Built {
+        graph: osa_topology(xplan.dm_all(), PORTS, SEED).map_err(|x| e(&x))?,
+        uplinks: xplan.clone(),
+    };
     let (a, b, c) = torus_sides(n);
     let gateways = spread_gateways(n, rack.uplinks());
     let fixed = |g: SocGraph| -> Result<Built, ReproError> {
@@ -80,13 +68,13 @@ pub(crate) fn build(demand: &Demand) -> Result<[Option<Built>; 4], ReproError> {
         Ok(Built { graph: g, uplinks })
     };
     Ok([
-        Some(Built {
+        Built {
             graph: xfabric.graph().clone(),
             uplinks: xplan,
-        }),
+        },
         osa,
-        Some(fixed(torus_3d(a, b, c).map_err(|x| e(&x))?)?),
-        Some(fixed(random_regular(n, PORTS, SEED).map_err(|x| e(&x))?)?),
+        fixed(torus_3d(a, b, c).map_err(|x| e(&x))?)?,
+        fixed(random_regular(n, PORTS, SEED).map_err(|x| e(&x))?)?,
     ])
 }
 

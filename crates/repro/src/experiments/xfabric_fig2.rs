@@ -27,29 +27,25 @@ use shoal_workload::{
 use shoal_xfabric::{FlowSimReport, full_demand_of};
 
 const FIG: &str = "XFabric Fig. 2";
-/// Why a claim that needs OSA is not checked where OSA was not run.
-const OSA_NOT_RUN: &str = "OSA not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)";
+/// Why a claim is not checked when a measure it needs came out empty.
+const NOT_MEASURED: &str = "a fabric's value was not measured";
 
-/// The four fabrics' reports on one workload, `None` where OSA was not run.
-type Row = [Option<FlowSimReport>; 4];
+/// The four fabrics' reports on one workload.
+type Row = Vec<FlowSimReport>;
 
 /// One of the simulator's measures.
 type Metric = fn(&FlowSimReport) -> Option<f64>;
 
 fn measure(socs: usize, flows: &[Flow]) -> Result<Row, ReproError> {
     let demand = full_demand_of(flows, socs).map_err(|e| err("demand")(&e))?;
-    let fabrics = build(&demand)?;
-    let mut row: Row = Default::default();
-    for (r, b) in row.iter_mut().zip(&fabrics) {
-        if let Some(b) = b {
-            *r = Some(simulate_on(b, flows)?);
-        }
-    }
-    Ok(row)
+    build(&demand)?
+        .iter()
+        .map(|b| simulate_on(b, flows))
+        .collect()
 }
 
 fn get(row: &Row, i: usize, f: Metric) -> f64 {
-    row[i].as_ref().and_then(f).unwrap_or(f64::NAN)
+    f(&row[i]).unwrap_or(f64::NAN)
 }
 
 pub(crate) fn run(
@@ -67,18 +63,13 @@ pub(crate) fn run(
     progress(&format!("fig2: LiveJournal stand-in over {socs} SoCs done"));
     let rows = [("Production", &prod), ("LiveJournal", &lj)];
     for (w, row) in rows {
-        for (i, name) in NAMES.iter().enumerate() {
-            match &row[i] {
-                Some(r) => progress(&format!(
-                    "fig2: {w:<11} {name:<8} {:.3} hops, diversity {:.2}, bottleneck {:.2}% of subflows",
-                    r.mean_hops.unwrap_or(f64::NAN),
-                    r.mean_path_diversity.unwrap_or(f64::NAN),
-                    100.0 * r.bottleneck_share.unwrap_or(f64::NAN)
-                )),
-                None => progress(&format!(
-                    "fig2: {w:<11} {name:<8} not run (b-matching not certified, demand beyond OSA_WHOLE_LIMIT)"
-                )),
-            }
+        for (name, r) in NAMES.iter().zip(row.iter()) {
+            progress(&format!(
+                "fig2: {w:<11} {name:<8} {:.3} hops, diversity {:.2}, bottleneck {:.2}% of subflows",
+                r.mean_hops.unwrap_or(f64::NAN),
+                r.mean_path_diversity.unwrap_or(f64::NAN),
+                100.0 * r.bottleneck_share.unwrap_or(f64::NAN)
+            ));
         }
     }
     let hops = |row: &Row, i| get(row, i, |r| r.mean_hops);
@@ -115,7 +106,7 @@ pub(crate) fn run(
     let comparable = c("Production: XFabric comparable to OSA");
     let gap = (hops(&prod, 0) - hops(&prod, 1)).abs() / hops(&prod, 1);
     claims.push(if gap.is_nan() {
-        Claim::not_checked(FIG, &comparable, "comparable", OSA_NOT_RUN)
+        Claim::not_checked(FIG, &comparable, "comparable", NOT_MEASURED)
     } else {
         Claim::new(
             FIG,
@@ -134,7 +125,7 @@ pub(crate) fn run(
     let (gain_prod, gain_lj) = (hops(&prod, 3) / hops(&prod, 0), hops(&lj, 3) / hops(&lj, 0));
     let smaller = c("LiveJournal: smaller gain over Random than Production");
     claims.push(if gain_prod.is_nan() || gain_lj.is_nan() {
-        Claim::not_checked(FIG, &smaller, "smaller", "a path length was not measured")
+        Claim::not_checked(FIG, &smaller, "smaller", NOT_MEASURED)
     } else {
         Claim::new(
             FIG,
@@ -147,7 +138,7 @@ pub(crate) fn run(
     });
     let osa_worse = c("LiveJournal: OSA worse than XFabric");
     claims.push(if hops(&lj, 1).is_nan() || hops(&lj, 0).is_nan() {
-        Claim::not_checked(FIG, &osa_worse, "OSA longer", OSA_NOT_RUN)
+        Claim::not_checked(FIG, &osa_worse, "OSA longer", NOT_MEASURED)
     } else {
         Claim::new(
             FIG,
@@ -171,25 +162,20 @@ pub(crate) fn run(
         let bottleneck = c(&format!(
             "{w}: torus has the least loaded bottleneck link, the others about the same"
         ));
-        // OSA is not run where its b-matching gives up (`OSA_WHOLE_LIMIT`): a claim that needs it
-        // is then not checked, never passed on the values that are there.
+        // A claim that needs a value the simulator did not measure is not checked, never passed
+        // on the values that are there.
         if d.iter().chain(&b).any(|v| v.is_nan()) {
-            let why = if row[1].is_none() {
-                OSA_NOT_RUN
-            } else {
-                "a fabric's value was not measured"
-            };
             claims.push(Claim::not_checked(
                 FIG,
                 &diversity,
                 "XFabric, OSA < Random < torus",
-                why,
+                NOT_MEASURED,
             ));
             claims.push(Claim::not_checked(
                 FIG,
                 &bottleneck,
                 "torus lowest, the others about the same",
-                why,
+                NOT_MEASURED,
             ));
             continue;
         }
@@ -257,7 +243,7 @@ fn plot(
                 let points = rows
                     .iter()
                     .enumerate()
-                    .filter_map(|(k, (_, row))| row[i].as_ref().and_then(f).map(|v| (k as f64, v)))
+                    .filter_map(|(k, (_, row))| f(&row[i]).map(|v| (k as f64, v)))
                     .collect();
                 Series::new(*name, points)
             })

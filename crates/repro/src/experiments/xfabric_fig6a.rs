@@ -6,7 +6,7 @@
 //!
 //! A wall-clock measure on whatever machine runs it, so it is reported, not asserted in tests:
 //! XFabric's time is the median of five runs, OSA's one run (five below 256 SoCs). Full: 27, 64,
-//! 128, 256, 512 and 1,024 SoCs (about 40 s, most of it OSA at 1,024). Quick: 27, 64 and 128;
+//! 128, 256, 512 and 1,024 SoCs (a few seconds, most of it OSA at 1,024). Quick: 27, 64 and 128;
 //! its claims at 1,024 SoCs are then not checked.
 //!
 //! Claims: the paper's bound (under 700 ms up to 512 SoCs) as a bound; its numbers at 1,024 SoCs

@@ -10,7 +10,17 @@
 //! which is not a plan of the crosspoint rack (its links do not join ports of equal index), so the
 //! old configuration here is Algorithm 1 on no demand (a random spanning structure), and the new
 //! one Algorithm 1 on a dense all-to-all demand of random volumes (the all-to-all workload the
-//! paper runs before reconfiguring). Quick and full are the same run: it takes milliseconds.
+//! paper runs before reconfiguring). Quick and full are the same runs: they take milliseconds.
+//!
+//! The SoCs' table swap (`ReconfigTiming::table_swap`: from a SoC's decision to switch to its
+//! packet switch forwarding by the new tables, and flooding the message on) is not in the paper:
+//! the prototype's switch is a user-level process behind two kernel drivers on Windows Server
+//! 2008 R2 (§5), which "pushes" the new table into the switch. With none, §4's MAC check and flood
+//! put every SoC on its new tables within tens of µs of the first crosspoint, and the paper's 11 ms
+//! spread cannot appear. Our stated choice is 1 ms, the order of the prototype's other software
+//! control path (its USB messages, 1 ms) and of the finest timer of its operating system; a guess,
+//! not a measurement. The run is repeated at 0, 1, 2 and 4 ms so the figure shows how the spread
+//! follows the swap; the claims are checked at the chosen 1 ms.
 
 use super::xfabric_common::{PORTS, SEED, err};
 use crate::plot::emit;
@@ -24,6 +34,19 @@ use shoal_xfabric::{
 
 const FIG: &str = "XFabric Fig. 6(b)";
 const SOCS: usize = 27;
+/// The table swaps the run is repeated at, in µs.
+const SWAPS_US: [u64; 4] = [0, 1_000, 2_000, 4_000];
+/// The swap the claims are checked at (see the module documentation).
+const CHOSEN_SWAP_US: u64 = 1_000;
+
+/// One reconfiguration's outcome at one table swap: the SoCs' delays after the first crosspoint,
+/// sorted, and the last crosspoint's.
+struct Run {
+    swap_us: u64,
+    delays: Vec<Dur>,
+    last_xp: Dur,
+    consistent: bool,
+}
 
 pub(crate) fn run(
     opts: &Options,
@@ -42,74 +65,110 @@ pub(crate) fn run(
     let old = generate_topology(&rack, &none, SEED).map_err(|e| err("old plan")(&e))?;
     let new = generate_topology(&rack, &dense_random_demand(SOCS, SEED), SEED)
         .map_err(|e| err("new plan")(&e))?;
-    let params = ReconfigParams {
-        timing: ReconfigTiming::prototype(),
-        controller_soc: NodeId(0),
-        seed: SEED,
-        ..ReconfigParams::default()
-    };
-    let out = reconfigure(&old, &new, &params).map_err(|e| err("reconfiguration")(&e))?;
-    let first = out
-        .first_switch
-        .ok_or_else(|| ReproError("fig6b: no crosspoint switched".into()))?;
-    let mut delays: Vec<Dur> = out
-        .soc_switch
-        .iter()
-        .map(|t| t.map(|t| t.since(first)))
-        .collect::<Option<_>>()
-        .ok_or_else(|| ReproError("fig6b: a SoC never switched".into()))?;
-    delays.sort_unstable();
-    let last_xp = out.last_switch.map_or(Dur::ZERO, |t| t.since(first));
     let ms = |d: Dur| d.0 as f64 * 1e-9;
-    progress(&format!(
-        "fig6b: {} switched ports, {} local triggers, {} flood messages; SoCs switched {:.3}-{:.3} ms \
-         after the first crosspoint, the last crosspoint {:.3} ms after it",
-        out.switched_ports,
-        out.local_triggers,
-        out.flood_messages,
-        ms(delays[0]),
-        ms(delays[SOCS - 1]),
-        ms(last_xp)
-    ));
-    let cdf = delays
+    let mut runs = Vec::new();
+    for swap_us in SWAPS_US {
+        let params = ReconfigParams {
+            timing: ReconfigTiming {
+                table_swap: Dur::from_us(swap_us),
+                ..ReconfigTiming::prototype()
+            },
+            controller_soc: NodeId(0),
+            seed: SEED,
+            ..ReconfigParams::default()
+        };
+        let out = reconfigure(&old, &new, &params).map_err(|e| err("reconfiguration")(&e))?;
+        let first = out
+            .first_switch
+            .ok_or_else(|| ReproError("fig6b: no crosspoint switched".into()))?;
+        let mut delays: Vec<Dur> = out
+            .soc_switch
+            .iter()
+            .map(|t| t.map(|t| t.since(first)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| ReproError("fig6b: a SoC never switched".into()))?;
+        delays.sort_unstable();
+        let last_xp = out.last_switch.map_or(Dur::ZERO, |t| t.since(first));
+        progress(&format!(
+            "fig6b: table swap {:.1} ms: {} switched ports, {} local triggers, {} flood messages; \
+             SoCs switched {:.3}-{:.3} ms after the first crosspoint (median {:.3}), the last \
+             crosspoint {:.3} ms after it",
+            swap_us as f64 * 1e-3,
+            out.switched_ports,
+            out.local_triggers,
+            out.flood_messages,
+            ms(delays[0]),
+            ms(delays[SOCS - 1]),
+            ms(delays[SOCS / 2]),
+            ms(last_xp)
+        ));
+        runs.push(Run {
+            swap_us,
+            delays,
+            last_xp,
+            consistent: out.consistent_version() == Some(params.old_version + 1),
+        });
+    }
+    let series = runs
         .iter()
-        .enumerate()
-        .map(|(i, &d)| (ms(d), (i + 1) as f64 / SOCS as f64))
+        .map(|r| {
+            let cdf = (r.delays.iter().enumerate())
+                .map(|(i, &d)| (ms(d), (i + 1) as f64 / SOCS as f64))
+                .collect();
+            Series::new(format!("table swap {} ms", r.swap_us as f64 * 1e-3), cdf)
+        })
         .collect();
     let fig = Figure {
         title: "XFabric Fig. 6(b): reconfiguration delay, 27 SoCs".into(),
         x: Axis::linear("Time since the first crosspoint switched (ms)"),
         y: Axis::linear("CDF of SoCs"),
-        series: vec![Series::new("SoCs on the new tables", cdf)],
+        series,
         kind: Kind::Lines,
     };
     emit(opts, fig, "xfabric-fig6b-reconfiguration-delay", progress)?;
+    let chosen = runs
+        .iter()
+        .find(|r| r.swap_us == CHOSEN_SWAP_US)
+        .ok_or_else(|| ReproError("fig6b: the chosen table swap was not run".into()))?;
+    let last = |r: &Run| ms(r.delays[SOCS - 1]);
+    let others = (runs.iter())
+        .filter(|r| r.swap_us != CHOSEN_SWAP_US)
+        .map(|r| format!("{} ms: {:.3}", r.swap_us as f64 * 1e-3, last(r)))
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(vec![
         // "All servers are reconfigured within 11 ms": the CDF's last point, a number, so
         // two-sided, with the crosspoints' ±2 ms (fixed before the run).
         Claim::new(
             FIG,
-            "last SoC on its new tables, after the first crosspoint switched",
+            &format!(
+                "last SoC on its new tables, after the first crosspoint switched (table swap {} ms)",
+                CHOSEN_SWAP_US as f64 * 1e-3
+            ),
             "11 ms",
-            format!("{:.3} ms", ms(delays[SOCS - 1])),
+            format!("{:.3} ms (other swaps {others})", last(chosen)),
             "±2 ms",
-            (ms(delays[SOCS - 1]) - 11.0).abs() <= 2.0,
+            (last(chosen) - 11.0).abs() <= 2.0,
         ),
         Claim::new(
             FIG,
             "last crosspoint switched after the first",
             "8 ms",
-            format!("{:.3} ms", ms(last_xp)),
+            format!("{:.3} ms", ms(chosen.last_xp)),
             "±2 ms",
-            (ms(last_xp) - 8.0).abs() <= 2.0,
+            (ms(chosen.last_xp) - 8.0).abs() <= 2.0,
         ),
         Claim::new(
             FIG,
-            "one consistent configuration after",
+            "one consistent configuration after, at every table swap",
             "yes",
-            format!("{:?}", out.consistent_version()),
+            format!(
+                "{} of {} runs",
+                runs.iter().filter(|r| r.consistent).count(),
+                runs.len()
+            ),
             "the new version",
-            out.consistent_version() == Some(params.old_version + 1),
+            runs.iter().all(|r| r.consistent),
         ),
     ])
 }

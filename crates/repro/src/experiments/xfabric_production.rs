@@ -9,9 +9,8 @@
 //! over the range we call plausible, fixed before running. At each point, 343 SoCs as Fig. 2 and
 //! 4(b): XFabric (its uplink placement, then Algorithm 1), the 7x7x7 torus and the random 6-regular
 //! graph, path lengths per byte over shortest paths (what Fig. 4 measures; Fig. 2's flow simulator
-//! reports the same mean path length) and Fig. 4(b)'s uplink paths. OSA is left out: its whole
-//! b-matching takes about 15 s per point on this demand, and Fig. 2's XFabric ≈ OSA claim stays
-//! with `xfabric-fig2`.
+//! reports the same mean path length) and Fig. 4(b)'s uplink paths. OSA is left out: Fig. 2's
+//! XFabric ≈ OSA claim stays with `xfabric-fig2`.
 //!
 //! Beside each point, what decides XFabric's path length: the SoCs' peers (distinct SoCs a SoC
 //! exchanges bytes with inside the rack), their median and the share of SoCs with more than d = 6.
