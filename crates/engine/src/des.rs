@@ -21,12 +21,16 @@ use shoal_base::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// Each bucket covers 2^15 ps = 32.8 ns: in the DCTCP benchmark about 14 events, cheap to sort
-/// (2^14 and 2^16 measured within noise, 2^16 a few per cent slower).
-const BUCKET_SHIFT: u32 = 15;
-/// Buckets in the ring: 2^12 of them cover 134 µs, beyond any serialization or propagation
-/// time; longer timers (retransmission timeouts) wait in the far heap. A larger ring (2^15) held more memory and missed
-/// the cache more: the DCTCP benchmark ran 25% slower with it (BENCHMARKS.md).
+/// Each bucket covers 2^12 ps = 4.1 ns. Narrow buckets keep the sort cheap where events are
+/// dense: on recorded schedule/pop traces of the htsim examples (BENCHMARKS.md, "Event queue,
+/// issue 21") 2^12 took 38% fewer instructions than 2^15 on NDP (60 events per 32.8 ns) and
+/// the same on DCTCP (14), where a bucket more often holds one event but the clock moves
+/// through more of them; 2^11 saved 3% more on NDP and needed a ring twice as long.
+const BUCKET_SHIFT: u32 = 12;
+/// Buckets in the ring: 2^12 of them cover 16.8 µs, beyond any serialization or propagation
+/// time of the packet networks (a 9000 B packet takes 7.2 µs at 10 Gb/s); longer timers
+/// (retransmission timeouts) wait in the far heap. A larger ring holds more memory and misses
+/// the cache more (a 2^15 ring ran the DCTCP benchmark 25% slower, BENCHMARKS.md).
 const RING: usize = 1 << 12;
 const RING_MASK: u64 = RING as u64 - 1;
 
@@ -43,9 +47,10 @@ pub struct EventQueue<E> {
     /// puts tens of thousands of events in one) was most of the run time.
     late: BinaryHeap<Reverse<Far<E>>>,
     /// Ring of later buckets, each unsorted in scheduling order; bucket `b` at `b & RING_MASK`.
-    ring: Vec<Vec<(u64, E)>>,
+    /// Fixed-size arrays, so that a masked index needs no bounds check.
+    ring: Box<[Vec<(u64, E)>; RING]>,
     /// One bit per ring slot: set when the slot holds events.
-    occupied: Vec<u64>,
+    occupied: [u64; RING / 64],
     /// Emptied bucket buffers, handed to the next ring slot that fills. A drained bucket's
     /// buffer keeps its capacity; left in its ring slot, every one of the 4,096 slots would
     /// grow to the densest bucket it ever held (1 GB after 20 µs of the Aquila clique, whose
@@ -101,8 +106,8 @@ impl<E: Copy> EventQueue<E> {
             head: 0,
             current_bucket: 0,
             late: BinaryHeap::new(),
-            ring: (0..RING).map(|_| Vec::new()).collect(),
-            occupied: vec![0; RING / 64],
+            ring: Box::new(std::array::from_fn(|_| Vec::new())),
+            occupied: [0; RING / 64],
             spare: Vec::new(),
             far: BinaryHeap::new(),
             len: 0,
@@ -130,7 +135,9 @@ impl<E: Copy> EventQueue<E> {
     /// # Panics
     /// If `at` is before the current time: an event in the past is a model bug, and accepting it
     /// would break the queue's ordering silently.
-    #[inline]
+    // Always inlined, as are `pop` and `push_ring`: left to the compiler they became calls
+    // whose register saves and restores cost a quarter of the queue's instructions.
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         assert!(
             at >= self.now,
@@ -162,7 +169,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes the earliest event and advances the clock to its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.head == self.current.len() && self.late.is_empty() && !self.advance() {
             return None;
@@ -188,7 +195,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Adds an event to ring slot `slot`, giving an empty slot a spare buffer.
-    #[inline]
+    #[inline(always)]
     fn push_ring(&mut self, slot: usize, t: u64, event: E) {
         let bit = 1 << (slot % 64);
         if self.occupied[slot / 64] & bit == 0 {
@@ -366,7 +373,57 @@ mod tests {
         prop_oneof![0u64..500, 0u64..1 << 20, 0u64..1 << 34, 0u64..1 << 42]
     }
 
+    /// One step of a random use of the queue.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Schedule `n` events at `gap` after the clock (several at one time: ties).
+        Schedule {
+            gap: u64,
+            n: usize,
+        },
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (gap(), 1usize..4).prop_map(|(gap, n)| Op::Schedule { gap, n }),
+            Just(Op::Pop),
+        ]
+    }
+
     proptest! {
+        /// Against a reference queue (an ordered map keyed by time and scheduling number) over
+        /// random interleavings of schedules and pops: the same events pop in the same order,
+        /// ties included, with events landing in the clock's own bucket, the ring and the far
+        /// heap.
+        #[test]
+        fn pops_as_a_reference_queue_does(ops in prop::collection::vec(op(), 1..600)) {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeMap::new();
+            let mut number = 0u32;
+            for op in ops {
+                match op {
+                    Op::Schedule { gap, n } => {
+                        let t = q.now().0 + gap;
+                        for _ in 0..n {
+                            q.schedule(Time(t), number);
+                            reference.insert((t, number), ());
+                            number += 1;
+                        }
+                    }
+                    Op::Pop => {
+                        let expect = reference.pop_first().map(|((t, e), ())| (Time(t), e));
+                        prop_assert_eq!(q.pop(), expect);
+                    }
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+            while let Some(((t, e), ())) = reference.pop_first() {
+                prop_assert_eq!(q.pop(), Some((Time(t), e)));
+            }
+            prop_assert_eq!(q.pop(), None);
+        }
+
         /// Against a reference: a stable sort of everything scheduled, where each event may
         /// schedule a follow-up at a random later time (the hold model of a simulator).
         #[test]
