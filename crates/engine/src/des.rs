@@ -22,10 +22,10 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 /// Each bucket covers 2^12 ps = 4.1 ns. Narrow buckets keep the sort cheap where events are
-/// dense: on recorded schedule/pop traces of the htsim examples (BENCHMARKS.md, "Event queue,
-/// issue 21") 2^12 took 38% fewer instructions than 2^15 on NDP (60 events per 32.8 ns) and
-/// the same on DCTCP (14), where a bucket more often holds one event but the clock moves
-/// through more of them; 2^11 saved 3% more on NDP and needed a ring twice as long.
+/// dense: replaying the schedule/pop sequences of the htsim examples' runs (BENCHMARKS.md,
+/// "Event queue, issue 21"), 2^12 took 17% fewer instructions than 2^15 on NDP (60 events per
+/// 32.8 ns) and 1% more on DCTCP (14), where the clock steps through more, emptier buckets;
+/// 2^11 saved 3% more on NDP but needs a ring twice as long for the same horizon.
 const BUCKET_SHIFT: u32 = 12;
 /// Buckets in the ring: 2^12 of them cover 16.8 µs, beyond any serialization or propagation
 /// time of the packet networks (a 9000 B packet takes 7.2 µs at 10 Gb/s); longer timers
@@ -33,6 +33,13 @@ const BUCKET_SHIFT: u32 = 12;
 /// the cache more (a 2^15 ring ran the DCTCP benchmark 25% slower, BENCHMARKS.md).
 const RING: usize = 1 << 12;
 const RING_MASK: u64 = RING as u64 - 1;
+/// A drained bucket's buffer returns to the spare pool with room for at most this many events.
+/// With narrow buckets thousands are filled at once, and each buffer kept the capacity of the
+/// densest bucket it had held: on the NDP example's replay the queue's heap peaked at 5.9 MB
+/// against 2.6 MB with 32.8 ns buckets; shrunk to 32 events it peaks at 0.9 MB (DCTCP's: 0.7
+/// MB against 1.2), for 2-9% more instructions than keeping every buffer whole. A dense
+/// bucket regrows its buffer by doubling, a bounded cost per event.
+const SPARE_CAP: usize = 32;
 
 /// Pending events in time order, FIFO among equal times.
 pub struct EventQueue<E> {
@@ -228,8 +235,9 @@ impl<E: Copy> EventQueue<E> {
         let slot = (bucket & RING_MASK) as usize;
         if next == Some(bucket) {
             let filled = std::mem::take(&mut self.ring[slot]);
-            let drained = std::mem::replace(&mut self.current, filled);
+            let mut drained = std::mem::replace(&mut self.current, filled);
             if drained.capacity() > 0 {
+                drained.shrink_to(SPARE_CAP);
                 self.spare.push(drained);
             }
             self.occupied[slot / 64] &= !(1 << (slot % 64));
@@ -342,6 +350,27 @@ mod tests {
         // 2 million events crossed about 20,000 buckets, several times round the ring.
         assert!(q.now().0 / bucket > 2 * RING as u64);
         assert!(buffers <= 6, "{buffers} bucket buffers allocated");
+    }
+
+    /// A dense bucket's buffer does not keep its size once drained: the spare pool holds at
+    /// most `SPARE_CAP` events per buffer, so memory follows the events pending, not the
+    /// densest moment of the run.
+    #[test]
+    fn drained_buffers_shrink_before_they_are_reused() {
+        let mut q = EventQueue::new();
+        for b in 1..=3u64 {
+            for i in 0..10_000u64 {
+                q.schedule(Time((b << BUCKET_SHIFT) + i % 7), i);
+            }
+        }
+        q.schedule(Time(10 << BUCKET_SHIFT), 0);
+        let mut n = 0;
+        while q.pop().is_some_and(|(t, _)| t.0 < 10 << BUCKET_SHIFT) {
+            n += 1;
+        }
+        assert_eq!(n, 30_000);
+        assert!(!q.spare.is_empty());
+        assert!(q.spare.iter().all(|b| b.capacity() <= SPARE_CAP));
     }
 
     #[test]
