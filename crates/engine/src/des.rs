@@ -58,10 +58,10 @@ pub struct EventQueue<E> {
     ring: Box<[Vec<(u64, E)>; RING]>,
     /// One bit per ring slot: set when the slot holds events.
     occupied: [u64; RING / 64],
-    /// Emptied bucket buffers, handed to the next ring slot that fills. A drained bucket's
-    /// buffer keeps its capacity; left in its ring slot, every one of the 4,096 slots would
-    /// grow to the densest bucket it ever held (1 GB after 20 µs of the Aquila clique, whose
-    /// buckets hold ~40,000 events), so buffers circulate and only as many exist as buckets
+    /// Emptied bucket buffers, handed to the next ring slot that fills, each shrunk to
+    /// `SPARE_CAP`. Left in its ring slot, every one of the 4,096 slots would grow to the
+    /// densest bucket it ever held (1 GB after 20 µs of the Aquila clique with 32.8 ns buckets,
+    /// which held ~40,000 events each), so buffers circulate and only as many exist as buckets
     /// are filled at once.
     spare: Vec<Vec<(u64, E)>>,
     /// Events at or beyond `current_bucket + RING` (rare: long timers), ordered by (time,
@@ -143,7 +143,8 @@ impl<E: Copy> EventQueue<E> {
     /// If `at` is before the current time: an event in the past is a model bug, and accepting it
     /// would break the queue's ordering silently.
     // Always inlined, as are `pop` and `push_ring`: left to the compiler they became calls
-    // whose register saves and restores cost a quarter of the queue's instructions.
+    // whose register saves and restores cost a quarter of the bare queue's instructions (the
+    // hold model of `shoal_fabric::bench`).
     #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         assert!(
