@@ -21,14 +21,25 @@ use shoal_base::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// Each bucket covers 2^15 ps = 32.8 ns: in the DCTCP benchmark about 14 events, cheap to sort
-/// (2^14 and 2^16 measured within noise, 2^16 a few per cent slower).
-const BUCKET_SHIFT: u32 = 15;
-/// Buckets in the ring: 2^12 of them cover 134 µs, beyond any serialization or propagation
-/// time; longer timers (retransmission timeouts) wait in the far heap. A larger ring (2^15) held more memory and missed
-/// the cache more: the DCTCP benchmark ran 25% slower with it (BENCHMARKS.md).
+/// Each bucket covers 2^12 ps = 4.1 ns. Narrow buckets keep the sort cheap where events are
+/// dense: replaying the schedule/pop sequences of the htsim examples' runs (BENCHMARKS.md,
+/// "Event queue, issue 21"), 2^12 took 17% fewer instructions than 2^15 on NDP (60 events per
+/// 32.8 ns) and 1% more on DCTCP (14), where the clock steps through more, emptier buckets;
+/// 2^11 saved 3% more on NDP but needs a ring twice as long for the same horizon.
+const BUCKET_SHIFT: u32 = 12;
+/// Buckets in the ring: 2^12 of them cover 16.8 µs, beyond any serialization or propagation
+/// time of the packet networks (a 9000 B packet takes 7.2 µs at 10 Gb/s); longer timers
+/// (retransmission timeouts) wait in the far heap. A larger ring holds more memory and misses
+/// the cache more (a 2^15 ring ran the DCTCP benchmark 25% slower, BENCHMARKS.md).
 const RING: usize = 1 << 12;
 const RING_MASK: u64 = RING as u64 - 1;
+/// A drained bucket's buffer returns to the spare pool with room for at most this many events.
+/// With narrow buckets thousands are filled at once, and each buffer kept the capacity of the
+/// densest bucket it had held: on the NDP example's replay the queue's heap peaked at 5.9 MB
+/// against 2.6 MB with 32.8 ns buckets; shrunk to 32 events it peaks at 0.9 MB (DCTCP's: 0.7
+/// MB against 1.2), for 2-9% more instructions than keeping every buffer whole. A dense
+/// bucket regrows its buffer by doubling, a bounded cost per event.
+const SPARE_CAP: usize = 32;
 
 /// Pending events in time order, FIFO among equal times.
 pub struct EventQueue<E> {
@@ -43,13 +54,14 @@ pub struct EventQueue<E> {
     /// puts tens of thousands of events in one) was most of the run time.
     late: BinaryHeap<Reverse<Far<E>>>,
     /// Ring of later buckets, each unsorted in scheduling order; bucket `b` at `b & RING_MASK`.
-    ring: Vec<Vec<(u64, E)>>,
+    /// Fixed-size arrays, so that a masked index needs no bounds check.
+    ring: Box<[Vec<(u64, E)>; RING]>,
     /// One bit per ring slot: set when the slot holds events.
-    occupied: Vec<u64>,
-    /// Emptied bucket buffers, handed to the next ring slot that fills. A drained bucket's
-    /// buffer keeps its capacity; left in its ring slot, every one of the 4,096 slots would
-    /// grow to the densest bucket it ever held (1 GB after 20 µs of the Aquila clique, whose
-    /// buckets hold ~40,000 events), so buffers circulate and only as many exist as buckets
+    occupied: [u64; RING / 64],
+    /// Emptied bucket buffers, handed to the next ring slot that fills, each shrunk to
+    /// `SPARE_CAP`. Left in its ring slot, every one of the 4,096 slots would grow to the
+    /// densest bucket it ever held (1 GB after 20 µs of the Aquila clique with 32.8 ns buckets,
+    /// which held ~40,000 events each), so buffers circulate and only as many exist as buckets
     /// are filled at once.
     spare: Vec<Vec<(u64, E)>>,
     /// Events at or beyond `current_bucket + RING` (rare: long timers), ordered by (time,
@@ -101,8 +113,8 @@ impl<E: Copy> EventQueue<E> {
             head: 0,
             current_bucket: 0,
             late: BinaryHeap::new(),
-            ring: (0..RING).map(|_| Vec::new()).collect(),
-            occupied: vec![0; RING / 64],
+            ring: Box::new(std::array::from_fn(|_| Vec::new())),
+            occupied: [0; RING / 64],
             spare: Vec::new(),
             far: BinaryHeap::new(),
             len: 0,
@@ -130,7 +142,10 @@ impl<E: Copy> EventQueue<E> {
     /// # Panics
     /// If `at` is before the current time: an event in the past is a model bug, and accepting it
     /// would break the queue's ordering silently.
-    #[inline]
+    // Always inlined, as are `pop` and `push_ring`: left to the compiler they became calls
+    // whose register saves and restores cost a quarter of the bare queue's instructions (the
+    // hold model of `shoal_fabric::bench`).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         assert!(
             at >= self.now,
@@ -162,7 +177,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes the earliest event and advances the clock to its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.head == self.current.len() && self.late.is_empty() && !self.advance() {
             return None;
@@ -188,7 +203,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Adds an event to ring slot `slot`, giving an empty slot a spare buffer.
-    #[inline]
+    #[inline(always)]
     fn push_ring(&mut self, slot: usize, t: u64, event: E) {
         let bit = 1 << (slot % 64);
         if self.occupied[slot / 64] & bit == 0 {
@@ -221,8 +236,9 @@ impl<E: Copy> EventQueue<E> {
         let slot = (bucket & RING_MASK) as usize;
         if next == Some(bucket) {
             let filled = std::mem::take(&mut self.ring[slot]);
-            let drained = std::mem::replace(&mut self.current, filled);
+            let mut drained = std::mem::replace(&mut self.current, filled);
             if drained.capacity() > 0 {
+                drained.shrink_to(SPARE_CAP);
                 self.spare.push(drained);
             }
             self.occupied[slot / 64] &= !(1 << (slot % 64));
@@ -337,6 +353,27 @@ mod tests {
         assert!(buffers <= 6, "{buffers} bucket buffers allocated");
     }
 
+    /// A dense bucket's buffer does not keep its size once drained: the spare pool holds at
+    /// most `SPARE_CAP` events per buffer, so memory follows the events pending, not the
+    /// densest moment of the run.
+    #[test]
+    fn drained_buffers_shrink_before_they_are_reused() {
+        let mut q = EventQueue::new();
+        for b in 1..=3u64 {
+            for i in 0..10_000u64 {
+                q.schedule(Time((b << BUCKET_SHIFT) + i % 7), i);
+            }
+        }
+        q.schedule(Time(10 << BUCKET_SHIFT), 0);
+        let mut n = 0;
+        while q.pop().is_some_and(|(t, _)| t.0 < 10 << BUCKET_SHIFT) {
+            n += 1;
+        }
+        assert_eq!(n, 30_000);
+        assert!(!q.spare.is_empty());
+        assert!(q.spare.iter().all(|b| b.capacity() <= SPARE_CAP));
+    }
+
     #[test]
     fn far_events_keep_their_order_when_they_enter_the_ring() {
         let mut q = EventQueue::new();
@@ -366,7 +403,57 @@ mod tests {
         prop_oneof![0u64..500, 0u64..1 << 20, 0u64..1 << 34, 0u64..1 << 42]
     }
 
+    /// One step of a random use of the queue.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Schedule `n` events at `gap` after the clock (several at one time: ties).
+        Schedule {
+            gap: u64,
+            n: usize,
+        },
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (gap(), 1usize..4).prop_map(|(gap, n)| Op::Schedule { gap, n }),
+            Just(Op::Pop),
+        ]
+    }
+
     proptest! {
+        /// Against a reference queue (an ordered map keyed by time and scheduling number) over
+        /// random interleavings of schedules and pops: the same events pop in the same order,
+        /// ties included, with events landing in the clock's own bucket, the ring and the far
+        /// heap.
+        #[test]
+        fn pops_as_a_reference_queue_does(ops in prop::collection::vec(op(), 1..600)) {
+            let mut q = EventQueue::new();
+            let mut reference = std::collections::BTreeMap::new();
+            let mut number = 0u32;
+            for op in ops {
+                match op {
+                    Op::Schedule { gap, n } => {
+                        let t = q.now().0 + gap;
+                        for _ in 0..n {
+                            q.schedule(Time(t), number);
+                            reference.insert((t, number), ());
+                            number += 1;
+                        }
+                    }
+                    Op::Pop => {
+                        let expect = reference.pop_first().map(|((t, e), ())| (Time(t), e));
+                        prop_assert_eq!(q.pop(), expect);
+                    }
+                }
+                prop_assert_eq!(q.len(), reference.len());
+            }
+            while let Some(((t, e), ())) = reference.pop_first() {
+                prop_assert_eq!(q.pop(), Some((Time(t), e)));
+            }
+            prop_assert_eq!(q.pop(), None);
+        }
+
         /// Against a reference: a stable sort of everything scheduled, where each event may
         /// schedule a follow-up at a random later time (the hold model of a simulator).
         #[test]
