@@ -104,14 +104,11 @@ pub(crate) fn run(
     };
     let mut points = Vec::new();
     for &load in &loads {
-        progress(&format!(
-            "aquila-fig10: load {load} ({} hosts)",
-            spec.hosts()
-        ));
+        progress(&format!("load {load} ({} hosts)", spec.hosts()));
         let rma = latencies(&spec, load, Transport::Rma, warmup, window)?;
         let ip = latencies(&spec, load, ip, warmup, window)?;
         progress(&format!(
-            "aquila-fig10: load {load}: 1RMA median {:.2} us, p99 {:.2} us ({} lookups); IP RPC \
+            "load {load}: 1RMA median {:.2} us, p99 {:.2} us ({} lookups); IP RPC \
              median {:.2} us, p99 {:.2} us ({} lookups)",
             rma.p50, rma.p99, rma.count, ip.p50, ip.p99, ip.count
         ));

@@ -68,7 +68,7 @@ pub(crate) fn run(
     let mut p99 = Vec::new();
     let mut carried_at = Vec::new();
     for (load, s) in points(&base, opts.quick)? {
-        progress(&format!("aquila-fig6: load {load} ({} hosts)", s.nodes()));
+        progress(&format!("load {load} ({} hosts)", s.nodes()));
         let out = point::run(&s, opts)?;
         let c = &out.counters;
         let get = |k: &str| {
@@ -86,7 +86,7 @@ pub(crate) fn run(
         let carried = out.delivered_bytes.iter().sum::<u64>() as f64 * 8.0 / capacity;
         carried_at.push((load, carried));
         progress(&format!(
-            "aquila-fig6: load {load}: RTT median {:.2} us, p99 {:.2} us ({n} packets, carried \
+            "load {load}: RTT median {:.2} us, p99 {:.2} us ({n} packets, carried \
              {carried:.2} of line rate, {} CTD, {} messages unfinished)",
             median as f64 / 1e3,
             tail as f64 / 1e3,

@@ -98,10 +98,7 @@ pub(crate) fn run(
     let (spec, loads, warmup, window) = setup(opts.quick);
     let mut points = Vec::new();
     for &load in &loads {
-        progress(&format!(
-            "aquila-fig7: load {load} ({} hosts)",
-            spec.hosts()
-        ));
+        progress(&format!("load {load} ({} hosts)", spec.hosts()));
         let qps = Lookups::qps_for_load(load, spec.host_rate, &spec.rma, VALUE_BYTES);
         let from = Time::ZERO + warmup;
         let l = Lookups {
@@ -144,7 +141,7 @@ pub(crate) fn run(
         let wait = Percentiles::of(wait).ok_or_else(none)?;
         let held = Percentiles::of(held).ok_or_else(none)?;
         progress(&format!(
-            "aquila-fig7: load {load}: {n} reads ({qps:.0}/s per client), execution median \
+            "load {load}: {n} reads ({qps:.0}/s per client), execution median \
              {:.2} us, p99 {:.2} us, max {:.2} us; fabric median {:.2} us, p99 {:.2} us; PCIe \
              median {pcie_p50:.2} us; waiting for the target's link median {:.2} us, p99 {:.2} \
              us; held for Swift's window median {:.2} us, p99 {:.2} us; {:.3} of cells \

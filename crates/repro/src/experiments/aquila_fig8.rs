@@ -108,10 +108,10 @@ pub(crate) fn run(
     let (spec, warmup, window) = setup(opts.quick);
     let mut points = Vec::new();
     for (name, bulk) in CASES {
-        progress(&format!("aquila-fig8: {name} ({} hosts)", spec.hosts()));
+        progress(&format!("{name} ({} hosts)", spec.hosts()));
         let p = measure(&spec, bulk, warmup, window)?;
         progress(&format!(
-            "aquila-fig8: {name}: {} reads, execution median {:.2} us, p99 {:.2} us, max {:.2} \
+            "{name}: {} reads, execution median {:.2} us, p99 {:.2} us, max {:.2} \
              us; bulk IP {:.2} Gb/s of payload per host",
             p.exec.count, p.exec.p50, p.exec.p99, p.exec.max, p.bulk_gbps
         ));

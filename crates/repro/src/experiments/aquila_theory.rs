@@ -90,7 +90,7 @@ pub(crate) fn run(
     };
     let sat = |spec: &Spec, pattern: Pattern, what: &str, progress: &mut dyn FnMut(&str)| {
         progress(&format!(
-            "aquila-theory: {what} ({} pods x {} TiNs, {} hosts)",
+            "{what} ({} pods x {} TiNs, {} hosts)",
             spec.dragonfly.pods,
             spec.dragonfly.tins_per_pod,
             spec.hosts()

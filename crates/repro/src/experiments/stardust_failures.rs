@@ -146,7 +146,7 @@ pub(crate) fn run(
         .map(|k| c(k))
         .sum();
         progress(&format!(
-            "stardust-failures: {what}: tables settled {rerouted_us:.1} us after the failure \
+            "{what}: tables settled {rerouted_us:.1} us after the failure \
              (bound {bound_us:.1} us), last cell into it after {:.1} us, {} data and {} control \
              cells lost with it, {} given up by reassembly, {} packets dropped, other losses \
              {other_losses}, least share kept {kept:.3}, FCI marks {}",

@@ -95,7 +95,7 @@ pub(crate) fn run(
     let (m, d) = (mean(&ours), mean(&theirs));
     let least = ours.iter().cloned().fold(f64::INFINITY, f64::min);
     progress(&format!(
-        "stardust-fig10a: k = {k}, {} flows, {from}-{until} us: Stardust mean {m:.4} (least \
+        "k = {k}, {} flows, {from}-{until} us: Stardust mean {m:.4} (least \
          {least:.4}, {at_rate:.3} at >= {:.2} Gb/s), DCTCP mean {d:.4}, DCQCN mean {q:.4}",
         ours.len(),
         floor * 10.0

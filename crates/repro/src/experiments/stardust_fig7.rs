@@ -125,7 +125,7 @@ pub(crate) fn run(
     let ratio_f = (app_f.a + app_f.b) / (ethf_a + ethf_b);
     let ratio_raw = (raw.a + raw.b) / (ethf_a + ethf_b);
     progress(&format!(
-        "stardust-fig7: port shares delivered (A, B): Fig. 7 Stardust ({:.4}, {:.4}), Ethernet \
+        "port shares delivered (A, B): Fig. 7 Stardust ({:.4}, {:.4}), Ethernet \
          ({eth7_a:.4}, {eth7_b:.4}); App. F Stardust ({:.4}, {:.4}), Ethernet ({ethf_a:.4}, \
          {ethf_b:.4}); at equal raw link capacity Stardust ({:.4}, {:.4}), ratio {ratio_raw:.3}",
         fig7.a, fig7.b, app_f.a, app_f.b, raw.a, raw.b

@@ -151,7 +151,7 @@ pub(crate) fn run(
         let t = &p.obs.traversal;
         let us = |q: f64| t.quantile(q).map_or(f64::NAN, |d| d.as_us_f64());
         progress(&format!(
-            "stardust-fig9: u {u}: carried {:.3} (cells {:.3}), traversal p50 {:.2} us p99.99 \
+            "u {u}: carried {:.3} (cells {:.3}), traversal p50 {:.2} us p99.99 \
              {:.2} us max {:.2} us, last-stage P(Q>=8) {:.2e}, max queue {}, FCI marks {}, \
              pauses {}, {} cells measured, losses {:?}",
             p.u_eff,

@@ -95,7 +95,7 @@ pub(crate) fn run(
     let expect_held = 1.0 - 1.0 / n as f64;
     let losses: u64 = LOSSES.iter().map(|k| c(k)).sum();
     progress(&format!(
-        "stardust-incast: {n} senders, completion {first:.1} to {last:.1} us (optimal \
+        "{n} senders, completion {first:.1} to {last:.1} us (optimal \
          {optimal_us:.1} us), most held at a source {} B ({held:.4} of its bytes), egress \
          buffer at most {} B, element pool at most {} cells, FCI marks {}, losses {losses}",
         c("max_ingress_bytes"),

@@ -101,7 +101,7 @@ pub(crate) fn run(
     ));
     let p128 = tail(&dist, 128);
     progress(&format!(
-        "stardust-models: M/D/1 at utilisation 1/1.05: P(Q >= 128 cells) = {p128:.3e}"
+        "M/D/1 at utilisation 1/1.05: P(Q >= 128 cells) = {p128:.3e}"
     ));
     claims.push(Claim::new(
         FIG,

@@ -56,16 +56,16 @@ pub(crate) fn run(
     let (production, _) = production_like(socs, &ProductionParams::default(), SEED)
         .map_err(|e| err("production")(&e))?;
     let prod = measure(socs, &production)?;
-    progress(&format!("fig2: Production over {socs} SoCs done"));
+    progress(&format!("Production over {socs} SoCs done"));
     let graph = graph_processing(socs, &GraphProcessingParams::default(), SEED)
         .map_err(|e| err("graph processing")(&e))?;
     let lj = measure(socs, &graph)?;
-    progress(&format!("fig2: LiveJournal stand-in over {socs} SoCs done"));
+    progress(&format!("LiveJournal stand-in over {socs} SoCs done"));
     let rows = [("Production", &prod), ("LiveJournal", &lj)];
     for (w, row) in rows {
         for (name, r) in NAMES.iter().zip(row.iter()) {
             progress(&format!(
-                "fig2: {w:<11} {name:<8} {:.3} hops, diversity {:.2}, bottleneck {:.2}% of subflows",
+                "{w:<11} {name:<8} {:.3} hops, diversity {:.2}, bottleneck {:.2}% of subflows",
                 r.mean_hops.unwrap_or(f64::NAN),
                 r.mean_path_diversity.unwrap_or(f64::NAN),
                 100.0 * r.bottleneck_share.unwrap_or(f64::NAN)

@@ -55,7 +55,7 @@ fn sweep(
             mean_hops(&statics[1], &dm)?,
         ];
         progress(&format!(
-            "fig3: {what} = {x}: XFabric {:.3}, OSA {:.3}, torus {:.3}, Random {:.3} hops",
+            "{what} = {x}: XFabric {:.3}, OSA {:.3}, torus {:.3}, Random {:.3} hops",
             hops[0], hops[1], hops[2], hops[3]
         ));
         out.push(Point { x, hops });

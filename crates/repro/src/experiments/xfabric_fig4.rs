@@ -50,7 +50,7 @@ pub(crate) fn run(
     for &n in sizes {
         let p = measure(n)?;
         progress(&format!(
-            "fig4: {n} SoCs: path XFabric {:.3}, torus {:.3}, Random {:.3} hops; uplink path {:.3}, {:.3}, {:.3}",
+            "{n} SoCs: path XFabric {:.3}, torus {:.3}, Random {:.3} hops; uplink path {:.3}, {:.3}, {:.3}",
             p.hops[0], p.hops[1], p.hops[2], p.uplink[0], p.uplink[1], p.uplink[2]
         ));
         pts.push(p);

@@ -201,7 +201,7 @@ fn run_one(
         .expect("the closure ran")
         .map_err(|e| err(label)(&e))?;
     progress(&format!(
-        "fig5: {label}: path {} links, completion {:.2} s, mean FCT {}, {} rewirings, \
+        "{label}: path {} links, completion {:.2} s, mean FCT {}, {} rewirings, \
          {} lost/link/rewiring, {} lost on stale tables, {} timeouts, {} flows of mean {} MB \
          ({:.1} s wall)",
         shown(r.mean_path, 3, "none arrived"),

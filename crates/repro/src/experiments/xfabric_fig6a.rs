@@ -63,7 +63,7 @@ pub(crate) fn run(
         let osa = median_seconds(osa_runs, || osa_topology(&demand, PORTS, SEED).map(|_| ()))
             .map_err(|e| err("OSA")(&e))?;
         progress(&format!(
-            "fig6a: {socs} SoCs: XFabric {:.2} ms, OSA {:.1} ms, OSA / XFabric {:.0}",
+            "{socs} SoCs: XFabric {:.2} ms, OSA {:.1} ms, OSA / XFabric {:.0}",
             xfabric * 1e3,
             osa * 1e3,
             osa / xfabric

@@ -90,7 +90,7 @@ pub(crate) fn run(
         delays.sort_unstable();
         let last_xp = out.last_switch.map_or(Dur::ZERO, |t| t.since(first));
         progress(&format!(
-            "fig6b: table swap {:.1} ms: {} switched ports, {} local triggers, {} flood messages; \
+            "table swap {:.1} ms: {} switched ports, {} local triggers, {} flood messages; \
              SoCs switched {:.3}-{:.3} ms after the first crosspoint (median {:.3}), the last \
              crosspoint {:.3} ms after it",
             swap_us as f64 * 1e-3,

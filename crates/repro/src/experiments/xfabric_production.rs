@@ -285,7 +285,7 @@ pub(crate) fn run(
     for (label, p) in points(&file, opts.quick) {
         let pt = measure(socs, &label, &p)?;
         progress(&format!(
-            "production: {socs} SoCs, {label}: peers median {}, {:.0}% over d; path XFabric {:.3}, \
+            "{socs} SoCs, {label}: peers median {}, {:.0}% over d; path XFabric {:.3}, \
              torus {:.3}, Random {:.3}; uplink path {:.3}, {:.3}, {:.3}",
             pt.median_peers,
             pt.over_d * 100.0,
