@@ -16,7 +16,8 @@ const TEMPLATE: &str = include_str!("../templates/report.html");
 ///
 /// The page needs no network and no other file: the repro claims (paper, ours, tolerance,
 /// pass), every run with its main metrics, wall time and memory, the figures of the
-/// comparisons and repro experiments inlined as SVG, each distinct scenario's resolved text,
+/// comparisons and repro experiments inlined as SVG, the keys in which the simulated scenarios
+/// differ, each distinct scenario's resolved text,
 /// and each run's provenance (version, revision, seed, start, command). The page is a
 /// minijinja template (templates/report.html in the source); --template takes another, given
 /// the same values.
@@ -77,9 +78,68 @@ struct FigureView {
 #[derive(Serialize)]
 struct ScenarioView {
     name: String,
+    /// The kind of its first run: `repro` rows hold an experiment's settings, not a scenario.
+    kind: String,
     sha256: String,
     text: String,
     runs: Vec<i64>,
+}
+
+/// One key in which the simulated scenarios differ: its value in each, in the order of
+/// `Page::compared`, `-` where a scenario does not have it.
+#[derive(Serialize)]
+struct DifferenceView {
+    key: String,
+    values: Vec<String>,
+}
+
+/// The dotted keys of a resolved scenario with their values as TOML text (arrays whole).
+fn flat(text: &str) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
+        for (k, v) in table {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(t) => walk(&key, t, out),
+                other => {
+                    out.insert(key, other.to_string());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    // Recorded texts are resolved scenarios, which always parse; one that does not (a database
+    // edited by hand) shows every key as absent rather than stopping the page.
+    if let Ok(table) = text.parse::<toml::Table>() {
+        walk("", &table, &mut out);
+    }
+    out
+}
+
+/// The keys whose values are not the same in every one of `texts`, each with its value per
+/// text; nothing for fewer than two.
+fn differences(texts: &[&str]) -> Vec<DifferenceView> {
+    if texts.len() < 2 {
+        return Vec::new();
+    }
+    let flats: Vec<BTreeMap<String, String>> = texts.iter().map(|t| flat(t)).collect();
+    let keys: std::collections::BTreeSet<&String> = flats.iter().flat_map(|f| f.keys()).collect();
+    keys.into_iter()
+        .filter_map(|key| {
+            let values: Vec<String> = flats
+                .iter()
+                .map(|f| f.get(key).cloned().unwrap_or_else(|| "-".to_owned()))
+                .collect();
+            let same = values.iter().all(|v| *v == values[0]);
+            (!same).then(|| DifferenceView {
+                key: key.clone(),
+                values,
+            })
+        })
+        .collect()
 }
 
 /// What the template is given.
@@ -93,6 +153,10 @@ struct Page<'a> {
     runs: &'a [RunView],
     figures: &'a [FigureView],
     scenarios: &'a [ScenarioView],
+    /// The simulated scenarios (not repro settings) the differences are shown for, by name
+    /// and hash prefix, and the keys in which they differ.
+    compared: &'a [String],
+    differences: &'a [DifferenceView],
 }
 
 fn metric(metrics: &[(String, Value)], key: &str) -> String {
@@ -204,6 +268,7 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
             .entry(r.scenario_sha256.clone())
             .or_insert_with(|| ScenarioView {
                 name: r.name.clone(),
+                kind: r.kind.clone(),
                 sha256: r.scenario_sha256.clone(),
                 text: r.scenario.clone(),
                 runs: Vec::new(),
@@ -234,6 +299,13 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
     }
     let mut scenarios: Vec<ScenarioView> = scenarios.into_values().collect();
     scenarios.sort_by_key(|s| s.runs[0]);
+    let simulated: Vec<&ScenarioView> = scenarios.iter().filter(|s| s.kind != "repro").collect();
+    let compared: Vec<String> = simulated
+        .iter()
+        .map(|s| format!("{} ({})", s.name, &s.sha256[..s.sha256.len().min(8)]))
+        .collect();
+    let texts: Vec<&str> = simulated.iter().map(|s| s.text.as_str()).collect();
+    let differences = differences(&texts);
     let mut env = minijinja::Environment::new();
     // Named .html, so that every value is escaped unless the template says `safe`.
     env.add_template("report.html", &template)
@@ -250,6 +322,8 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
                 runs: &views,
                 figures: &figures,
                 scenarios: &scenarios,
+                compared: &compared,
+                differences: &differences,
             }))
         })
         .map_err(|e| anyhow::anyhow!("the report template: {e:#}"))?;
@@ -266,4 +340,29 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot write {}", out.display()))?;
     println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_list_exactly_the_keys_whose_values_differ() {
+        let a = "fabric = \"shoal\"\n[rack]\nnodes = 8\nchannels = 4\n[workload]\nload = 0.5\n";
+        let b = "fabric = \"shoal\"\n[rack]\nnodes = 16\nchannels = 4\n[workload]\nload = 0.5\n";
+        let c = "fabric = \"dctcp\"\n[network]\nhosts = 8\n[workload]\nload = 0.5\n";
+        let rows = differences(&[a, b, c]);
+        let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+        // workload.load is the same everywhere; everything else differs or is absent somewhere.
+        assert_eq!(
+            keys,
+            ["fabric", "network.hosts", "rack.channels", "rack.nodes"]
+        );
+        let nodes = rows.iter().find(|r| r.key == "rack.nodes").unwrap();
+        assert_eq!(nodes.values, ["8", "16", "-"]);
+        let fabric = rows.iter().find(|r| r.key == "fabric").unwrap();
+        assert_eq!(fabric.values, ["\"shoal\"", "\"shoal\"", "\"dctcp\""]);
+        assert!(differences(&[a]).is_empty());
+        assert!(differences(&[a, a]).is_empty());
+    }
 }

@@ -183,6 +183,15 @@ fn the_report_renders_in_chromium_with_every_figure_and_claim() {
     let page = std::fs::read_to_string(dir.join("page.html")).expect("the page");
     let figures = page.matches("<svg").count();
     assert!(figures >= 3, "the comparison's figures: {figures}");
+    // The two compared scenarios differ at least in their fabric, and the page says so.
+    assert!(
+        page.contains("id=\"difference-table\""),
+        "no table of differences"
+    );
+    assert!(
+        page.contains("<td><code>scenario.fabric</code></td>"),
+        "the fabric not among the differences"
+    );
 
     // The page as it is: a screenshot of the whole window, and no console message.
     let shot = dir.join("page.png");
