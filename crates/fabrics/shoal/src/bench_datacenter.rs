@@ -42,6 +42,9 @@ impl Default for DatacenterOptions {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DatacenterReport {
     pub options: DatacenterOptions,
+    /// The engine that ran: the default's choice (`rack.engine = "auto"`, the fast engine for
+    /// this rack since 2026-11-27; the figures in BENCHMARKS.md before that are the node's).
+    pub engine: &'static str,
     pub flows_completed: u64,
     pub sim_time_us: f64,
     pub wall_s: f64,
@@ -111,6 +114,7 @@ pub fn run(opts: &DatacenterOptions) -> Result<DatacenterReport, FabricError> {
     let per_s = |x: f64| x / wall_s;
     Ok(DatacenterReport {
         options: *opts,
+        engine: rack.engine_used().0.name(),
         flows_completed: completed,
         sim_time_us: out.sim_time.as_us_f64(),
         wall_s,
@@ -128,8 +132,9 @@ impl fmt::Display for DatacenterReport {
         let o = &self.options;
         writeln!(
             f,
-            "datacenter workload: {} nodes, load {}, {} flows completed in {:.1} us simulated",
-            o.nodes, o.load, self.flows_completed, self.sim_time_us
+            "datacenter workload: {} nodes, load {}, {} flows completed in {:.1} us simulated \
+             ({} engine)",
+            o.nodes, o.load, self.flows_completed, self.sim_time_us, self.engine
         )?;
         writeln!(
             f,
