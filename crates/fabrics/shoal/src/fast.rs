@@ -58,8 +58,11 @@ const SWEEP_SLOTS: u64 = 4096;
 /// As `shoal_node`: the age rule's exponent cap.
 const AGE_CAP: u64 = 31;
 
-/// What node `i` keeps about peer `j`; see the module documentation for its place.
+/// What node `i` keeps about peer `j`; see the module documentation for its place. One cache
+/// line each: at its natural 56 bytes three records in four straddle two lines, and a slot's
+/// records are read at random second hops (BENCHMARKS.md, "Instructions and cache misses").
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Pair {
     /// `Q_ij`: entries in the node's cell slab.
     q: Fifo,
@@ -1062,6 +1065,11 @@ mod tests {
     #[test]
     fn a_queued_cell_is_sixteen_bytes() {
         assert_eq!(std::mem::size_of::<Cell>(), 16);
+    }
+
+    #[test]
+    fn a_pair_record_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Pair>(), 64);
     }
 
     proptest::proptest! {
