@@ -206,10 +206,16 @@ fn states(runs: &[Run]) -> Vec<State> {
         .collect()
 }
 
-/// Whether process `pid` of this host exists (Linux's /proc; elsewhere, assumed to). A pid
-/// the system reused since counts as alive: the state errs towards `running`.
+/// Whether process `pid` of this host is still a run of this program (Linux's /proc; elsewhere
+/// assumed so): it exists and bears this program's name, so a pid the system gave to another
+/// program since is seen as gone. (A later run of this program under the same pid still counts
+/// as alive: the state errs towards `running`.)
 fn process_alive(pid: u32) -> bool {
-    !Path::new("/proc/self").exists() || Path::new("/proc").join(pid.to_string()).exists()
+    let comm = |dir: &Path| std::fs::read_to_string(dir.join("comm")).ok();
+    match comm(Path::new("/proc/self")) {
+        None => true,
+        Some(ours) => comm(&Path::new("/proc").join(pid.to_string())).as_ref() == Some(&ours),
+    }
 }
 
 fn table(runs: &[Run], states: &[State]) {
@@ -356,4 +362,28 @@ fn json(
         object.insert("claims".to_owned(), claims.into());
     }
     object.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::process_alive;
+
+    #[test]
+    fn a_pid_is_alive_only_while_it_runs_this_program() {
+        assert!(process_alive(std::process::id()));
+        if !std::path::Path::new("/proc/self/comm").exists() {
+            return; // no /proc: every pid is assumed alive
+        }
+        // Another program under a pid, as when the system reuses a dead run's pid.
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let alive = process_alive(other.id());
+        other.kill().expect("kill sleep");
+        let pid = other.id();
+        other.wait().expect("wait for sleep");
+        assert!(!alive, "pid {pid} runs sleep, not this program");
+        assert!(!process_alive(pid), "pid {pid} is gone");
+    }
 }

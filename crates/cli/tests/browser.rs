@@ -8,24 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+mod common;
+use common::*;
 
 /// The window the page is rendered in, CSS pixels.
 const WINDOW: (u32, u32) = (1280, 4000);
-
-const TINY: &str = r#"
-[scenario]
-name = "tiny"
-seed = 5
-[rack]
-nodes = 8
-channels = 1
-switch_ports = 4
-delay_slots = 1
-[workload]
-kind = "permutation"
-flow_bytes = 3000
-"#;
 
 const NDP: &str = r#"
 [scenario]
@@ -58,26 +45,7 @@ const MEASURE: &str = r#"<script>
 </script>"#;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("shoal-browser-tests")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn shoal(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(SHOAL)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the shoal binary runs");
-    assert!(o.status.success(), "shoal {args:?}:\n{}", text(&o.stderr));
-    o
+    scratch_in("shoal-browser-tests", name)
 }
 
 fn chromium_binary() -> String {
@@ -151,7 +119,7 @@ fn the_report_renders_in_chromium_with_every_figure_and_claim() {
     let dir = scratch("report");
     std::fs::write(dir.join("tiny.toml"), TINY).expect("write");
     std::fs::write(dir.join("ndp.toml"), NDP).expect("write");
-    shoal(
+    ok_in(
         &dir,
         &[
             "compare",
@@ -162,7 +130,7 @@ fn the_report_renders_in_chromium_with_every_figure_and_claim() {
             "--quiet",
         ],
     );
-    let claims = shoal(
+    let claims = ok_in(
         &dir,
         &[
             "repro",
@@ -176,7 +144,7 @@ fn the_report_renders_in_chromium_with_every_figure_and_claim() {
     let claims: Value = serde_json::from_str(&text(&claims.stdout)).expect("claims JSON");
     let claims = claims.as_array().expect("array").len();
     assert!(claims > 0);
-    shoal(
+    ok_in(
         &dir,
         &["report", "--db", "res/shoal.db", "--out", "page.html"],
     );

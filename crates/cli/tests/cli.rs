@@ -2,69 +2,20 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+mod common;
+use common::*;
 
-/// An 8-node, one-channel rack under a permutation and an incast: runs in milliseconds.
-const TINY: &str = r#"
-[scenario]
-name = "tiny"
-seed = 5
-[rack]
-nodes = 8
-channels = 1
-switch_ports = 4
-delay_slots = 1
-[workload]
-kind = "permutation"
-flow_bytes = 3000
-"#;
-
-fn shoal(args: &[&str]) -> Output {
-    Command::new(SHOAL)
-        .args(args)
-        .output()
-        .expect("the shoal binary runs")
-}
-
-/// `shoal` run from `dir`, for what it writes relative to the current folder.
-fn shoal_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(SHOAL)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the shoal binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh, empty directory for one test.
+/// A fresh, empty folder for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("shoal-cli-tests")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    scratch_in("shoal-cli-tests", name)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write scenario");
     path.to_string_lossy().into_owned()
-}
-
-fn run_ok(args: &[&str]) -> Output {
-    let o = shoal(args);
-    assert!(o.status.success(), "shoal {args:?} failed:\n{}", stderr(&o));
-    o
 }
 
 fn summary(dir: &Path) -> serde_json::Map<String, Value> {

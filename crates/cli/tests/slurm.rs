@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+mod common;
+use common::*;
 
 /// How long a submitted batch may take on the test cluster (the runs take milliseconds).
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -47,16 +48,7 @@ flow_bytes = 3000
 "#;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("shoal-slurm-tests")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    scratch_in("shoal-slurm-tests", name)
 }
 
 /// `shoal ARGS` in `dir`, killed and failed after [`TIMEOUT`].
@@ -112,10 +104,6 @@ fn require_slurm() {
         ),
     };
     panic!("this test needs a running Slurm (.ci/slurm-up starts one): {why}");
-}
-
-fn read(p: &Path) -> Vec<u8> {
-    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]

@@ -58,8 +58,11 @@ const SWEEP_SLOTS: u64 = 4096;
 /// As `shoal_node`: the age rule's exponent cap.
 const AGE_CAP: u64 = 31;
 
-/// What node `i` keeps about peer `j`; see the module documentation for its place.
+/// What node `i` keeps about peer `j`; see the module documentation for its place. One cache
+/// line each: at its natural 56 bytes three records in four straddle two lines, and a slot's
+/// records are read at random second hops (BENCHMARKS.md, "Instructions and cache misses").
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Pair {
     /// `Q_ij`: entries in the node's cell slab.
     q: Fifo,
@@ -184,9 +187,57 @@ fn pair_slot(n: usize, base: usize, len: usize, i: usize, j: usize) -> usize {
     off * len + (i - base)
 }
 
+/// The slot being run and its phases in the epoch, found once per slot: the feedback's
+/// arithmetic on phases (Eq. 1-3) would otherwise divide by the epoch four times per
+/// node-channel-slot, and a 64-bit division costs tens of cycles.
+#[derive(Clone, Copy)]
+struct Clock {
+    slot: u64,
+    /// `slot mod epoch`, `(slot + 1) mod epoch`, `(slot + delay) mod epoch`.
+    now: u64,
+    next: u64,
+    delayed: u64,
+}
+
+impl Clock {
+    fn new(slot: u64, p: &Params) -> Self {
+        Clock {
+            slot,
+            now: slot % p.epoch,
+            next: (slot + 1) % p.epoch,
+            delayed: (slot + p.delay) % p.epoch,
+        }
+    }
+}
+
+/// The first slot from `from` (whose phase is `from_phase`) in which the phase is `phase`.
+#[inline(always)]
+fn phase_after(from: u64, from_phase: u64, phase: u16, epoch: u64) -> u64 {
+    let phase = phase as u64;
+    from + if phase >= from_phase {
+        phase - from_phase
+    } else {
+        phase + epoch - from_phase
+    }
+}
+
+/// The age rule, `backlog ≤ 2^age` with `age = min(⌊(slot − start) / epoch⌋, AGE_CAP)`,
+/// evaluated without dividing: it holds iff `age ≥ ⌈log2 backlog⌉ =: b`, that is iff
+/// `b ≤ AGE_CAP` and `slot − start ≥ b · epoch`.
+#[inline(always)]
+fn age_rule(start_slot: u64, backlog: u64, slot: u64, epoch: u64) -> bool {
+    if backlog <= 1 {
+        return true;
+    }
+    let bits = (64 - (backlog - 1).leading_zeros()) as u64;
+    bits <= AGE_CAP && slot.saturating_sub(start_slot) >= bits * epoch
+}
+
 /// Everything the protocol keeps for one part of the rack: the nodes `base..base + len`.
 struct Core {
     p: Params,
+    /// The slot `run_slot` is running.
+    clock: Clock,
     base: usize,
     len: usize,
     /// `[(j − i) mod N][i − base]`.
@@ -456,6 +507,7 @@ impl Core {
             .collect();
         Core {
             p,
+            clock: Clock::new(0, &p),
             base,
             len,
             pairs,
@@ -468,6 +520,7 @@ impl Core {
     /// The part's share of one slot; `out` is its senders' places on the wire.
     fn run_slot(&mut self, wire: &Wire<'_>, out: &mut [Landing]) {
         let (s, c) = (wire.slot, wire.channels);
+        self.clock = Clock::new(s, &self.p);
         let end = self.base + self.len;
         for i in self.base..end {
             if self.hints {
@@ -556,12 +609,6 @@ impl Core {
         pair_slot(self.p.n, self.base, self.len, i, j)
     }
 
-    #[inline(always)]
-    fn pair(&mut self, i: usize, j: usize) -> &mut Pair {
-        let x = self.pair_index(i, j);
-        &mut self.pairs[x]
-    }
-
     fn submit(
         &mut self,
         slot: u64,
@@ -618,9 +665,10 @@ impl Core {
             let tx = |j: usize| pairs[pair_slot(n, base, part, i, j)].tx_phase;
             order.partition_point(|&j| tx(j as usize) < phase) % len.max(1)
         };
-        for k in 0..len {
-            let j = self.nodes[i].tx_order[(start + k) % len] as usize;
-            self.settle(i, f, j, slot);
+        for k in (start..len).chain(0..start) {
+            let j = self.nodes[i].tx_order[k] as usize;
+            let x = self.pair_index(i, j);
+            self.settle(i, f, j, x, slot);
         }
     }
 
@@ -636,7 +684,8 @@ impl Core {
         });
         for &j in &idle {
             if self.nodes[i].flows[f as usize].subs[j as usize].state == SubState::Idle {
-                self.settle(i, f, j as usize, slot);
+                let x = self.pair_index(i, j as usize);
+                self.settle(i, f, j as usize, x, slot);
             }
         }
         idle.clear();
@@ -645,16 +694,15 @@ impl Core {
         flow.idle = idle;
     }
 
+    #[inline(always)]
     fn age_allows(&self, start_slot: u64, backlog: u64, slot: u64) -> bool {
-        if !self.p.age_rule {
-            return true;
-        }
-        let age = (slot.saturating_sub(start_slot) / self.p.epoch).min(AGE_CAP);
-        backlog <= 1 << age
+        !self.p.age_rule || age_rule(start_slot, backlog, slot, self.p.epoch)
     }
 
+    /// `x` is the index of the record `(i, j)` (as all `x` below: found once per
+    /// node-channel-slot and passed on, not found again by each step).
     #[inline(always)]
-    fn settle(&mut self, i: usize, f: u32, j: usize, slot: u64) {
+    fn settle(&mut self, i: usize, f: u32, j: usize, x: usize, slot: u64) {
         let flow = &self.nodes[i].flows[f as usize];
         if !flow.has_data() {
             let flow = &mut self.nodes[i].flows[f as usize];
@@ -663,7 +711,6 @@ impl Core {
             return;
         }
         let start = flow.start_slot;
-        let x = self.pair_index(i, j);
         if !self.age_allows(start, self.pairs[x].q_len as u64, slot) {
             let node = &mut self.nodes[i];
             let flow = &mut node.flows[f as usize];
@@ -682,15 +729,15 @@ impl Core {
             node.flow_slab.push_back(&mut pair.ready, f);
             pair.ready_len += 1;
             if !pair.local_in_q {
-                self.promote(i, j);
+                self.promote(i, j, x);
             }
         } else {
-            self.queue_local_cell(i, f, j);
+            self.queue_local_cell(i, f, j, x);
         }
     }
 
     #[inline(always)]
-    fn queue_local_cell(&mut self, i: usize, f: u32, j: usize) {
+    fn queue_local_cell(&mut self, i: usize, f: u32, j: usize, x: usize) {
         let (payload_bytes, interleave) = (self.p.payload_bytes, self.p.interleave);
         let node = &mut self.nodes[i];
         let flow = &mut node.flows[f as usize];
@@ -717,14 +764,13 @@ impl Core {
         flow.subs[j].state = SubState::Queued;
         flow.refs += 1;
         if self.p.ready_queue {
-            self.pair(i, j).local_in_q = true;
+            self.pairs[x].local_in_q = true;
         }
-        self.push_q(i, j, cell);
+        self.push_q(i, x, cell);
     }
 
     #[inline(always)]
-    fn push_q(&mut self, i: usize, j: usize, cell: Cell) {
-        let x = self.pair_index(i, j);
+    fn push_q(&mut self, i: usize, x: usize, cell: Cell) {
         let pair = &mut self.pairs[x];
         let node = &mut self.nodes[i];
         node.cells.push_back(&mut pair.q, cell);
@@ -741,8 +787,7 @@ impl Core {
     }
 
     #[inline(always)]
-    fn promote(&mut self, i: usize, j: usize) {
-        let x = self.pair_index(i, j);
+    fn promote(&mut self, i: usize, j: usize, x: usize) {
         loop {
             let pair = &mut self.pairs[x];
             if pair.local_in_q {
@@ -765,13 +810,12 @@ impl Core {
                 self.maybe_free(i, f);
                 continue;
             }
-            self.queue_local_cell(i, f, j);
+            self.queue_local_cell(i, f, j, x);
             return;
         }
     }
 
-    fn check_pending(&mut self, i: usize, slot: u64, j: usize) {
-        let x = self.pair_index(i, j);
+    fn check_pending(&mut self, i: usize, slot: u64, j: usize, x: usize) {
         let mut waiting = std::mem::take(&mut self.nodes[i].scratch);
         self.nodes[i]
             .flow_slab
@@ -789,7 +833,7 @@ impl Core {
             let eq2 = backlog * e + sub.waited(slot) >= sub.fb as u64 * e;
             if eq2 && self.age_allows(flow.start_slot, backlog, slot) {
                 self.nodes[i].flows[f as usize].refs -= 1;
-                self.settle(i, f, j, slot);
+                self.settle(i, f, j, x, slot);
                 self.maybe_free(i, f);
             } else {
                 let node = &mut self.nodes[i];
@@ -800,9 +844,8 @@ impl Core {
         self.nodes[i].scratch = waiting;
     }
 
-    fn settle_inflight(&mut self, i: usize, slot: u64, j: usize, fb: u16) {
+    fn settle_inflight(&mut self, i: usize, slot: u64, j: usize, x: usize, fb: u16) {
         let horizon = 2 * self.p.delay;
-        let x = self.pair_index(i, j);
         while let Some(&(sent, f)) = self.nodes[i].inflight_slab.front(&self.pairs[x].inflight) {
             if sent + horizon > slot {
                 break;
@@ -819,7 +862,7 @@ impl Core {
             flow.subs[j].feedback_at(fb, slot);
             if self.pairs[x].q_len as u64 >= fb as u64 {
                 self.nodes[i].flows[f as usize].refs -= 1;
-                self.settle(i, f, j, slot);
+                self.settle(i, f, j, x, slot);
             } else {
                 let node = &mut self.nodes[i];
                 node.flows[f as usize].subs[j].state = SubState::Pending;
@@ -844,8 +887,8 @@ impl Core {
     /// The rate-limit feedback node `i` sends `j` in `slot` (`Node::feedback_for`, one class,
     /// no unreachable notices).
     #[inline(always)]
-    fn feedback_for(&self, i: usize, slot: u64, j: usize) -> u16 {
-        let peer = &self.pairs[self.pair_index(i, j)];
+    fn feedback_for(&self, i: usize, slot: u64, x: usize) -> u16 {
+        let peer = &self.pairs[x];
         if peer.last_rx == NO_PEER {
             return 0;
         }
@@ -854,14 +897,20 @@ impl Core {
         let mut epochs = 0u64;
         let ahead = peer.rx_ticket.wrapping_sub(lane.departed) as i16;
         if ahead >= 0 {
-            let e = self.p.epoch;
-            let d = self.p.delay;
-            let phase_after = |from: u64, phase: u16| from + (phase as u64 + e - from % e) % e;
-            let later_this_slot = lane.sent_in != slot;
-            let leaves =
-                phase_after(slot + !later_this_slot as u64, lane.tx_phase) + ahead as u64 * e;
-            let sends = phase_after(slot + d, peer.rx_phase);
-            epochs = (leaves + 1).saturating_sub(sends + d).div_ceil(e);
+            let (e, d, clock) = (self.p.epoch, self.p.delay, self.clock);
+            debug_assert_eq!(clock.slot, slot);
+            let leaves = if lane.sent_in != slot {
+                phase_after(slot, clock.now, lane.tx_phase, e)
+            } else {
+                phase_after(slot + 1, clock.next, lane.tx_phase, e)
+            } + ahead as u64 * e;
+            let sends = phase_after(slot + d, clock.delayed, peer.rx_phase, e);
+            // Mostly at most one epoch: divide only beyond.
+            epochs = match (leaves + 1).saturating_sub(sends + d) {
+                0 => 0,
+                x if x <= e => 1,
+                x => x.div_ceil(e),
+            };
         }
         let own = (ahead >= 0) as u32;
         let mut drain = lane.q_len as u32 - own;
@@ -885,9 +934,9 @@ impl Core {
         }
         let x = self.pair_index(i, j);
         self.pairs[x].sent_in = slot;
-        out.feedback = self.feedback_for(i, slot, j);
+        out.feedback = self.feedback_for(i, slot, x);
         if !self.pairs[x].pending.is_empty() {
-            self.check_pending(i, slot, j);
+            self.check_pending(i, slot, j, x);
         }
         let pair = &mut self.pairs[x];
         let node = &mut self.nodes[i];
@@ -915,13 +964,13 @@ impl Core {
             if cell.dst as usize == j {
                 flow.subs[j].state = SubState::Idle;
                 flow.refs -= 1;
-                self.settle(i, f, j, slot);
+                self.settle(i, f, j, x, slot);
             } else {
                 flow.subs[j].state = SubState::InFlight;
                 node.inflight_slab.push_back(&mut pair.inflight, (slot, f));
             }
             if self.p.ready_queue {
-                self.promote(i, j);
+                self.promote(i, j, x);
             }
             self.maybe_free(i, f);
         }
@@ -932,7 +981,7 @@ impl Core {
     fn receive(&mut self, slot: u64, i: usize, j: usize, rx: &Landing) {
         let x = self.pair_index(i, j);
         if !self.pairs[x].inflight.is_empty() {
-            self.settle_inflight(i, slot, j, rx.feedback);
+            self.settle_inflight(i, slot, j, x, rx.feedback);
         }
         if !rx.data {
             self.pairs[x].last_rx = NO_PEER;
@@ -946,12 +995,13 @@ impl Core {
         }
         let k = cell.dst as usize;
         self.pairs[x].last_rx = k as u16;
-        let lane = &self.pairs[self.pair_index(i, k)];
+        let y = self.pair_index(i, k);
+        let lane = &self.pairs[y];
         let ticket = lane.departed.wrapping_add(lane.q_len);
         self.pairs[x].rx_ticket = ticket;
         self.nodes[i].stats.transit_cells += 1;
         cell.local = false;
-        self.push_q(i, k, cell);
+        self.push_q(i, y, cell);
     }
 
     fn deliver(&mut self, i: usize, cell: Cell) {
@@ -1015,5 +1065,40 @@ mod tests {
     #[test]
     fn a_queued_cell_is_sixteen_bytes() {
         assert_eq!(std::mem::size_of::<Cell>(), 16);
+    }
+
+    #[test]
+    fn a_pair_record_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Pair>(), 64);
+    }
+
+    proptest::proptest! {
+        /// Against the rule as `shoal_node` writes it, with a division.
+        #[test]
+        fn the_age_rule_needs_no_division(
+            start in 0u64..1 << 40,
+            elapsed in 0u64..1 << 20,
+            backlog in 0u64..=u16::MAX as u64,
+            epoch in 1u64..4096,
+        ) {
+            let slot = start + elapsed;
+            let age = ((slot - start) / epoch).min(AGE_CAP);
+            proptest::prop_assert_eq!(
+                age_rule(start, backlog, slot, epoch),
+                backlog <= 1 << age
+            );
+        }
+
+        /// Against `from + (phase − from) mod epoch` written with the remainders.
+        #[test]
+        fn phases_follow_without_division(
+            from in 0u64..1 << 40,
+            phase in 0u16..4096,
+            epoch in 1u64..4097,
+        ) {
+            let phase = phase % epoch as u16;
+            let expected = from + (phase as u64 + epoch - from % epoch) % epoch;
+            proptest::prop_assert_eq!(phase_after(from, from % epoch, phase, epoch), expected);
+        }
     }
 }
