@@ -576,6 +576,9 @@ pub(crate) struct Sim<'a> {
     /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
     /// cell, so that arbitration and output scheduling visit only VCs with something to do.
     in_mask: Vec<u32>,
+    /// Bit `port % 64` of word `port / 64` set when the port's `in_mask` is not empty, so that
+    /// an arbitration round visits only the inputs holding a cell (most rounds find few).
+    in_ports: Vec<u64>,
     out_mask: Vec<u32>,
     /// Per (port, VC).
     inq: Vec<Fifo>,
@@ -755,6 +758,7 @@ impl<'a> Sim<'a> {
             send_at: vec![None; ports],
             rr: vec![0; ports],
             in_mask: vec![0; ports],
+            in_ports: vec![0; ports.div_ceil(64)],
             out_mask: vec![0; ports],
             inq: vec![Fifo::EMPTY; ports * VCS],
             in_head: vec![NO_HEAD; ports * VCS],
@@ -1626,6 +1630,7 @@ impl<'a> Sim<'a> {
         let was_empty = self.inq[qi].is_empty();
         self.slab.push_back(&mut self.inq[qi], id);
         self.in_mask[port as usize] |= 1 << v;
+        self.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
             self.in_head[qi] = Head {
                 ready: c.ready,
@@ -1757,53 +1762,61 @@ impl<'a> Sim<'a> {
         self.requests.clear();
         self.req_ports.clear();
         let mut next_ready: Option<Time> = None;
-        for port in lo..hi {
-            if self.in_busy[port as usize] > now {
-                continue;
-            }
-            let mut vcs = self.in_mask[port as usize];
-            while vcs != 0 {
-                let v = vcs.trailing_zeros() as usize;
-                vcs &= vcs - 1;
-                let qi = port as usize * VCS + v;
-                let head = self.in_head[qi];
-                if head.ready > now {
-                    next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
+        // The inputs holding a cell, a word of `in_ports` at a time (only the input being
+        // visited can change its bit during the round: arrivals are events of their own).
+        for w in lo / 64..hi.div_ceil(64) {
+            let mut ports = self.in_ports[w as usize] & span(w, lo, hi);
+            while ports != 0 {
+                let port = w * 64 + ports.trailing_zeros();
+                ports &= ports - 1;
+                if self.in_busy[port as usize] > now {
                     continue;
                 }
-                let mut oq = head.oq;
-                if oq == NONE {
+                let mut vcs = self.in_mask[port as usize];
+                while vcs != 0 {
+                    let v = vcs.trailing_zeros() as usize;
+                    vcs &= vcs - 1;
+                    let qi = port as usize * VCS + v;
+                    let head = self.in_head[qi];
+                    if head.ready > now {
+                        next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
+                        continue;
+                    }
+                    let mut oq = head.oq;
+                    if oq == NONE {
+                        let id = *self
+                            .slab
+                            .front(&self.inq[qi])
+                            .expect("a VC in the mask holds a cell");
+                        let c = self.cells[id as usize];
+                        if c.hops_left == 0 && c.dst_tin != tin {
+                            self.counters.hop_limit_drops += 1;
+                            self.drop_head(now, port, v as u8, id);
+                            continue;
+                        }
+                        self.route(tin, id);
+                        let c = self.cells[id as usize];
+                        oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
+                        self.in_head[qi].oq = oq;
+                    }
+                    let out = oq / VCS as u32;
+                    if self.xbar_out_busy[out as usize] > now
+                        || self.out_words[oq as usize] + head.words as u32
+                            > self.spec.output_vc_words
+                    {
+                        continue;
+                    }
                     let id = *self
                         .slab
                         .front(&self.inq[qi])
                         .expect("a VC in the mask holds a cell");
-                    let c = self.cells[id as usize];
-                    if c.hops_left == 0 && c.dst_tin != tin {
-                        self.counters.hop_limit_drops += 1;
-                        self.drop_head(now, port, v as u8, id);
-                        continue;
-                    }
-                    self.route(tin, id);
-                    let c = self.cells[id as usize];
-                    oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
-                    self.in_head[qi].oq = oq;
+                    self.requests.push(Request {
+                        input: (port - lo) as u16,
+                        vc: v as u8,
+                        output: (out - lo) as u16,
+                    });
+                    self.req_ports.push((port, id));
                 }
-                let out = oq / VCS as u32;
-                if self.xbar_out_busy[out as usize] > now
-                    || self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words
-                {
-                    continue;
-                }
-                let id = *self
-                    .slab
-                    .front(&self.inq[qi])
-                    .expect("a VC in the mask holds a cell");
-                self.requests.push(Request {
-                    input: (port - lo) as u16,
-                    vc: v as u8,
-                    output: (out - lo) as u16,
-                });
-                self.req_ports.push((port, id));
             }
         }
         if !self.requests.is_empty() {
@@ -1873,7 +1886,12 @@ impl<'a> Sim<'a> {
         let qi = port as usize * VCS + v as usize;
         self.slab.pop_front(&mut self.inq[qi]);
         match self.slab.front(&self.inq[qi]) {
-            None => self.in_mask[port as usize] &= !(1 << v),
+            None => {
+                self.in_mask[port as usize] &= !(1 << v);
+                if self.in_mask[port as usize] == 0 {
+                    self.in_ports[port as usize / 64] &= !(1 << (port % 64));
+                }
+            }
             Some(&id) => {
                 let c = &self.cells[id as usize];
                 self.in_head[qi] = Head {
@@ -2239,6 +2257,39 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// The bits of word `w` of a port bitset that fall in ports `lo..hi`.
+fn span(w: u32, lo: u32, hi: u32) -> u64 {
+    let from = lo.saturating_sub(w * 64).min(64);
+    let to = (hi - w * 64).min(64);
+    let upto = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
+    let below = if from == 64 {
+        u64::MAX
+    } else {
+        (1u64 << from) - 1
+    };
+    upto & !below
+}
+
 #[cfg(test)]
 #[path = "sim_swift_tests.rs"]
 mod swift_tests;
+
+#[cfg(test)]
+mod span_tests {
+    use super::span;
+
+    /// Against the bit-by-bit reference, for every range of up to 200 ports.
+    #[test]
+    fn span_holds_exactly_the_ports_of_the_range_in_the_word() {
+        for lo in 0..200u32 {
+            for hi in lo + 1..=200 {
+                for w in lo / 64..hi.div_ceil(64) {
+                    let want = (0..64)
+                        .filter(|b| (lo..hi).contains(&(w * 64 + b)))
+                        .fold(0u64, |m, b| m | 1 << b);
+                    assert_eq!(span(w, lo, hi), want, "word {w} of {lo}..{hi}");
+                }
+            }
+        }
+    }
+}
