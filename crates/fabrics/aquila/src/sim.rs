@@ -589,6 +589,21 @@ pub(crate) struct Sim<'a> {
     credits: Vec<u32>,
     /// Per TiN.
     arb_at: Vec<Option<Time>>,
+    /// Per TiN, the times of its `Arbitrate` events in the queue, so that a wake at one of
+    /// them reuses it instead of adding another (an earlier wake leaves the later event in
+    /// the queue; the round at the earlier time wakes the later one again).
+    arb_queued: Vec<Vec<Time>>,
+    /// Per TiN: whether its last arbitration round left a head that space freed in an output
+    /// queue could let go (a routed head whose output queue was full while the crossbar
+    /// output was free, a request iSLIP left unmatched, a head dropped with another behind
+    /// it). Without one, a round woken by an output sending a cell would do nothing, and
+    /// none is scheduled; every other wake (a head's ready time, a crossing's end) stays.
+    arb_blocked: Vec<bool>,
+    /// The TiN whose arbitration round is running, and whether an output of it sent a cell
+    /// during the round (the wake that follows waits for the round's end, when it is known
+    /// whether a head is blocked).
+    in_round: Option<u32>,
+    round_freed: bool,
     islip: Vec<Islip>,
     slab: Slab<u32>,
     cells: Vec<Cell>,
@@ -767,6 +782,10 @@ impl<'a> Sim<'a> {
             out_words: vec![0; ports * VCS],
             credits,
             arb_at: vec![None; tins as usize],
+            arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
+            arb_blocked: vec![false; tins as usize],
+            in_round: None,
+            round_freed: false,
             islip,
             slab: Slab::new(),
             cells: Vec::new(),
@@ -856,6 +875,9 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
+                let queued = &mut self.arb_queued[tin as usize];
+                let i = queued.iter().position(|&t| t == now).expect("queued");
+                queued.swap_remove(i);
                 if self.arb_at[tin as usize] == Some(now) {
                     self.arb_at[tin as usize] = None;
                     self.arbitrate(now, tin);
@@ -1647,7 +1669,20 @@ impl<'a> Sim<'a> {
         let a = &mut self.arb_at[tin as usize];
         if a.is_none_or(|t| at < t) {
             *a = Some(at);
-            self.q.schedule(at, Ev::Arbitrate { tin });
+            let queued = &mut self.arb_queued[tin as usize];
+            if !queued.contains(&at) {
+                queued.push(at);
+                self.q.schedule(at, Ev::Arbitrate { tin });
+            }
+        }
+    }
+
+    /// An output queue of TiN `tin` has sent a cell: a head its fullness held may go now.
+    fn space_freed(&mut self, tin: u32, now: Time) {
+        if self.in_round == Some(tin) {
+            self.round_freed = true;
+        } else if self.arb_blocked[tin as usize] {
+            self.wake_arbiter(tin, now);
         }
     }
 
@@ -1762,6 +1797,9 @@ impl<'a> Sim<'a> {
         self.requests.clear();
         self.req_ports.clear();
         let mut next_ready: Option<Time> = None;
+        let mut blocked = false;
+        self.in_round = Some(tin);
+        self.round_freed = false;
         // The inputs holding a cell, a word of `in_ports` at a time (only the input being
         // visited can change its bit during the round: arrivals are events of their own).
         for w in lo / 64..hi.div_ceil(64) {
@@ -1792,6 +1830,7 @@ impl<'a> Sim<'a> {
                         if c.hops_left == 0 && c.dst_tin != tin {
                             self.counters.hop_limit_drops += 1;
                             self.drop_head(now, port, v as u8, id);
+                            blocked = true;
                             continue;
                         }
                         self.route(tin, id);
@@ -1800,10 +1839,13 @@ impl<'a> Sim<'a> {
                         self.in_head[qi].oq = oq;
                     }
                     let out = oq / VCS as u32;
-                    if self.xbar_out_busy[out as usize] > now
-                        || self.out_words[oq as usize] + head.words as u32
-                            > self.spec.output_vc_words
-                    {
+                    // A crossbar output busy is woken by its crossing's end; a full queue
+                    // only by its output sending.
+                    if self.xbar_out_busy[out as usize] > now {
+                        continue;
+                    }
+                    if self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words {
+                        blocked = true;
                         continue;
                     }
                     let id = *self
@@ -1832,7 +1874,13 @@ impl<'a> Sim<'a> {
                 let (port, id) = self.req_ports[m];
                 self.cross(now, port, r.vc, id);
             }
+            blocked |= matched.len() < self.requests.len();
             self.matched = matched;
+        }
+        self.in_round = None;
+        self.arb_blocked[tin as usize] = blocked;
+        if self.round_freed && blocked {
+            self.wake_arbiter(tin, now);
         }
         if let Some(t) = next_ready {
             self.wake_arbiter(tin, t);
@@ -1985,7 +2033,7 @@ impl<'a> Sim<'a> {
                 let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
                 self.q.schedule(now + ser, Ev::LinkFree { port });
                 let tin = self.tin_of(port);
-                self.wake_arbiter(tin, now);
+                self.space_freed(tin, now);
                 if self.is_endpoint[p] {
                     let at = now + self.delay[p] + ser;
                     self.q.schedule(at, Ev::Eject { cell: id });
