@@ -627,6 +627,10 @@ pub(crate) struct Sim<'a> {
     pub(crate) delivered: Vec<(u32, u32)>,
     /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
     pub(crate) rtts: Vec<u64>,
+    /// Fabric latencies (ps) of the data cells delivered after `measure_from`, when kept
+    /// (`keep_cell_latencies`): a cell's injection onto its host's link to its tail's arrival
+    /// at the destination host, so the host's own queue of packets is not in it.
+    pub(crate) cell_latencies: Option<Vec<u64>>,
     /// 1RMA reads, by id; the CliqueMap lookups, when they run.
     reads: Vec<Read>,
     lookups: Option<Lookups>,
@@ -804,6 +808,7 @@ impl<'a> Sim<'a> {
             matched: Vec::new(),
             delivered: Vec::new(),
             rtts: Vec::new(),
+            cell_latencies: None,
             reads: Vec::new(),
             lookups: None,
             rpcs: Vec::new(),
@@ -2072,6 +2077,9 @@ impl<'a> Sim<'a> {
             self.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
             if now >= self.measure_from {
                 self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
+                if let Some(l) = &mut self.cell_latencies {
+                    l.push(now.0 - c.injected.0);
+                }
             }
         }
         match c.kind {
