@@ -54,6 +54,10 @@
 //! 5. Cut-through: the output may send the cell before its tail has arrived, as long as its own
 //!    tail does not leave before the tail came in.
 //!
+//! A TiN arbitrates (one iSLIP round over its inputs holding a cell) when a head becomes
+//! ready, when a crossing ends, and when an output sends a cell while the last round left a
+//! head that the freed space could let go; one queued event per TiN and time at most.
+//!
 //! The output scheduler serves the control VCs first (strict priority), then the data VCs
 //! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
 //! the low-latency data class, 1 cell for 8. Endpoints always drain: the ejection port towards a host has no credit limit
