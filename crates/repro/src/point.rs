@@ -61,6 +61,14 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aquila-fig6-uniform.toml"),
     ),
     (
+        "aquila-fig9-full",
+        include_str!("../../../scenarios/aquila-fig9-full.toml"),
+    ),
+    (
+        "aquila-fig9-half",
+        include_str!("../../../scenarios/aquila-fig9-half.toml"),
+    ),
+    (
         "stardust-fig9",
         include_str!("../../../scenarios/stardust-fig9.toml"),
     ),

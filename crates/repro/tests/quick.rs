@@ -168,6 +168,22 @@ fn aquila_fig8() {
     }
 }
 
+/// Aquila Fig. 9 on 72 hosts: two claims (the tail grows with the RPC size where pods are
+/// joined by less than a TiN's injection, and not where they match it), each a pass or a miss
+/// that says why.
+#[test]
+fn aquila_fig9() {
+    let claims = common::run("aquila-fig9", true);
+    assert_eq!(claims.len(), 2);
+    for c in &claims {
+        assert!(
+            c.pass || c.claim.contains("[miss:"),
+            "a miss says why: {}",
+            c.claim
+        );
+    }
+}
+
 /// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
 /// host software besides the backend's 1 µs per request), each saying why.
 #[test]

@@ -66,6 +66,16 @@ impl Islip {
     /// indices of the matched requests to `matched`: no input and no output twice.
     pub fn arbitrate(&mut self, requests: &[Request], iterations: u32, matched: &mut Vec<usize>) {
         let space = (self.ports * self.vcs) as u32;
+        if let [r] = requests {
+            // A lone request is granted and accepted in the first iteration, as below, without
+            // the passes over every port.
+            if iterations > 0 {
+                matched.push(0);
+                self.grant[r.output as usize] = (self.key(r) + 1) % space;
+                self.accept[r.input as usize] = ((r.output as usize + 1) % self.ports) as u16;
+            }
+            return;
+        }
         self.input_matched.fill(false);
         self.output_matched.fill(false);
         for iteration in 0..iterations {
@@ -208,5 +218,27 @@ mod tests {
             served.push(reqs[m[0]].vc);
         }
         assert_eq!(served, [1, 3, 1, 3]);
+    }
+
+    /// The lone-request shortcut moves the pointers as the general passes do for a request
+    /// matched in the first iteration beside an unrelated one.
+    #[test]
+    fn a_lone_request_moves_the_pointers_as_a_first_iteration_match() {
+        for (input, vc, output) in [(0u16, 0u8, 0u16), (3, 2, 5), (7, 3, 7)] {
+            let r = Request { input, vc, output };
+            let other = Request {
+                input: (input + 1) % 8,
+                vc: 1,
+                output: (output + 1) % 8,
+            };
+            let (mut lone, mut pair) = (Islip::new(8, 4), Islip::new(8, 4));
+            let (mut m1, mut m2) = (Vec::new(), Vec::new());
+            lone.arbitrate(&[r], 3, &mut m1);
+            pair.arbitrate(&[r, other], 3, &mut m2);
+            assert_eq!(m1, vec![0]);
+            assert!(m2.contains(&0));
+            assert_eq!(lone.grant[output as usize], pair.grant[output as usize]);
+            assert_eq!(lone.accept[input as usize], pair.accept[input as usize]);
+        }
     }
 }

@@ -18,7 +18,8 @@ pub fn run_flows(
     limits: RunLimits,
     progress: &mut dyn Progress,
 ) -> Result<RunOutput, FabricError> {
-    let sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
+    let mut sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
+    sim.cell_latencies = Some(Vec::new());
     let book = FlowBook::new(sim.hosts() as usize, limits);
     let run = FlowRun {
         sim,
@@ -84,7 +85,10 @@ impl EventFabric for FlowRun<'_> {
         let c = &self.sim.counters;
         let mut counters = counter_map(c);
         counters.insert("flows_unfinished".into(), self.active);
-        rtt_counters(&mut self.sim.rtts, &mut counters);
+        percentile_counters("rtt", &mut self.sim.rtts, &mut counters);
+        if let Some(l) = &mut self.sim.cell_latencies {
+            percentile_counters("cell_latency", l, &mut counters);
+        }
         let queues = QueueStats {
             // In full-size (160 B) cells.
             max_queue: u64::from(c.max_output_words.div_ceil(20)),
@@ -96,10 +100,11 @@ impl EventFabric for FlowRun<'_> {
     }
 }
 
-/// The fabric RTTs of a run (IP over GNet with flows: each packet's RTS leaving its host to
-/// its acknowledgement's release there) as counters: how many, and their mean, median, 99th
-/// percentile and largest in nanoseconds (nearest rank).
-fn rtt_counters(rtts: &mut [u64], counters: &mut BTreeMap<String, u64>) {
+/// Latencies in picoseconds as counters `<name>_samples`, and `<name>_mean_ns`, `_p50_ns`,
+/// `_p99_ns`, `_max_ns` (nearest rank): the fabric RTTs of a run (IP over GNet with flows: each
+/// packet's RTS leaving its host to its acknowledgement's release there) and its data cells'
+/// fabric latencies.
+fn percentile_counters(name: &str, rtts: &mut [u64], counters: &mut BTreeMap<String, u64>) {
     if rtts.is_empty() {
         return;
     }
@@ -108,13 +113,13 @@ fn rtt_counters(rtts: &mut [u64], counters: &mut BTreeMap<String, u64>) {
     let rank = |q: f64| rtts[((q * n as f64).ceil() as usize).clamp(1, n) - 1] / 1000;
     let mean = rtts.iter().map(|&r| u128::from(r)).sum::<u128>() / n as u128 / 1000;
     for (k, v) in [
-        ("rtt_samples", n as u64),
-        ("rtt_mean_ns", mean as u64),
-        ("rtt_p50_ns", rank(0.5)),
-        ("rtt_p99_ns", rank(0.99)),
-        ("rtt_max_ns", rtts[n - 1] / 1000),
+        ("samples", n as u64),
+        ("mean_ns", mean as u64),
+        ("p50_ns", rank(0.5)),
+        ("p99_ns", rank(0.99)),
+        ("max_ns", rtts[n - 1] / 1000),
     ] {
-        counters.insert(k.into(), v);
+        counters.insert(format!("{name}_{k}"), v);
     }
 }
 

@@ -54,6 +54,10 @@
 //! 5. Cut-through: the output may send the cell before its tail has arrived, as long as its own
 //!    tail does not leave before the tail came in.
 //!
+//! A TiN arbitrates (one iSLIP round over its inputs holding a cell) when a head becomes
+//! ready, when a crossing ends, and when an output sends a cell while the last round left a
+//! head that the freed space could let go; one queued event per TiN and time at most.
+//!
 //! The output scheduler serves the control VCs first (strict priority), then the data VCs
 //! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
 //! the low-latency data class, 1 cell for 8. Endpoints always drain: the ejection port towards a host has no credit limit
@@ -576,6 +580,9 @@ pub(crate) struct Sim<'a> {
     /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
     /// cell, so that arbitration and output scheduling visit only VCs with something to do.
     in_mask: Vec<u32>,
+    /// Bit `port % 64` of word `port / 64` set when the port's `in_mask` is not empty, so that
+    /// an arbitration round visits only the inputs holding a cell (most rounds find few).
+    in_ports: Vec<u64>,
     out_mask: Vec<u32>,
     /// Per (port, VC).
     inq: Vec<Fifo>,
@@ -586,6 +593,21 @@ pub(crate) struct Sim<'a> {
     credits: Vec<u32>,
     /// Per TiN.
     arb_at: Vec<Option<Time>>,
+    /// Per TiN, the times of its `Arbitrate` events in the queue, so that a wake at one of
+    /// them reuses it instead of adding another (an earlier wake leaves the later event in
+    /// the queue; the round at the earlier time wakes the later one again).
+    arb_queued: Vec<Vec<Time>>,
+    /// Per TiN: whether its last arbitration round left a head that space freed in an output
+    /// queue could let go (a routed head whose output queue was full while the crossbar
+    /// output was free, a request iSLIP left unmatched, a head dropped with another behind
+    /// it). Without one, a round woken by an output sending a cell would do nothing, and
+    /// none is scheduled; every other wake (a head's ready time, a crossing's end) stays.
+    arb_blocked: Vec<bool>,
+    /// The TiN whose arbitration round is running, and whether an output of it sent a cell
+    /// during the round (the wake that follows waits for the round's end, when it is known
+    /// whether a head is blocked).
+    in_round: Option<u32>,
+    round_freed: bool,
     islip: Vec<Islip>,
     slab: Slab<u32>,
     cells: Vec<Cell>,
@@ -609,6 +631,10 @@ pub(crate) struct Sim<'a> {
     pub(crate) delivered: Vec<(u32, u32)>,
     /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
     pub(crate) rtts: Vec<u64>,
+    /// Fabric latencies (ps) of the data cells delivered after `measure_from`, when kept
+    /// (`keep_cell_latencies`): a cell's injection onto its host's link to its tail's arrival
+    /// at the destination host, so the host's own queue of packets is not in it.
+    pub(crate) cell_latencies: Option<Vec<u64>>,
     /// 1RMA reads, by id; the CliqueMap lookups, when they run.
     reads: Vec<Read>,
     lookups: Option<Lookups>,
@@ -755,6 +781,7 @@ impl<'a> Sim<'a> {
             send_at: vec![None; ports],
             rr: vec![0; ports],
             in_mask: vec![0; ports],
+            in_ports: vec![0; ports.div_ceil(64)],
             out_mask: vec![0; ports],
             inq: vec![Fifo::EMPTY; ports * VCS],
             in_head: vec![NO_HEAD; ports * VCS],
@@ -763,6 +790,10 @@ impl<'a> Sim<'a> {
             out_words: vec![0; ports * VCS],
             credits,
             arb_at: vec![None; tins as usize],
+            arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
+            arb_blocked: vec![false; tins as usize],
+            in_round: None,
+            round_freed: false,
             islip,
             slab: Slab::new(),
             cells: Vec::new(),
@@ -781,6 +812,7 @@ impl<'a> Sim<'a> {
             matched: Vec::new(),
             delivered: Vec::new(),
             rtts: Vec::new(),
+            cell_latencies: None,
             reads: Vec::new(),
             lookups: None,
             rpcs: Vec::new(),
@@ -852,6 +884,9 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
+                let queued = &mut self.arb_queued[tin as usize];
+                let i = queued.iter().position(|&t| t == now).expect("queued");
+                queued.swap_remove(i);
                 if self.arb_at[tin as usize] == Some(now) {
                     self.arb_at[tin as usize] = None;
                     self.arbitrate(now, tin);
@@ -1626,6 +1661,7 @@ impl<'a> Sim<'a> {
         let was_empty = self.inq[qi].is_empty();
         self.slab.push_back(&mut self.inq[qi], id);
         self.in_mask[port as usize] |= 1 << v;
+        self.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
             self.in_head[qi] = Head {
                 ready: c.ready,
@@ -1642,7 +1678,20 @@ impl<'a> Sim<'a> {
         let a = &mut self.arb_at[tin as usize];
         if a.is_none_or(|t| at < t) {
             *a = Some(at);
-            self.q.schedule(at, Ev::Arbitrate { tin });
+            let queued = &mut self.arb_queued[tin as usize];
+            if !queued.contains(&at) {
+                queued.push(at);
+                self.q.schedule(at, Ev::Arbitrate { tin });
+            }
+        }
+    }
+
+    /// An output queue of TiN `tin` has sent a cell: a head its fullness held may go now.
+    fn space_freed(&mut self, tin: u32, now: Time) {
+        if self.in_round == Some(tin) {
+            self.round_freed = true;
+        } else if self.arb_blocked[tin as usize] {
+            self.wake_arbiter(tin, now);
         }
     }
 
@@ -1757,53 +1806,68 @@ impl<'a> Sim<'a> {
         self.requests.clear();
         self.req_ports.clear();
         let mut next_ready: Option<Time> = None;
-        for port in lo..hi {
-            if self.in_busy[port as usize] > now {
-                continue;
-            }
-            let mut vcs = self.in_mask[port as usize];
-            while vcs != 0 {
-                let v = vcs.trailing_zeros() as usize;
-                vcs &= vcs - 1;
-                let qi = port as usize * VCS + v;
-                let head = self.in_head[qi];
-                if head.ready > now {
-                    next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
+        let mut blocked = false;
+        self.in_round = Some(tin);
+        self.round_freed = false;
+        // The inputs holding a cell, a word of `in_ports` at a time (only the input being
+        // visited can change its bit during the round: arrivals are events of their own).
+        for w in lo / 64..hi.div_ceil(64) {
+            let mut ports = self.in_ports[w as usize] & span(w, lo, hi);
+            while ports != 0 {
+                let port = w * 64 + ports.trailing_zeros();
+                ports &= ports - 1;
+                if self.in_busy[port as usize] > now {
                     continue;
                 }
-                let mut oq = head.oq;
-                if oq == NONE {
+                let mut vcs = self.in_mask[port as usize];
+                while vcs != 0 {
+                    let v = vcs.trailing_zeros() as usize;
+                    vcs &= vcs - 1;
+                    let qi = port as usize * VCS + v;
+                    let head = self.in_head[qi];
+                    if head.ready > now {
+                        next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
+                        continue;
+                    }
+                    let mut oq = head.oq;
+                    if oq == NONE {
+                        let id = *self
+                            .slab
+                            .front(&self.inq[qi])
+                            .expect("a VC in the mask holds a cell");
+                        let c = self.cells[id as usize];
+                        if c.hops_left == 0 && c.dst_tin != tin {
+                            self.counters.hop_limit_drops += 1;
+                            self.drop_head(now, port, v as u8, id);
+                            blocked = true;
+                            continue;
+                        }
+                        self.route(tin, id);
+                        let c = self.cells[id as usize];
+                        oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
+                        self.in_head[qi].oq = oq;
+                    }
+                    let out = oq / VCS as u32;
+                    // A crossbar output busy is woken by its crossing's end; a full queue
+                    // only by its output sending.
+                    if self.xbar_out_busy[out as usize] > now {
+                        continue;
+                    }
+                    if self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words {
+                        blocked = true;
+                        continue;
+                    }
                     let id = *self
                         .slab
                         .front(&self.inq[qi])
                         .expect("a VC in the mask holds a cell");
-                    let c = self.cells[id as usize];
-                    if c.hops_left == 0 && c.dst_tin != tin {
-                        self.counters.hop_limit_drops += 1;
-                        self.drop_head(now, port, v as u8, id);
-                        continue;
-                    }
-                    self.route(tin, id);
-                    let c = self.cells[id as usize];
-                    oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
-                    self.in_head[qi].oq = oq;
+                    self.requests.push(Request {
+                        input: (port - lo) as u16,
+                        vc: v as u8,
+                        output: (out - lo) as u16,
+                    });
+                    self.req_ports.push((port, id));
                 }
-                let out = oq / VCS as u32;
-                if self.xbar_out_busy[out as usize] > now
-                    || self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words
-                {
-                    continue;
-                }
-                let id = *self
-                    .slab
-                    .front(&self.inq[qi])
-                    .expect("a VC in the mask holds a cell");
-                self.requests.push(Request {
-                    input: (port - lo) as u16,
-                    vc: v as u8,
-                    output: (out - lo) as u16,
-                });
-                self.req_ports.push((port, id));
             }
         }
         if !self.requests.is_empty() {
@@ -1819,7 +1883,13 @@ impl<'a> Sim<'a> {
                 let (port, id) = self.req_ports[m];
                 self.cross(now, port, r.vc, id);
             }
+            blocked |= matched.len() < self.requests.len();
             self.matched = matched;
+        }
+        self.in_round = None;
+        self.arb_blocked[tin as usize] = blocked;
+        if self.round_freed && blocked {
+            self.wake_arbiter(tin, now);
         }
         if let Some(t) = next_ready {
             self.wake_arbiter(tin, t);
@@ -1873,7 +1943,12 @@ impl<'a> Sim<'a> {
         let qi = port as usize * VCS + v as usize;
         self.slab.pop_front(&mut self.inq[qi]);
         match self.slab.front(&self.inq[qi]) {
-            None => self.in_mask[port as usize] &= !(1 << v),
+            None => {
+                self.in_mask[port as usize] &= !(1 << v);
+                if self.in_mask[port as usize] == 0 {
+                    self.in_ports[port as usize / 64] &= !(1 << (port % 64));
+                }
+            }
             Some(&id) => {
                 let c = &self.cells[id as usize];
                 self.in_head[qi] = Head {
@@ -1967,7 +2042,7 @@ impl<'a> Sim<'a> {
                 let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
                 self.q.schedule(now + ser, Ev::LinkFree { port });
                 let tin = self.tin_of(port);
-                self.wake_arbiter(tin, now);
+                self.space_freed(tin, now);
                 if self.is_endpoint[p] {
                     let at = now + self.delay[p] + ser;
                     self.q.schedule(at, Ev::Eject { cell: id });
@@ -2006,6 +2081,9 @@ impl<'a> Sim<'a> {
             self.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
             if now >= self.measure_from {
                 self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
+                if let Some(l) = &mut self.cell_latencies {
+                    l.push(now.0 - c.injected.0);
+                }
             }
         }
         match c.kind {
@@ -2239,6 +2317,39 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// The bits of word `w` of a port bitset that fall in ports `lo..hi`.
+fn span(w: u32, lo: u32, hi: u32) -> u64 {
+    let from = lo.saturating_sub(w * 64).min(64);
+    let to = (hi - w * 64).min(64);
+    let upto = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
+    let below = if from == 64 {
+        u64::MAX
+    } else {
+        (1u64 << from) - 1
+    };
+    upto & !below
+}
+
 #[cfg(test)]
 #[path = "sim_swift_tests.rs"]
 mod swift_tests;
+
+#[cfg(test)]
+mod span_tests {
+    use super::span;
+
+    /// Against the bit-by-bit reference, for every range of up to 200 ports.
+    #[test]
+    fn span_holds_exactly_the_ports_of_the_range_in_the_word() {
+        for lo in 0..200u32 {
+            for hi in lo + 1..=200 {
+                for w in lo / 64..hi.div_ceil(64) {
+                    let want = (0..64)
+                        .filter(|b| (lo..hi).contains(&(w * 64 + b)))
+                        .fold(0u64, |m, b| m | 1 << b);
+                    assert_eq!(span(w, lo, hi), want, "word {w} of {lo}..{hi}");
+                }
+            }
+        }
+    }
+}

@@ -216,6 +216,17 @@ fn flows_complete(spec: Spec) {
     } else {
         assert!(!out.counters.contains_key("rtt_samples"));
     }
+    // Every data cell's fabric latency has its two host links and a fall-through at least,
+    // and the percentiles are in order.
+    let c = &out.counters;
+    let cell_floor_ns = (2 * host_delay.0 + fall_through.0) / 1000;
+    assert!(c["cell_latency_samples"] > 0 && c["cell_latency_samples"] <= c["cells_delivered"]);
+    assert!(c["cell_latency_p50_ns"] >= cell_floor_ns);
+    assert!(
+        c["cell_latency_p50_ns"] <= c["cell_latency_p99_ns"]
+            && c["cell_latency_p99_ns"] <= c["cell_latency_max_ns"]
+            && c["cell_latency_mean_ns"] <= c["cell_latency_max_ns"]
+    );
     for r in &out.records {
         let fct = r.finish.expect("every flow completes").0 - r.start.0;
         let floor = ideal.ideal_fct(r.bytes).expect("fits").0;

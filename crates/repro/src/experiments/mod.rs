@@ -6,6 +6,7 @@ mod aquila_fig10;
 mod aquila_fig6;
 mod aquila_fig7;
 mod aquila_fig8;
+mod aquila_fig9;
 mod aquila_lookups;
 mod aquila_theory;
 mod epoch;
@@ -172,6 +173,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Aquila Fig. 8",
         summary: "1RMA isolation from bulk IP: high-priority 1RMA median and tail < 5 us with or without bulk IP, just over 10 us sharing VCs with it",
         run: aquila_fig8::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "aquila-fig9",
+        figure: "Aquila Fig. 9",
+        summary: "burstiness: 0.6 Gb/s of IP RPCs per host, growing RPC size: tail fabric RTT grows > 40 us on the full clique, not at half scale",
+        run: aquila_fig9::run,
         timed: false,
         scale: None,
     },
