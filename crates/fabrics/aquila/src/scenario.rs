@@ -1,6 +1,7 @@
 //! Aquila as a scenario names it: `fabric = "aquila"` and its `[clique]` table. Every default
 //! is in [`crate::spec::defaults`], with the paper section it comes from or why we chose it.
 
+use crate::control::table::BootstrapSpec;
 use crate::routing::Mode;
 use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
 use crate::swift::{SwiftConfig, defaults as swift_defaults};
@@ -94,6 +95,8 @@ pub struct CliqueSpec {
     pub fec: Dur,
     pub fiber_m: f64,
     pub crossbar_speedup: f64,
+    /// The `[bootstrap]` table, when the scenario has one (`crate::control`).
+    pub bootstrap: Option<BootstrapSpec>,
 }
 
 impl CliqueSpec {
@@ -171,7 +174,7 @@ impl FabricKind for Kind {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["clique"]
+        &["clique", "bootstrap"]
     }
 
     fn resolve(&self, input: &Resolving<'_>) -> Result<Box<dyn ResolvedFabric>, TableError> {
@@ -316,8 +319,11 @@ impl FabricKind for Kind {
             fec,
             fiber_m,
             crossbar_speedup: speedup,
+            bootstrap: None,
         };
         clique.validate(keys)?;
+        let bootstrap = BootstrapSpec::read(input.text, keys, &clique.spec.dragonfly)?;
+        let clique = CliqueSpec { bootstrap, ..clique };
         Ok(Box::new(clique))
     }
 }
@@ -399,6 +405,9 @@ impl ResolvedFabric for CliqueSpec {
         t.kv("ecn_depth", s.ecn_depth);
         t.kv("swift_ip_target_ns", dur_ns(s.swift_ip.base_target));
         t.kv("swift_rma_target_ns", dur_ns(s.swift_rma.base_target));
+        if let Some(b) = &self.bootstrap {
+            b.write_toml(t);
+        }
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {
