@@ -61,6 +61,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aquila-fig6-uniform.toml"),
     ),
     (
+        "aquila-bootstrap",
+        include_str!("../../../scenarios/aquila-bootstrap.toml"),
+    ),
+    (
         "stardust-fig9",
         include_str!("../../../scenarios/stardust-fig9.toml"),
     ),

@@ -323,7 +323,10 @@ impl FabricKind for Kind {
         };
         clique.validate(keys)?;
         let bootstrap = BootstrapSpec::read(input.text, keys, &clique.spec.dragonfly)?;
-        let clique = CliqueSpec { bootstrap, ..clique };
+        let clique = CliqueSpec {
+            bootstrap,
+            ..clique
+        };
         Ok(Box::new(clique))
     }
 }

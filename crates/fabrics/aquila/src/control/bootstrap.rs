@@ -374,7 +374,10 @@ mod tests {
         // The k-th target waited k − 1 turns.
         for k in 1..7u64 {
             assert_eq!(
-                times.iter().filter(|&&v| v == k * t.proxy_busy().0 + t.tcp_program_rest.0).count(),
+                times
+                    .iter()
+                    .filter(|&&v| v == k * t.proxy_busy().0 + t.tcp_program_rest.0)
+                    .count(),
                 1
             );
         }
@@ -411,7 +414,11 @@ mod tests {
         let df = clique(2, 3, 1);
         let topo = df.build().unwrap();
         assert!(Plan::new(&topo, &[]).unwrap_err().contains("no DCN"));
-        assert!(Plan::new(&topo, &[6]).unwrap_err().contains("does not exist"));
+        assert!(
+            Plan::new(&topo, &[6])
+                .unwrap_err()
+                .contains("does not exist")
+        );
         assert!(Plan::new(&topo, &[1, 1]).unwrap_err().contains("twice"));
     }
 

@@ -4,4 +4,4 @@
 pub mod bootstrap;
 pub mod table;
 
-pub use bootstrap::{Bootstrap, Plan, TinBoot, Timing, bootstrap};
+pub use bootstrap::{Bootstrap, Plan, Timing, TinBoot, bootstrap};

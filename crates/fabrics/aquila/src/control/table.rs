@@ -99,7 +99,10 @@ impl BootstrapSpec {
         let secs = |key: &str, v: Option<f64>, default: f64| -> Result<Dur, ConfigError> {
             let s = keys.num(key, v.unwrap_or(default), 0.0, false)?;
             if s > MAX_S {
-                return Err(value(key, format!("{s} s is out of range: at most {MAX_S} s")));
+                return Err(value(
+                    key,
+                    format!("{s} s is out of range: at most {MAX_S} s"),
+                ));
             }
             Ok(Dur::from_ps((s * 1e12).round() as u64))
         };
@@ -116,7 +119,10 @@ impl BootstrapSpec {
                     if pod < 0 || pod >= i64::from(df.pods) {
                         return Err(value(
                             &key,
-                            format!("pod {pod} is not a pod of the clique (0 to {})", df.pods - 1),
+                            format!(
+                                "pod {pod} is not a pod of the clique (0 to {})",
+                                df.pods - 1
+                            ),
                         )
                         .into());
                     }
@@ -132,8 +138,9 @@ impl BootstrapSpec {
                     }
                     let at = (pod as u32, tin as u32);
                     if out.contains(&at) {
-                        return Err(value(&key, format!("pod {pod} TiN {tin} is listed twice"))
-                            .into());
+                        return Err(
+                            value(&key, format!("pod {pod} TiN {tin} is listed twice")).into()
+                        );
                     }
                     out.push(at);
                 }
@@ -142,8 +149,16 @@ impl BootstrapSpec {
         };
         let timing = Timing {
             dcn_dhcp: secs("bootstrap.dcn_dhcp_s", raw.dcn_dhcp_s, d::DCN_DHCP_S)?,
-            tcp_connect: secs("bootstrap.tcp_connect_s", raw.tcp_connect_s, d::TCP_CONNECT_S)?,
-            tcp_program: secs("bootstrap.tcp_program_s", raw.tcp_program_s, d::TCP_PROGRAM_S)?,
+            tcp_connect: secs(
+                "bootstrap.tcp_connect_s",
+                raw.tcp_connect_s,
+                d::TCP_CONNECT_S,
+            )?,
+            tcp_program: secs(
+                "bootstrap.tcp_program_s",
+                raw.tcp_program_s,
+                d::TCP_PROGRAM_S,
+            )?,
             pmos_dhcp: secs("bootstrap.pmos_dhcp_s", raw.pmos_dhcp_s, d::PMOS_DHCP_S)?,
             pmos_program: secs(
                 "bootstrap.pmos_program_s",
