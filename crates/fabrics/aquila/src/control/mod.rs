@@ -1,7 +1,9 @@
 //! Aquila's SDN control plane (§4) as event simulations: the in-band bootstrap of a clique in
-//! waves ([`bootstrap`]) and its `[bootstrap]` scenario table ([`table`]).
+//! waves ([`bootstrap`]) and its `[bootstrap]` scenario table ([`table`]); links failing
+//! under load, avoided by adaptive routing and then removed by the SDN ([`failure`]).
 
 pub mod bootstrap;
+pub mod failure;
 pub mod table;
 
 pub use bootstrap::{Bootstrap, Plan, Timing, TinBoot, bootstrap};
