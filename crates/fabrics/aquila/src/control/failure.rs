@@ -55,6 +55,29 @@ pub fn fail_links(
     failures: &[LinkFailure],
     sdn_delay: Dur,
 ) -> Result<FailureRun, String> {
+    run(spec, pattern, packets, failures, sdn_delay, true)
+}
+
+/// The same run with no link failing, its phases cut at the same times: the reference the
+/// latencies of [`fail_links`] compare with.
+pub fn without_failures(
+    spec: &Spec,
+    pattern: Pattern,
+    packets: u64,
+    failures: &[LinkFailure],
+    sdn_delay: Dur,
+) -> Result<FailureRun, String> {
+    run(spec, pattern, packets, failures, sdn_delay, false)
+}
+
+fn run(
+    spec: &Spec,
+    pattern: Pattern,
+    packets: u64,
+    failures: &[LinkFailure],
+    sdn_delay: Dur,
+    apply: bool,
+) -> Result<FailureRun, String> {
     if failures.is_empty() {
         return Err("no link to fail".into());
     }
@@ -93,6 +116,7 @@ pub fn fail_links(
             marks.push(snapshot(&sim.counters));
         }
         match action {
+            _ if !apply => {}
             Action::Fail => sim.fail_link(now, tin, port)?,
             Action::Remove => sim.remove_route(now, tin, port)?,
         }
@@ -214,6 +238,22 @@ mod tests {
             }
             assert!(run.phases.iter().all(|p| p.cells > 0), "{mode:?}: {:?}", run.phases);
         }
+    }
+
+    /// Up to the failure the run is the reference's, event for event.
+    #[test]
+    fn before_the_failure_the_run_is_the_reference() {
+        let spec = small(Mode::FullyAdaptive);
+        let fails = failures(&spec);
+        let delay = Dur::from_us(8);
+        let with = fail_links(&spec, Pattern::UniformRandom, 12, &fails, delay).unwrap();
+        let without = without_failures(&spec, Pattern::UniformRandom, 12, &fails, delay).unwrap();
+        assert_eq!(with.phases[0], without.phases[0]);
+        assert_eq!(without.counters.link_failure_drops, 0);
+        assert_eq!(
+            without.counters.cells_delivered,
+            without.counters.cells_injected
+        );
     }
 
     #[test]
