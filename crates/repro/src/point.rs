@@ -65,6 +65,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aquila-bootstrap.toml"),
     ),
     (
+        "aquila-failure",
+        include_str!("../../../scenarios/aquila-failure.toml"),
+    ),
+    (
         "stardust-fig9",
         include_str!("../../../scenarios/stardust-fig9.toml"),
     ),

@@ -313,3 +313,14 @@ fn aquila_bootstrap() {
         }
     }
 }
+
+/// Aquila §3.2's link failures on the 9 x 4 clique (the quick version is the full one): every
+/// claim holds.
+#[test]
+fn aquila_failure() {
+    let claims = common::run("aquila-failure", true);
+    assert_eq!(claims.len(), 5);
+    for c in &claims {
+        assert!(c.pass, "{}: ours {}", c.claim, c.ours);
+    }
+}

@@ -215,7 +215,9 @@ impl Router {
             return Err(format!("TiN {x} has no network port {port}"));
         };
         if self.removed[x as usize][port as usize] {
-            return Err(format!("the link on port {port} of TiN {x} is removed already"));
+            return Err(format!(
+                "the link on port {port} of TiN {x} is removed already"
+            ));
         }
         let (p, q) = (self.df.pod_of(x), self.df.pod_of(y));
         let t = self.df.tins_per_pod;
@@ -238,7 +240,11 @@ impl Router {
         if remaining <= 1 {
             return Err(format!(
                 "the link on port {port} of TiN {x} is the last between {}: not modelled",
-                if kind == InKind::Global { "its pods" } else { "its TiNs" }
+                if kind == InKind::Global {
+                    "its pods"
+                } else {
+                    "its TiNs"
+                }
             ));
         }
         self.removed[x as usize][port as usize] = true;
@@ -249,7 +255,11 @@ impl Router {
             for (a, b) in [(p, q), (q, p)] {
                 let pods = self.df.pods;
                 let held: Vec<u32> = (0..t)
-                    .filter(|&i| self.globals[(a * t + i) as usize].iter().any(|&(_, pod)| pod == b))
+                    .filter(|&i| {
+                        self.globals[(a * t + i) as usize]
+                            .iter()
+                            .any(|&(_, pod)| pod == b)
+                    })
                     .collect();
                 self.holders[(a * pods + b) as usize] = held;
             }

@@ -1,6 +1,7 @@
 //! Aquila as a scenario names it: `fabric = "aquila"` and its `[clique]` table. Every default
 //! is in [`crate::spec::defaults`], with the paper section it comes from or why we chose it.
 
+use crate::control::failure_table::FailureSpec;
 use crate::control::table::BootstrapSpec;
 use crate::routing::Mode;
 use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
@@ -97,6 +98,8 @@ pub struct CliqueSpec {
     pub crossbar_speedup: f64,
     /// The `[bootstrap]` table, when the scenario has one (`crate::control`).
     pub bootstrap: Option<BootstrapSpec>,
+    /// The `[failure]` table, when the scenario has one (`crate::control::failure`).
+    pub failure: Option<FailureSpec>,
 }
 
 impl CliqueSpec {
@@ -174,7 +177,7 @@ impl FabricKind for Kind {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["clique", "bootstrap"]
+        &["clique", "bootstrap", "failure"]
     }
 
     fn resolve(&self, input: &Resolving<'_>) -> Result<Box<dyn ResolvedFabric>, TableError> {
@@ -320,11 +323,15 @@ impl FabricKind for Kind {
             fiber_m,
             crossbar_speedup: speedup,
             bootstrap: None,
+            failure: None,
         };
         clique.validate(keys)?;
-        let bootstrap = BootstrapSpec::read(input.text, keys, &clique.spec.dragonfly)?;
+        let df = &clique.spec.dragonfly;
+        let bootstrap = BootstrapSpec::read(input.text, keys, df)?;
+        let failure = FailureSpec::read(input.text, keys, df)?;
         let clique = CliqueSpec {
             bootstrap,
+            failure,
             ..clique
         };
         Ok(Box::new(clique))
@@ -411,10 +418,20 @@ impl ResolvedFabric for CliqueSpec {
         if let Some(b) = &self.bootstrap {
             b.write_toml(t);
         }
+        if let Some(f) = &self.failure {
+            f.write_toml(&s.dragonfly, t);
+        }
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {
         self.validate(&shoal_fabric::config::NO_KEYS)?;
+        if self.failure.is_some() {
+            return Err(value(
+                "failure",
+                "flow runs do not model failures (cells lost with a link are not resent, so \
+                 flows would stall): `shoal repro aquila-failure` runs this table",
+            ));
+        }
         Ok(Box::new(Clique {
             spec: self.spec.clone(),
         }))

@@ -191,6 +191,7 @@ fn flows_complete(spec: Spec) {
         fiber_m: 50.0,
         crossbar_speedup: 2.0,
         bootstrap: None,
+        failure: None,
     };
     let ideal = clique.ideal_fct().expect("model");
     let mut fabric = clique.build().expect("builds");

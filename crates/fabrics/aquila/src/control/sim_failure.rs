@@ -35,7 +35,9 @@ impl Sim<'_> {
     pub(crate) fn fail_link(&mut self, now: Time, tin: u32, port: u32) -> Result<(), String> {
         let a = self.network_port(tin, port)?;
         if self.down[a] {
-            return Err(format!("the link on port {port} of TiN {tin} has failed already"));
+            return Err(format!(
+                "the link on port {port} of TiN {tin} has failed already"
+            ));
         }
         let b = self.far[a] as usize;
         self.down_links += 1;
