@@ -75,7 +75,7 @@ pub(crate) fn run(
             title: String::new(),
             x: Axis::linear("per-TiN bootstrap time (minutes)"),
             y: Axis::linear("fraction of TiNs"),
-            series: vec![Series::new(&format!("{} TiNs", all.len()), cdf)],
+            series: vec![Series::new(format!("{} TiNs", all.len()), cdf)],
             kind: Kind::Curve,
         },
         "aquila-bootstrap",
