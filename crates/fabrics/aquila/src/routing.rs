@@ -208,7 +208,8 @@ impl Router {
     /// of the link from port `port` of `x` leave the tables, and a pod that held a global link
     /// only through it no longer counts as holding one. The last link between two TiNs of a
     /// pod, or between two pods, is refused: the minimal routes would need a detour at every
-    /// hop, which these tables (non-minimal only at the source) do not have.
+    /// hop, which these tables (non-minimal only at the source) do not have; so is a TiN's
+    /// last global link.
     pub fn remove_link(&mut self, x: NodeIdx, port: PortIdx) -> Result<(), String> {
         let Some(&(y, py, kind)) = self.far.get(x as usize).and_then(|f| f.get(port as usize))
         else {
@@ -245,6 +246,16 @@ impl Router {
                 } else {
                     "its TiNs"
                 }
+            ));
+        }
+        // A TiN reached on a minimal route as its pod's holder may find its link gone and
+        // leave over any other global link (a detour); with none left it would have no route.
+        if kind == InKind::Global
+            && (self.globals[x as usize].len() <= 1 || self.globals[y as usize].len() <= 1)
+        {
+            return Err(format!(
+                "the link on port {port} of TiN {x} is the last global link of TiN {x} or of \
+                 TiN {y}: not modelled"
             ));
         }
         self.removed[x as usize][port as usize] = true;

@@ -339,6 +339,17 @@ mod tests {
             .find(|&(t, p)| !r.is_removed(t, p))
             .unwrap();
         assert!(r.remove_link(t, p).unwrap_err().contains("last"));
+        // 3 pods of 4 TiNs, two links between pods: one global port per TiN, each the last.
+        let three = Dragonfly {
+            pods: 3,
+            ..df.clone()
+        };
+        let topo3 = three.build().unwrap();
+        let mut r3 = Router::new(&three, &topo3, LevelRule::AfterEveryGlobal);
+        let g3 = three.local_port_count();
+        assert_eq!(three.global_port_count(0), 1);
+        let e = r3.remove_link(0, g3).unwrap_err();
+        assert!(e.contains("last global link of TiN"), "{e}");
         let e = fail_links(&spec, Pattern::UniformRandom, 1, &[], Dur::from_us(1)).unwrap_err();
         assert!(e.contains("no link"));
         let bad = [LinkFailure {
