@@ -69,6 +69,14 @@ const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../scenarios/aquila-fig9-half.toml"),
     ),
     (
+        "aquila-bootstrap",
+        include_str!("../../../scenarios/aquila-bootstrap.toml"),
+    ),
+    (
+        "aquila-failure",
+        include_str!("../../../scenarios/aquila-failure.toml"),
+    ),
+    (
         "stardust-fig9",
         include_str!("../../../scenarios/stardust-fig9.toml"),
     ),

@@ -3,6 +3,7 @@
 //!
 //! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
+//! - [`control`]: the SDN control plane (§4): the in-band bootstrap in waves.
 //! - [`cliquemap`]: CliqueMap-like key-value lookups (§5), by 1RMA or by IP RPC.
 //! - [`ipgnet`]: IP over GNet (§3.3), the RTS/CTS/CTD ingress and egress, sans-IO.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
@@ -19,6 +20,7 @@
 pub mod bench;
 pub mod cdg;
 pub mod cliquemap;
+pub mod control;
 pub mod ipgnet;
 pub mod islip;
 pub mod rma;

@@ -149,6 +149,8 @@ pub struct Router {
     /// `far[x][p]`: the TiN and port at the other end of port `p` of `x`, and its kind.
     far: Vec<Vec<(NodeIdx, PortIdx, InKind)>>,
     rule: LevelRule,
+    /// `removed[x][p]`: the SDN has removed port `p` of `x` from the tables (a failed link).
+    removed: Vec<Vec<bool>>,
 }
 
 impl Router {
@@ -175,7 +177,7 @@ impl Router {
                     .collect()
             })
             .collect();
-        let far = (0..df.tins())
+        let far: Vec<Vec<(NodeIdx, PortIdx, InKind)>> = (0..df.tins())
             .map(|x| {
                 topo.links(x)
                     .iter()
@@ -190,13 +192,95 @@ impl Router {
                     .collect()
             })
             .collect();
+        let removed = far.iter().map(|ports| vec![false; ports.len()]).collect();
         Router {
             df: df.clone(),
             holders,
             globals,
             far,
             rule,
+            removed,
         }
+    }
+
+    /// The SDN's reaction to a failed link (§3.2: adaptive routing avoids it "until the SDN
+    /// routing engine removes the entries of the link that lost connectivity"): both ends
+    /// of the link from port `port` of `x` leave the tables, and a pod that held a global link
+    /// only through it no longer counts as holding one. The last link between two TiNs of a
+    /// pod, or between two pods, is refused: the minimal routes would need a detour at every
+    /// hop, which these tables (non-minimal only at the source) do not have; so is a TiN's
+    /// last global link.
+    pub fn remove_link(&mut self, x: NodeIdx, port: PortIdx) -> Result<(), String> {
+        let Some(&(y, py, kind)) = self.far.get(x as usize).and_then(|f| f.get(port as usize))
+        else {
+            return Err(format!("TiN {x} has no network port {port}"));
+        };
+        if self.removed[x as usize][port as usize] {
+            return Err(format!(
+                "the link on port {port} of TiN {x} is removed already"
+            ));
+        }
+        let (p, q) = (self.df.pod_of(x), self.df.pod_of(y));
+        let t = self.df.tins_per_pod;
+        // Links left between the two TiNs (local) or the two pods (global).
+        let remaining = match kind {
+            InKind::Global => self
+                .holders(p, q)
+                .iter()
+                .map(|&i| {
+                    self.globals[(p * t + i) as usize]
+                        .iter()
+                        .filter(|&&(_, pod)| pod == q)
+                        .count()
+                })
+                .sum::<usize>(),
+            _ => (0..self.far[x as usize].len())
+                .filter(|&i| !self.removed[x as usize][i] && self.far[x as usize][i].0 == y)
+                .count(),
+        };
+        if remaining <= 1 {
+            return Err(format!(
+                "the link on port {port} of TiN {x} is the last between {}: not modelled",
+                if kind == InKind::Global {
+                    "its pods"
+                } else {
+                    "its TiNs"
+                }
+            ));
+        }
+        // A TiN reached on a minimal route as its pod's holder may find its link gone and
+        // leave over any other global link (a detour); with none left it would have no route.
+        if kind == InKind::Global
+            && (self.globals[x as usize].len() <= 1 || self.globals[y as usize].len() <= 1)
+        {
+            return Err(format!(
+                "the link on port {port} of TiN {x} is the last global link of TiN {x} or of \
+                 TiN {y}: not modelled"
+            ));
+        }
+        self.removed[x as usize][port as usize] = true;
+        self.removed[y as usize][py as usize] = true;
+        if kind == InKind::Global {
+            self.globals[x as usize].retain(|&(g, _)| g != port);
+            self.globals[y as usize].retain(|&(g, _)| g != py);
+            for (a, b) in [(p, q), (q, p)] {
+                let pods = self.df.pods;
+                let held: Vec<u32> = (0..t)
+                    .filter(|&i| {
+                        self.globals[(a * t + i) as usize]
+                            .iter()
+                            .any(|&(_, pod)| pod == b)
+                    })
+                    .collect();
+                self.holders[(a * pods + b) as usize] = held;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the SDN has removed port `port` of `x` from the tables.
+    pub fn is_removed(&self, x: NodeIdx, port: PortIdx) -> bool {
+        self.removed[x as usize][port as usize]
     }
 
     /// Where port `port` of TiN `x` leads: the TiN, its port, and how the cell arrives there.
@@ -250,10 +334,13 @@ impl Router {
         let local = |t: u32, out: &mut Vec<Hop>| {
             let level = self.next_level(from, level, false);
             for k in 0..df.local_links {
-                out.push(Hop {
-                    port: Some(df.local_port(x, t, k)),
-                    level,
-                });
+                let port = df.local_port(x, t, k);
+                if !self.removed[x as usize][port as usize] {
+                    out.push(Hop {
+                        port: Some(port),
+                        level,
+                    });
+                }
             }
         };
         let global_level = self.next_level(from, level, true);

@@ -133,6 +133,7 @@ fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
         ("packets_delivered", c.packets_delivered),
         ("credit_overflows", c.credit_overflows),
         ("hop_limit_drops", c.hop_limit_drops),
+        ("link_failure_drops", c.link_failure_drops),
         ("control_cells", c.control_cells),
         ("ctd_drops", c.ctd_drops),
         ("resent_packets", c.resent_packets),

@@ -1,6 +1,8 @@
 //! Aquila as a scenario names it: `fabric = "aquila"` and its `[clique]` table. Every default
 //! is in [`crate::spec::defaults`], with the paper section it comes from or why we chose it.
 
+use crate::control::failure_table::FailureSpec;
+use crate::control::table::BootstrapSpec;
 use crate::routing::Mode;
 use crate::spec::{CELL_WORDS, Injection, Spec, defaults, rate};
 use crate::swift::{SwiftConfig, defaults as swift_defaults};
@@ -94,6 +96,10 @@ pub struct CliqueSpec {
     pub fec: Dur,
     pub fiber_m: f64,
     pub crossbar_speedup: f64,
+    /// The `[bootstrap]` table, when the scenario has one (`crate::control`).
+    pub bootstrap: Option<BootstrapSpec>,
+    /// The `[failure]` table, when the scenario has one (`crate::control::failure`).
+    pub failure: Option<FailureSpec>,
 }
 
 impl CliqueSpec {
@@ -171,7 +177,7 @@ impl FabricKind for Kind {
     }
 
     fn tables(&self) -> &'static [&'static str] {
-        &["clique"]
+        &["clique", "bootstrap", "failure"]
     }
 
     fn resolve(&self, input: &Resolving<'_>) -> Result<Box<dyn ResolvedFabric>, TableError> {
@@ -316,8 +322,18 @@ impl FabricKind for Kind {
             fec,
             fiber_m,
             crossbar_speedup: speedup,
+            bootstrap: None,
+            failure: None,
         };
         clique.validate(keys)?;
+        let df = &clique.spec.dragonfly;
+        let bootstrap = BootstrapSpec::read(input.text, keys, df)?;
+        let failure = FailureSpec::read(input.text, keys, df)?;
+        let clique = CliqueSpec {
+            bootstrap,
+            failure,
+            ..clique
+        };
         Ok(Box::new(clique))
     }
 }
@@ -399,10 +415,23 @@ impl ResolvedFabric for CliqueSpec {
         t.kv("ecn_depth", s.ecn_depth);
         t.kv("swift_ip_target_ns", dur_ns(s.swift_ip.base_target));
         t.kv("swift_rma_target_ns", dur_ns(s.swift_rma.base_target));
+        if let Some(b) = &self.bootstrap {
+            b.write_toml(t);
+        }
+        if let Some(f) = &self.failure {
+            f.write_toml(&s.dragonfly, t);
+        }
     }
 
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError> {
         self.validate(&shoal_fabric::config::NO_KEYS)?;
+        if self.failure.is_some() {
+            return Err(value(
+                "failure",
+                "flow runs do not model failures (cells lost with a link are not resent, so \
+                 flows would stall): `shoal repro aquila-failure` runs this table",
+            ));
+        }
         Ok(Box::new(Clique {
             spec: self.spec.clone(),
         }))

@@ -528,6 +528,8 @@ pub struct Counters {
     pub credit_overflows: u64,
     /// Cells with no hop left at a TiN not their destination (dropped, counted).
     pub hop_limit_drops: u64,
+    /// Cells lost with a failed link: on its wire or in its output queues when it failed.
+    pub link_failure_drops: u64,
     pub events: u64,
     /// Events by kind, in the order of [`EVENT_KINDS`]: where a run's events go.
     pub events_by_kind: [u64; EVENT_KINDS.len()],
@@ -651,6 +653,9 @@ pub(crate) struct Sim<'a> {
     bulk: Option<Bulk>,
     bulk_clients: Vec<Client>,
     pub(crate) bulk_delivered: u64,
+    /// Per port: its link has failed (`control/sim_failure.rs`); how many links have.
+    down: Vec<bool>,
+    down_links: u32,
 }
 
 impl<'a> Sim<'a> {
@@ -824,6 +829,8 @@ impl<'a> Sim<'a> {
             bulk: None,
             bulk_clients: Vec::new(),
             bulk_delivered: 0,
+            down: vec![false; ports],
+            down_links: 0,
         })
     }
 
@@ -1648,6 +1655,11 @@ impl<'a> Sim<'a> {
     }
 
     fn arrive(&mut self, now: Time, port: u32, id: u32) {
+        if self.down_links > 0 && self.down[port as usize] {
+            self.counters.link_failure_drops += 1;
+            self.free_cell(id);
+            return;
+        }
         let c = self.cells[id as usize];
         let v = vc(c.class, c.level) as usize;
         let qi = port as usize * VCS + v;
@@ -1695,15 +1707,27 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell.
-    fn route(&mut self, tin: u32, id: u32) {
+    /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell; false
+    /// when every candidate is on a failed link (the cell waits for the SDN's new tables).
+    fn route(&mut self, tin: u32, id: u32) -> bool {
         let c = self.cells[id as usize];
         let mode = self.mode_of(&c);
         let allow = mode.non_minimal();
         let mut cand = std::mem::take(&mut self.cand);
         self.router
             .candidates(tin, c.from, c.level, c.dst_tin, allow, &mut cand);
+        let mut forced = false;
+        if self.down_links > 0 {
+            match self.avoid_failed(tin, &mut cand) {
+                None => {
+                    self.cand = cand;
+                    return false;
+                }
+                Some(f) => forced = f,
+            }
+        }
         let (hop, non_min) = self.choose(tin, &c, &cand);
+        let non_min = non_min || forced;
         self.cand = cand;
         let base = self.base[tin as usize];
         let out = match hop.port {
@@ -1716,6 +1740,7 @@ impl<'a> Sim<'a> {
         if non_min {
             cell.non_minimal = true;
         }
+        true
     }
 
     /// Data cells and 1RMA's Req and Resp (§3.4: freely reordered, adaptively routed) follow
@@ -1842,7 +1867,11 @@ impl<'a> Sim<'a> {
                             blocked = true;
                             continue;
                         }
-                        self.route(tin, id);
+                        // No route while every candidate is on a failed link: the cell
+                        // waits for the SDN's new tables, whose update wakes this TiN.
+                        if !self.route(tin, id) {
+                            continue;
+                        }
                         let c = self.cells[id as usize];
                         oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
                         self.in_head[qi].oq = oq;
@@ -1992,7 +2021,7 @@ impl<'a> Sim<'a> {
     /// order; a VC eligible when its head cell is ready and has credit downstream.
     fn try_send(&mut self, now: Time, port: u32) {
         let p = port as usize;
-        if self.link_busy[p] {
+        if self.link_busy[p] || self.down[p] {
             return;
         }
         let mut wake: Option<Time> = None;
@@ -2276,6 +2305,7 @@ impl<'a> Sim<'a> {
             - self.counters.cells_delivered
             - self.counters.credit_overflows
             - self.counters.hop_limit_drops
+            - self.counters.link_failure_drops
     }
 
     /// Whether every credit is back where it started and every FIFO empty.
@@ -2283,6 +2313,7 @@ impl<'a> Sim<'a> {
         let fifos = self.in_words.iter().chain(&self.out_words).all(|&w| w == 0);
         let credits = (0..self.far.len()).all(|p| {
             self.is_endpoint[p]
+                || self.down[p]
                 || (0..VCS).all(|v| self.credits[p * VCS + v] == self.in_cap[self.far[p] as usize])
         });
         let hosts = self.hosts.iter().all(|h| {
@@ -2329,6 +2360,9 @@ fn span(w: u32, lo: u32, hi: u32) -> u64 {
     };
     upto & !below
 }
+
+#[path = "control/sim_failure.rs"]
+mod failure;
 
 #[cfg(test)]
 #[path = "sim_swift_tests.rs"]

@@ -85,9 +85,9 @@ proptest! {
     /// clique (RTS/CTS admission, reassembly, the backends' software queues, Swift's windows)
     /// ends at rest, even when the egress clears packets to drop (CTD): a shallow CTD
     /// threshold makes drops common, and every dropped packet is sent again. The lookup rate
-    /// is the one of values of at least 1 KB (`qps_for_load` counts only the value's bytes:
-    /// values of 3 B at load 0.56 would be 146 million lookups a second per client, a run of
-    /// milliseconds of backlog).
+    /// is the one of values of at least 1 KB (`qps_for_load` counts 1RMA's cells, far smaller
+    /// than the IP packets, RTS, CTS and acknowledgements an RPC of a tiny value takes: at its
+    /// rate for 3 B values the RPCs would build milliseconds of backlog).
     #[test]
     fn every_rpc_completes_once_with_its_bytes(
         seed in 1u64..1000,

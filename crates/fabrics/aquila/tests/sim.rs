@@ -190,6 +190,8 @@ fn flows_complete(spec: Spec) {
         fec: Dur::from_ns(30),
         fiber_m: 50.0,
         crossbar_speedup: 2.0,
+        bootstrap: None,
+        failure: None,
     };
     let ideal = clique.ideal_fct().expect("model");
     let mut fabric = clique.build().expect("builds");
