@@ -10,6 +10,7 @@ use shoal_aquila::routing::Mode;
 use shoal_psn::bench::{self as psn_bench, PsnBenchRun};
 use shoal_rack::bench::{self, BenchOptions};
 use shoal_rack::bench_datacenter::{self, DatacenterOptions};
+use shoal_stardust::bench::{self as stardust_bench, StardustBenchRun};
 use std::fmt::Display;
 use std::process::ExitCode;
 
@@ -24,7 +25,8 @@ use std::process::ExitCode;
     after_help = "Examples:\n  shoal bench\n  shoal bench --seconds 10 --json > bench.json\n  \
     shoal bench --nodes 1024 --pairs 1024 --slots 5000\n  shoal bench --psn dctcp\n  \
     shoal bench --psn ndp --sim-ms 2\n  shoal bench --aquila\n  \
-    shoal bench --aquila --pods 9 --tins-per-pod 4 --sim-us 100"
+    shoal bench --aquila --pods 9 --tins-per-pod 4 --sim-us 100\n  \
+    shoal bench --stardust\n  shoal bench --stardust --sim-ms 100 --json"
 )]
 pub struct BenchArgs {
     /// Print the report as JSON on stdout.
@@ -74,20 +76,21 @@ pub struct BenchArgs {
     /// for this transport (scenarios/htsim-TRANSPORT-permutation.toml: a 432-host k=12
     /// fat-tree, 10 Gb/s, 9000 B packets), exactly the workload `shoal run` validates. No
     /// ratio to htsim is printed: scripts/vs-htsim.sh measures both side by side.
-    #[arg(long, value_enum, value_name = "TRANSPORT",
+    #[arg(long, value_enum, value_name = "TRANSPORT", group = "scenario_bench",
           conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes"])]
     psn: Option<PsnTransport>,
-    /// With --psn: another scenario file of that transport to time.
-    #[arg(long, value_name = "FILE", requires = "psn",
+    /// With --psn: another scenario file of that transport to time. With --stardust: another
+    /// Stardust scenario file.
+    #[arg(long, value_name = "FILE", requires = "scenario_bench",
           conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes",
                                 "load", "flows"])]
     scenario: Option<std::path::PathBuf>,
-    /// With --psn: simulated milliseconds, goodput measured over the last 90% [default: the
-    /// scenario's run.until_us and run.measure_from_us].
+    /// With --psn or --stardust: simulated milliseconds, goodput measured over the last 90%
+    /// [default: the scenario's run.until_us and run.measure_from_us].
     //
     // As for --load: the options --psn conflicts with are listed, since clap waives `requires`
     // when the required option conflicts with one given.
-    #[arg(long, value_name = "MS", requires = "psn",
+    #[arg(long, value_name = "MS", requires = "scenario_bench",
           conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes",
                                 "load", "flows"])]
     sim_ms: Option<u64>,
@@ -115,6 +118,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "US", requires = "aquila",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     sim_us: Option<u64>,
+    /// Time the Stardust simulator on a scenario file (default: Fig. 10(a)'s permutation on
+    /// the 432-node k=12 fat-tree, scenarios/stardust-fig10a.toml) in cell-hops and events per
+    /// second, then the packet engine on the same fat-tree (htsim's DCTCP permutation,
+    /// scenarios/htsim-dctcp-permutation.toml) for the same simulated span, in packet-hops.
+    #[arg(long, group = "scenario_bench",
+          conflicts_with_all = ["datacenter", "pairs", "slots", "warmup_slots", "seconds", "nodes",
+                                "load", "flows", "aquila", "threads"])]
+    stardust: bool,
 }
 
 /// The traffic patterns of `--aquila`.
@@ -177,6 +188,9 @@ pub fn main(args: BenchArgs) -> Result<ExitCode> {
     if args.aquila {
         return aquila(&args);
     }
+    if args.stardust {
+        return stardust(&args);
+    }
     let defaults = BenchOptions::default();
     let nodes = args.nodes.unwrap_or(defaults.nodes);
     let mut opts = BenchOptions {
@@ -236,12 +250,51 @@ fn datacenter(args: &BenchArgs) -> Result<ExitCode> {
     print_report(args.json, &report)
 }
 
+/// Loads a scenario to time, with `--sim-ms` (goodput over its last 90%) if given.
+fn timed_scenario(path: &std::path::Path, sim_ms: Option<u64>) -> Result<shoal_scenario::Scenario> {
+    let scenario = shoal_scenario::load(path)?;
+    let Some(ms) = sim_ms else {
+        return Ok(scenario);
+    };
+    if ms == 0 {
+        bail!("--sim-ms must be at least 1");
+    }
+    let us = ms as f64 * 1000.0;
+    Ok(scenario.with_settings(&[
+        ("run.until_us", toml::Value::Float(us)),
+        ("run.measure_from_us", toml::Value::Float(us / 10.0)),
+    ])?)
+}
+
+/// Times the packet simulator on `scenario` (read from `path`).
+fn time_psn(
+    scenario: &shoal_scenario::Scenario,
+    path: &std::path::Path,
+) -> Result<psn_bench::PsnBenchReport> {
+    eprintln!(
+        "shoal bench: {} ({}), {} hosts",
+        scenario.name,
+        path.display(),
+        scenario.nodes()
+    );
+    let mut fabric = scenario.build_fabric()?;
+    let (mut flows, _) = scenario.source()?;
+    Ok(psn_bench::run(PsnBenchRun {
+        scenario: scenario.name.clone(),
+        origin: path.display().to_string(),
+        hosts: scenario.nodes(),
+        fabric: fabric.as_mut(),
+        flows: flows.as_mut(),
+        limits: scenario.limits,
+    })?)
+}
+
 fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
     let path = args
         .scenario
         .clone()
         .unwrap_or_else(|| transport.scenario());
-    let mut scenario = shoal_scenario::load(&path)?;
+    let scenario = timed_scenario(&path, args.sim_ms)?;
     if scenario.fabric_name() != transport.name() {
         bail!(
             "{}: the scenario runs fabric {:?}, not --psn {}",
@@ -250,15 +303,39 @@ fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
             transport.name()
         );
     }
-    if let Some(ms) = args.sim_ms {
-        if ms == 0 {
-            bail!("--sim-ms must be at least 1");
-        }
-        let us = ms as f64 * 1000.0;
-        scenario = scenario.with_settings(&[
-            ("run.until_us", toml::Value::Float(us)),
-            ("run.measure_from_us", toml::Value::Float(us / 10.0)),
-        ])?;
+    let report = time_psn(&scenario, &path)?;
+    print_report(args.json, &report)
+}
+
+/// `--stardust`: the Stardust run, then the packet engine on the same fat-tree.
+#[derive(Serialize)]
+struct StardustBeside {
+    stardust: stardust_bench::StardustBenchReport,
+    /// htsim's DCTCP permutation on the same k=12 fat-tree, for the same simulated span.
+    packet: psn_bench::PsnBenchReport,
+}
+
+impl Display for StardustBeside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}", self.stardust)?;
+        writeln!(f, "beside it, the packet engine on the same fat-tree:")?;
+        write!(f, "{}", self.packet)
+    }
+}
+
+fn stardust(args: &BenchArgs) -> Result<ExitCode> {
+    let scenarios = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"));
+    let path = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| scenarios.join("stardust-fig10a.toml"));
+    let scenario = timed_scenario(&path, args.sim_ms)?;
+    if scenario.fabric_name() != "stardust" {
+        bail!(
+            "{}: the scenario runs fabric {:?}, not stardust",
+            path.display(),
+            scenario.fabric_name()
+        );
     }
     eprintln!(
         "shoal bench: {} ({}), {} hosts",
@@ -268,7 +345,7 @@ fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
     );
     let mut fabric = scenario.build_fabric()?;
     let (mut flows, _) = scenario.source()?;
-    let report = psn_bench::run(PsnBenchRun {
+    let report = stardust_bench::run(StardustBenchRun {
         scenario: scenario.name.clone(),
         origin: path.display().to_string(),
         hosts: scenario.nodes(),
@@ -276,7 +353,26 @@ fn psn(args: &BenchArgs, transport: PsnTransport) -> Result<ExitCode> {
         flows: flows.as_mut(),
         limits: scenario.limits,
     })?;
-    print_report(args.json, &report)
+    drop(fabric);
+    // The packet engine for the Stardust run's span and measured window.
+    let dctcp_path = PsnTransport::Dctcp.scenario();
+    let until = scenario.limits.until.map_or(0.0, |t| t.0 as f64 / 1e6);
+    let from = scenario
+        .limits
+        .measure_from
+        .map_or(0.0, |t| t.0 as f64 / 1e6);
+    let dctcp = shoal_scenario::load(&dctcp_path)?.with_settings(&[
+        ("run.until_us", toml::Value::Float(until)),
+        ("run.measure_from_us", toml::Value::Float(from)),
+    ])?;
+    let packet = time_psn(&dctcp, &dctcp_path)?;
+    print_report(
+        args.json,
+        &StardustBeside {
+            stardust: report,
+            packet,
+        },
+    )
 }
 
 fn aquila(args: &BenchArgs) -> Result<ExitCode> {

@@ -340,3 +340,13 @@ fn aquila_failure() {
         assert!(c.pass, "{}: ours {}", c.claim, c.ours);
     }
 }
+
+/// Stardust Fig. 10(b) at k = 6: the pair's 1 MB flows over Stardust finish in under 1 ms and
+/// faster than over DCTCP and DCQCN at every size; MPTCP and the Facebook Web distribution are
+/// not checked (misses).
+#[test]
+fn stardust_fig10b_fct() {
+    common::check_known_misses("stardust-fig10b", true, |c| {
+        c.claim.contains("MPTCP") || c.claim.contains("Facebook Web")
+    });
+}

@@ -10,10 +10,12 @@
 //!   pool, FCI, pause), sans-IO.
 //! - `scheduler`, `reassembly`, `spray`, `reach`: the parts the adapter and element share or
 //!   are built from.
+//! - `bench`: `shoal bench --stardust`, cell-hops and events per second.
 
 #![forbid(unsafe_code)]
 
 pub mod adapter;
+pub mod bench;
 pub mod cell;
 pub mod config;
 pub mod element;

@@ -67,6 +67,9 @@ pub struct Network {
     /// Per directed link: owner (device, port), and the reverse link.
     owner: Vec<(u32, u32)>,
     reverse: Vec<u32>,
+    /// Per directed link: its rate and propagation delay (read per cell, so kept flat here
+    /// rather than looked up in the topology's adjacency).
+    wires: Vec<(Rate, Dur)>,
 }
 
 impl Network {
@@ -98,6 +101,13 @@ impl Network {
                 base[l.peer as usize] + l.peer_port
             })
             .collect();
+        let wires = owner
+            .iter()
+            .map(|&(n, p)| {
+                let l = topo.link(n, p);
+                (l.rate, l.delay)
+            })
+            .collect();
         // Pause the hosts with room left for what every host link may still deliver: a packet
         // being sent and a link's worth in flight each way, per port.
         let in_flight = adapter.port_rate.bytes_in(Dur(2 * host_delay.0)) + 2 * packet_bytes as u64;
@@ -120,6 +130,7 @@ impl Network {
             base,
             owner,
             reverse,
+            wires,
         }
     }
 
@@ -174,9 +185,7 @@ impl Network {
 
     #[inline]
     pub fn rate_delay(&self, link: u32) -> (Rate, Dur) {
-        let (n, p) = self.owner[link as usize];
-        let l = self.topo.link(n, p);
-        (l.rate, l.delay)
+        self.wires[link as usize]
     }
 
     /// Fresh adapters with converged forwarding tables.

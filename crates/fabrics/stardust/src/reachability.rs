@@ -111,6 +111,11 @@ pub struct Reachability {
     /// this device advertises, without scanning its links per message).
     down_count: Vec<u16>,
     all_count: Vec<u16>,
+    /// The same as bitmaps of `words` u64 (bit per adapter): down_count > 0, all_count >= 1
+    /// and all_count >= 2, so that a message is built a word at a time.
+    down_any: Vec<u64>,
+    all_one: Vec<u64>,
+    all_two: Vec<u64>,
     changed: bool,
     stats: ReachStats,
 }
@@ -141,6 +146,9 @@ impl Reachability {
             table: ReachTable::new(fas as usize, links),
             down_count: vec![0; fas as usize],
             all_count: vec![0; fas as usize],
+            down_any: vec![0; words],
+            all_one: vec![0; words],
+            all_two: vec![0; words],
             changed: false,
             stats: ReachStats::default(),
         }
@@ -195,13 +203,19 @@ impl Reachability {
         let l = link as usize;
         let chunk = self.cursor[l];
         self.cursor[l] = (chunk + 1) % self.chunks;
-        let mut bits = [0u64; BITMAP_WORDS];
         let first = chunk * self.cfg.bitmap;
-        for i in 0..self.cfg.bitmap.min(self.fas - first) {
-            if self.advertises(link, first + i) {
-                bits[i as usize >> 6] |= 1 << (i & 63);
+        let count = self.cfg.bitmap.min(self.fas - first);
+        let bits = if first.is_multiple_of(64) {
+            self.chunk_words(first, count, |w| self.advertised_word(l, w))
+        } else {
+            let mut bits = [0u64; BITMAP_WORDS];
+            for i in 0..count {
+                if self.advertises(link, first + i) {
+                    bits[i as usize >> 6] |= 1 << (i & 63);
+                }
             }
-        }
+            bits
+        };
         self.stats.messages_sent += 1;
         ReachMsg {
             chunk,
@@ -210,11 +224,62 @@ impl Reachability {
         }
     }
 
+    /// Word `w` of what this device advertises on link `l` ([`Reachability::advertises`] for
+    /// adapters 64·w to 64·w + 63).
+    fn advertised_word(&self, l: usize, w: usize) -> u64 {
+        if let Some(me) = self.adapter {
+            return if me as usize >> 6 == w {
+                1 << (me & 63)
+            } else {
+                0
+            };
+        }
+        if self.up[l] {
+            return self.down_any[w];
+        }
+        if !self.health[l].valid {
+            return self.all_one[w];
+        }
+        // A destination this link's own peer advertises needs another link to it.
+        let own = self.adv[l * self.words + w];
+        (own & self.all_two[w]) | (!own & self.all_one[w])
+    }
+
+    /// The `count` bits from adapter `first` (a multiple of 64) on, word `w` of them read by
+    /// `word(first / 64 + w)`.
+    fn chunk_words(
+        &self,
+        first: u32,
+        count: u32,
+        word: impl Fn(usize) -> u64,
+    ) -> [u64; BITMAP_WORDS] {
+        let mut bits = [0u64; BITMAP_WORDS];
+        let base = first as usize / 64;
+        for (i, b) in bits
+            .iter_mut()
+            .enumerate()
+            .take(count.div_ceil(64) as usize)
+        {
+            let left = count - 64 * i as u32;
+            let mask = if left >= 64 {
+                u64::MAX
+            } else {
+                (1 << left) - 1
+            };
+            *b = word(base + i) & mask;
+        }
+        bits
+    }
+
     /// The bits of chunk `chunk` that link `link`'s peer is known to advertise.
     fn known(&self, link: usize, chunk: u32) -> [u64; BITMAP_WORDS] {
-        let mut bits = [0u64; BITMAP_WORDS];
         let first = chunk * self.cfg.bitmap;
-        for i in 0..self.cfg.bitmap.min(self.fas - first) {
+        let count = self.cfg.bitmap.min(self.fas - first);
+        if first.is_multiple_of(64) {
+            return self.chunk_words(first, count, |w| self.adv[link * self.words + w]);
+        }
+        let mut bits = [0u64; BITMAP_WORDS];
+        for i in 0..count {
             if self.adv_has(link, first + i) {
                 bits[i as usize >> 6] |= 1 << (i & 63);
             }
@@ -353,6 +418,18 @@ impl Reachability {
             }
             self.down_count[dst as usize] = down;
             self.all_count[dst as usize] = all;
+            let (w, bit) = (dst as usize >> 6, 1u64 << (dst & 63));
+            for (map, on) in [
+                (&mut self.down_any, down > 0),
+                (&mut self.all_one, all >= 1),
+                (&mut self.all_two, all >= 2),
+            ] {
+                if on {
+                    map[w] |= bit;
+                } else {
+                    map[w] &= !bit;
+                }
+            }
             if Some(dst) == self.adapter {
                 continue;
             }
@@ -525,5 +602,46 @@ mod tests {
         bad.faulty = true;
         r.handle_message(at(30), 0, &bad);
         assert!(!r.is_valid(0));
+    }
+
+    proptest::proptest! {
+        /// Messages built a word at a time say what `advertises` says bit by bit, and what a
+        /// device knows of a chunk is what it learnt, for any table and any bitmap size.
+        #[test]
+        fn messages_built_by_words_match_the_bits(
+            fas in 1u32..300,
+            bitmap in proptest::sample::select(vec![1u32, 5, 64, 100, 128, 256]),
+            up in proptest::collection::vec(proptest::bool::ANY, 1..6),
+            seed in 0u64..1_000,
+            adapter in proptest::option::of(0u32..300),
+        ) {
+            let adapter = adapter.filter(|&a| a < fas);
+            let c = ReachConfig { bitmap, ..cfg() };
+            let mut r = Reachability::new(c, fas, adapter, up.clone());
+            // Pseudo-random advertisements per link, some links left silent (invalid).
+            for l in 0..up.len() as u32 {
+                let h = |d: u32| (d as u64 * 2_654_435_761 + l as u64 * 40_503 + seed) % 7;
+                if h(fas) != 0 {
+                    r.assume(Time::ZERO, l, |d| h(d) < 3);
+                }
+            }
+            for l in 0..up.len() as u32 {
+                for chunk in 0..r.chunks() {
+                    r.cursor[l as usize] = chunk;
+                    let m = r.next_message(l);
+                    let first = chunk * bitmap;
+                    for i in 0..bitmap.min(fas - first) {
+                        let bit = m.bits[i as usize >> 6] >> (i & 63) & 1 == 1;
+                        proptest::prop_assert_eq!(bit, r.advertises(l, first + i));
+                        let known = r.known(l as usize, chunk)[i as usize >> 6] >> (i & 63) & 1;
+                        proptest::prop_assert_eq!(known == 1, r.adv_has(l as usize, first + i));
+                    }
+                    let past = bitmap.min(fas - first) as usize;
+                    for i in past..(MAX_BITMAP as usize) {
+                        proptest::prop_assert_eq!(m.bits[i >> 6] >> (i & 63) & 1, 0);
+                    }
+                }
+            }
+        }
     }
 }

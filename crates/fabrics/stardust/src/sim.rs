@@ -145,6 +145,8 @@ pub(crate) struct Sim<'a> {
     traversal_max: u64,
     traversal_sum: u128,
     traversal_cells: u64,
+    /// Cells put on a fabric link, data and control (the benchmark's unit).
+    cell_hops: u64,
     /// TCP at the hosts: each flow's ends (by record) and the segments on their way.
     ends: Vec<Option<Ends>>,
     segs: Segments,
@@ -191,6 +193,7 @@ impl<'a> Sim<'a> {
             traversal_max: 0,
             traversal_sum: 0,
             traversal_cells: 0,
+            cell_hops: 0,
             ends: Vec::new(),
             segs: Segments::default(),
         }
@@ -700,6 +703,7 @@ impl<'a> Sim<'a> {
             return;
         };
         self.busy[l] = true;
+        self.cell_hops += 1;
         if self.dead_link[l] {
             self.fail.last_use = Some(now);
         }
@@ -868,6 +872,7 @@ impl<'a> Sim<'a> {
             ("late_cells", a.late_cells),
             ("fci_cells_received", a.fci_cells),
             ("fe_cell_hops", e.data_cells + e.control_cells),
+            ("cell_hops", self.cell_hops),
             ("fe_fci_marked", e.fci_marked),
             ("fe_drops", e.dropped),
             ("fe_pauses", e.pauses),

@@ -27,6 +27,7 @@ mod power;
 mod sizing;
 mod stardust_failures;
 mod stardust_fig10a;
+mod stardust_fig10b;
 mod stardust_fig7;
 mod stardust_fig9;
 mod stardust_incast;
@@ -255,6 +256,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust Fig. 10(a)",
         summary: "TCP over Stardust on the 432-node k = 12 fat-tree, a permutation, against DCTCP: mean utilisation and flows at 9.44 Gb/s",
         run: stardust_fig10a::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig10b",
+        figure: "Stardust Fig. 10(b)",
+        summary: "FCT between one pair of the 432-node fat-tree while every other host sources four long flows: TCP over Stardust against DCTCP and DCQCN",
+        run: stardust_fig10b::run,
         timed: false,
         scale: None,
     },
