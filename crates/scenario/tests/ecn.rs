@@ -139,7 +139,7 @@ fn dctcp_reacts_as_rfc8257_unless_htsims_reaction_is_asked_for() {
     use shoal_psn::build::DctcpReaction;
     let reaction = |extra: &str| {
         let s = parse(&scenario("dctcp", extra), "ecn.toml").expect("resolves");
-        match s
+        match &s
             .spec::<shoal_psn::NetworkSpec>()
             .expect("a packet network")
             .transport
