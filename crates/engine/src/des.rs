@@ -27,6 +27,11 @@ use std::collections::BinaryHeap;
 /// 32.8 ns) and 1% more on DCTCP (14), where the clock steps through more, emptier buckets;
 /// 2^11 saved 3% more on NDP but needs a ring twice as long for the same horizon.
 const BUCKET_SHIFT: u32 = 12;
+/// An event in a bucket keeps only its time's offset in the bucket (the low `BUCKET_SHIFT`
+/// bits; the bucket gives the rest), as a `u32`: with the packet engine's 12-byte events an
+/// entry takes 16 bytes instead of the 24 of a full `u64` time, a third less memory and cache
+/// for the thousands of buckets filled at once.
+const OFFSET_MASK: u64 = (1 << BUCKET_SHIFT) - 1;
 /// Buckets in the ring: 2^12 of them cover 16.8 µs, beyond any serialization or propagation
 /// time of the packet networks (a 9000 B packet takes 7.2 µs at 10 Gb/s); longer timers
 /// (retransmission timeouts) wait in the far heap. A larger ring holds more memory and misses
@@ -36,15 +41,19 @@ const RING_MASK: u64 = RING as u64 - 1;
 /// A drained bucket's buffer returns to the spare pool with room for at most this many events.
 /// With narrow buckets thousands are filled at once, and each buffer kept the capacity of the
 /// densest bucket it had held: on the NDP example's replay the queue's heap peaked at 5.9 MB
-/// against 2.6 MB with 32.8 ns buckets; shrunk to 32 events it peaks at 0.9 MB (DCTCP's: 0.7
-/// MB against 1.2), for 2-9% more instructions than keeping every buffer whole. A dense
-/// bucket regrows its buffer by doubling, a bounded cost per event.
-const SPARE_CAP: usize = 32;
+/// against 2.6 MB with 32.8 ns buckets; shrunk to 32 events it peaked at 0.9 MB (DCTCP's: 0.7
+/// MB against 1.2), for 2-9% more instructions than keeping every buffer whole, and to 16 at
+/// 0.5 MB for 2-6% more again. Most of the buckets filled at once hold a few events, so 16 it
+/// is (BENCHMARKS.md: with the 16-byte entries, the NDP example's whole-run peak RSS is back to
+/// its level before the narrow buckets). A dense bucket regrows its buffer by doubling, a
+/// bounded cost per event.
+const SPARE_CAP: usize = 16;
 
 /// Pending events in time order, FIFO among equal times.
 pub struct EventQueue<E> {
-    /// The bucket the clock is in, sorted by time; `head` is the next to pop.
-    current: Vec<(u64, E)>,
+    /// The bucket the clock is in, sorted by time (offset in the bucket); `head` is the next
+    /// to pop.
+    current: Vec<(u32, E)>,
     head: usize,
     /// Absolute number (time >> BUCKET_SHIFT) of the bucket in `current`.
     current_bucket: u64,
@@ -55,7 +64,7 @@ pub struct EventQueue<E> {
     late: BinaryHeap<Reverse<Far<E>>>,
     /// Ring of later buckets, each unsorted in scheduling order; bucket `b` at `b & RING_MASK`.
     /// Fixed-size arrays, so that a masked index needs no bounds check.
-    ring: Box<[Vec<(u64, E)>; RING]>,
+    ring: Box<[Vec<(u32, E)>; RING]>,
     /// One bit per ring slot: set when the slot holds events.
     occupied: [u64; RING / 64],
     /// Emptied bucket buffers, handed to the next ring slot that fills, each shrunk to
@@ -63,7 +72,7 @@ pub struct EventQueue<E> {
     /// densest bucket it ever held (1 GB after 20 µs of the Aquila clique with 32.8 ns buckets,
     /// which held ~40,000 events each), so buffers circulate and only as many exist as buckets
     /// are filled at once.
-    spare: Vec<Vec<(u64, E)>>,
+    spare: Vec<Vec<(u32, E)>>,
     /// Events at or beyond `current_bucket + RING` (rare: long timers), ordered by (time,
     /// scheduling number) so they keep their order when they move into the ring.
     far: BinaryHeap<Reverse<Far<E>>>,
@@ -184,8 +193,9 @@ impl<E: Copy> EventQueue<E> {
         }
         // The earlier of the sorted bucket's next and the earliest late event; at equal
         // times the bucket's, scheduled first.
+        let start = self.current_bucket << BUCKET_SHIFT;
         let late_first = match (self.current.get(self.head), self.late.peek()) {
-            (Some(&(t, _)), Some(Reverse(l))) => l.time < t,
+            (Some(&(offset, _)), Some(Reverse(l))) => l.time < start | offset as u64,
             (None, _) => true,
             (Some(_), None) => false,
         };
@@ -193,9 +203,9 @@ impl<E: Copy> EventQueue<E> {
             let Reverse(l) = self.late.pop().expect("a late event");
             (l.time, l.event)
         } else {
-            let te = self.current[self.head];
+            let (offset, e) = self.current[self.head];
             self.head += 1;
-            te
+            (start | offset as u64, e)
         };
         self.len -= 1;
         self.now = Time(t);
@@ -213,7 +223,7 @@ impl<E: Copy> EventQueue<E> {
                 self.ring[slot] = buf;
             }
         }
-        self.ring[slot].push((t, event));
+        self.ring[slot].push(((t & OFFSET_MASK) as u32, event));
     }
 
     /// Moves the clock's bucket to the next one holding events; false if there are none.
@@ -253,15 +263,15 @@ impl<E: Copy> EventQueue<E> {
             }
             self.far.pop();
             if b == bucket {
-                self.current.push((t, e));
+                self.current.push(((t & OFFSET_MASK) as u32, e));
             } else {
                 self.push_ring((b & RING_MASK) as usize, t, e);
             }
         }
         // Stable: equal times keep their scheduling order. Buckets often fill in time order
         // already (one component's events), and checking is far cheaper than sorting.
-        if !self.current.is_sorted_by_key(|&(t, _)| t) {
-            self.current.sort_by_key(|&(t, _)| t);
+        if !self.current.is_sorted_by_key(|&(offset, _)| offset) {
+            self.current.sort_by_key(|&(offset, _)| offset);
         }
         true
     }

@@ -130,3 +130,37 @@ fn ndp_pull_pacing_is_a_whole_percent() {
     }
     assert!(refused("ndp", "pull_pacing = 0.995").contains("whole percent"));
 }
+
+/// DCTCP's reaction to marks: RFC 8257's unless `dctcp_reaction = "htsim"` asks for htsim's,
+/// an unknown name is refused with its key, and fabrics without DCTCP refuse the key.
+#[test]
+fn dctcp_reacts_as_rfc8257_unless_htsims_reaction_is_asked_for() {
+    use shoal_psn::TransportSpec;
+    use shoal_psn::build::DctcpReaction;
+    let reaction = |extra: &str| {
+        let s = parse(&scenario("dctcp", extra), "ecn.toml").expect("resolves");
+        match &s
+            .spec::<shoal_psn::NetworkSpec>()
+            .expect("a packet network")
+            .transport
+        {
+            TransportSpec::Tcp(c) => c.dctcp_reaction,
+            other => panic!("dctcp resolved to {other:?}"),
+        }
+    };
+    assert_eq!(reaction(""), DctcpReaction::Rfc8257);
+    assert_eq!(
+        reaction("dctcp_reaction = \"rfc8257\""),
+        DctcpReaction::Rfc8257
+    );
+    assert_eq!(reaction("dctcp_reaction = \"htsim\""), DctcpReaction::Htsim);
+    let e = refused("dctcp", "dctcp_reaction = \"linux\"");
+    assert!(
+        e.contains("network.dctcp_reaction") && e.contains("\"linux\""),
+        "{e}"
+    );
+    for fabric in ["tcp", "ndp", "dcqcn"] {
+        let e = refused(fabric, "dctcp_reaction = \"htsim\"");
+        assert!(e.contains("network.dctcp_reaction"), "{e}");
+    }
+}

@@ -9,7 +9,9 @@
 //!   a timeout restarts from the first unacknowledged byte with a window of one segment
 //!   (go-back-N: the receiver keeps what it has, so only holes cost);
 //! - DCTCP's α is fixed point (2^-20 units) so runs are identical on every machine; its initial
-//!   value is `dctcp_alpha_init` (Linux starts at 1, i.e. the first mark halves the window).
+//!   value is `dctcp_alpha_init` (Linux starts at 1, i.e. the first mark halves the window);
+//! - DCTCP's reaction to marks is RFC 8257's by default, or htsim's ([`DctcpReaction`]) when a
+//!   run must match that simulator's setup.
 
 use crate::endpoint::{Receiver, Sender, Transport};
 use crate::reorder::Reassembly;
@@ -40,6 +42,27 @@ pub struct TcpConfig {
     pub dctcp_g_shift: Option<u32>,
     /// DCTCP: α before the first window of feedback, in [0, 1].
     pub dctcp_alpha_init: f64,
+    /// DCTCP: how α is measured and when the window is cut.
+    pub dctcp_reaction: DctcpReaction,
+}
+
+/// DCTCP's reaction to ECN echoes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DctcpReaction {
+    /// RFC 8257: α is the EWMA of the fraction of acknowledged *bytes* that were marked,
+    /// updated once per window of data; the window is cut by α/2 at most once per window, and
+    /// only in a window whose acks carried a mark.
+    #[default]
+    Rfc8257,
+    /// htsim's DCTCP (csg-htsim `DCTCPSrc`, described here from its behaviour): α is the EWMA
+    /// of the fraction of *acks* that carried a mark, updated each time the acks counted since
+    /// the last update reach the window as it was then (two packets at the start); at every
+    /// such update the window is cut by α/2 and the slow-start threshold set to it whenever
+    /// α > 0, whether or not that window saw a mark, even in fast recovery. A marked ack also
+    /// ends slow start (threshold lowered to the window) without cutting. The update runs
+    /// before the ack's ordinary TCP processing, and a loss restarts the count from the
+    /// window at the loss.
+    Htsim,
 }
 
 impl TcpConfig {
@@ -54,6 +77,7 @@ impl TcpConfig {
             rto_initial: Dur::from_us(1_000),
             dctcp_g_shift: None,
             dctcp_alpha_init: 1.0,
+            dctcp_reaction: DctcpReaction::Rfc8257,
         }
     }
 
@@ -124,9 +148,13 @@ impl RttEstimator {
 struct DctcpState {
     g_shift: u32,
     alpha: u64,
+    /// What this window has acknowledged and how much of it was marked: bytes (RFC 8257) or
+    /// acks (htsim).
     acked: u64,
     marked: u64,
-    /// α is updated when the cumulative ack passes this (one window of data).
+    /// RFC 8257: α is updated when the cumulative ack passes this (one window of data).
+    /// htsim: α is updated when `acked` acks of `mss` bytes reach this (the window at the
+    /// last update).
     window_end: u64,
     /// No second cut until the cumulative ack passes this (one cut per window).
     cut_end: u64,
@@ -180,7 +208,10 @@ impl TcpSender {
                 alpha: (cfg.dctcp_alpha_init.clamp(0.0, 1.0) * ONE as f64) as u64,
                 acked: 0,
                 marked: 0,
-                window_end: 0,
+                window_end: match cfg.dctcp_reaction {
+                    DctcpReaction::Rfc8257 => 0,
+                    DctcpReaction::Htsim => 2 * mss,
+                },
                 cut_end: 0,
             }),
             timeouts: 0,
@@ -216,6 +247,9 @@ impl TcpSender {
     /// window once per window of marks (RFC 8257 §3.3-3.4).
     fn dctcp_on_ack(&mut self, newly: u64, ece: bool) {
         let Some(mut d) = self.dctcp else { return };
+        if self.cfg.dctcp_reaction != DctcpReaction::Rfc8257 {
+            return;
+        }
         d.acked += newly;
         if ece {
             d.marked += newly;
@@ -236,6 +270,44 @@ impl TcpSender {
         }
         self.dctcp = Some(d);
     }
+
+    /// DCTCP with htsim's reaction ([`DctcpReaction::Htsim`]): count one ack, and at the end of
+    /// a window of acks update α and, while α > 0, cut the window by α/2.
+    fn dctcp_htsim_on_ack(&mut self, ece: bool) {
+        let Some(mut d) = self.dctcp else { return };
+        if self.cfg.dctcp_reaction != DctcpReaction::Htsim {
+            return;
+        }
+        d.acked += 1;
+        if ece {
+            d.marked += 1;
+            self.ssthresh = self.ssthresh.min(self.cwnd);
+        }
+        if d.acked * self.mss() >= d.window_end {
+            let fraction = d.marked * ONE / d.acked;
+            d.alpha = d.alpha - (d.alpha >> d.g_shift) + (fraction >> d.g_shift);
+            d.acked = 0;
+            d.marked = 0;
+            if d.alpha > 0 {
+                // The product rounded down, as htsim's integer window takes it.
+                self.cwnd = (self.cwnd * (2 * ONE - d.alpha) / (2 * ONE)).max(self.mss());
+                self.ssthresh = self.cwnd;
+            }
+            d.window_end = self.cwnd;
+        }
+        self.dctcp = Some(d);
+    }
+
+    /// DCTCP with htsim's reaction: a loss restarts the ack count from the window at the loss.
+    fn dctcp_htsim_on_loss(&mut self) {
+        if let Some(d) = self.dctcp.as_mut()
+            && self.cfg.dctcp_reaction == DctcpReaction::Htsim
+        {
+            d.acked = 0;
+            d.marked = 0;
+            d.window_end = self.cwnd;
+        }
+    }
 }
 
 impl Sender for TcpSender {
@@ -243,6 +315,7 @@ impl Sender for TcpSender {
         if seg.kind != Kind::Ack {
             return;
         }
+        self.dctcp_htsim_on_ack(seg.has(ECE));
         let ack = seg.ack.min(self.size);
         if ack > self.una {
             let newly = ack - self.una;
@@ -272,6 +345,7 @@ impl Sender for TcpSender {
             if self.recover.is_some() {
                 self.cwnd += self.mss();
             } else if self.dupacks == 3 {
+                self.dctcp_htsim_on_loss();
                 let flight = self.high - self.una;
                 self.ssthresh = (flight / 2).max(2 * self.mss());
                 self.cwnd = self.ssthresh + 3 * self.mss();
@@ -288,6 +362,7 @@ impl Sender for TcpSender {
             return;
         }
         self.timeouts += 1;
+        self.dctcp_htsim_on_loss();
         let flight = self.high - self.una;
         self.ssthresh = (flight / 2).max(2 * self.mss());
         self.cwnd = self.mss();
@@ -400,6 +475,83 @@ mod tests {
             more += 1;
         }
         more
+    }
+
+    /// Keeps the window full and acks one segment at a time, in order, the first ack marked
+    /// and no other: the window (bytes) and α (units of 2^-20) after each of `acks` acks.
+    fn one_mark_then_none(reaction: DctcpReaction, acks: usize) -> Vec<(u64, u64)> {
+        // mss 1000 B, a window of 10 held at its cap of 10 (congestion avoidance from the
+        // start), α from 0, g = 1/16.
+        let cfg = TcpConfig {
+            mss: 1000,
+            initial_window: 10,
+            initial_ssthresh: Some(10),
+            max_window: Some(10),
+            dctcp_alpha_init: 0.0,
+            dctcp_reaction: reaction,
+            ..TcpConfig::dctcp()
+        };
+        let mut s = TcpSender::new(cfg, 1 << 40);
+        let now = Time(0);
+        let mut acked = 0;
+        (0..acks)
+            .map(|i| {
+                while s.poll_transmit(now).is_some() {}
+                acked += 1000;
+                let mut ack = Segment::control(Kind::Ack, acked - 1000, acked, now);
+                if i == 0 {
+                    ack.flags |= ECE;
+                }
+                s.handle(now, &ack);
+                (s.cwnd, s.dctcp.map_or(0, |d| d.alpha))
+            })
+            .collect()
+    }
+
+    /// The acks (1-based) after which the window is smaller than before: only a cut shrinks it.
+    fn cuts(trace: &[(u64, u64)]) -> Vec<usize> {
+        let mut before = 10_000;
+        let mut at = Vec::new();
+        for (i, &(cwnd, _)) in trace.iter().enumerate() {
+            if cwnd < before {
+                at.push(i + 1);
+            }
+            before = cwnd;
+        }
+        at
+    }
+
+    #[test]
+    fn rfc8257_cuts_once_in_the_marked_window() {
+        let trace = one_mark_then_none(DctcpReaction::Rfc8257, 40);
+        // Ack 1 ends the first (empty) window: all its bytes marked, α = 1/16 = 65,536. The
+        // window first grows by 1000²/10,000 = 100 to 10,100, then loses
+        // 10,100 · α/2 = 315 (rounded down): 9785.
+        assert_eq!(trace[0], (9785, 65_536));
+        // No later ack is marked: no other cut, and α only decays.
+        assert_eq!(cuts(&trace), [1]);
+        assert!(trace.windows(2).all(|w| w[1].1 <= w[0].1));
+        assert!(trace[39].1 < 65_536);
+    }
+
+    #[test]
+    fn htsim_cuts_at_every_window_of_acks_while_alpha_is_positive() {
+        let trace = one_mark_then_none(DctcpReaction::Htsim, 40);
+        // Ack 1 is marked but only counted (its ssthresh, already the window, stays); the
+        // window grows to 10,100 and its cap holds it at 10,000.
+        assert_eq!(trace[0], (10_000, 0));
+        // Ack 2 completes the first count of two acks (2 · mss ≥ the initial 2 packets): one of
+        // the two was marked, α = (1/2)/16 = 32,768; the window is cut to
+        // 10,000 · (1 − α/2) = 9843 (rounded down), then grows by 1000²/9843 = 101.
+        assert_eq!(trace[1], (9944, 32_768));
+        // Then a count ends every 10 acks (10 · mss ≥ a window of 98xx): α decays by 1/16 at
+        // each, 30,720, 28,800, 27,000 (exact), and each still cuts though no ack was marked.
+        assert_eq!(cuts(&trace), [2, 12, 22, 32]);
+        let alpha = |ack: usize| trace[ack - 1].1;
+        assert_eq!(
+            [alpha(11), alpha(12), alpha(22), alpha(32), alpha(40)],
+            [32_768, 30_720, 28_800, 27_000, 27_000]
+        );
     }
 
     #[test]

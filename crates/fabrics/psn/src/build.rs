@@ -7,6 +7,7 @@ use shoal_base::{Dur, Rate};
 use shoal_fabric::{Fabric, FabricError};
 use shoal_metrics::IdealFct;
 use shoal_topology::Topology;
+pub use shoal_transport::tcp::DctcpReaction;
 use shoal_transport::{Dcqcn, DcqcnConfig, Ndp, NdpConfig, R2c2, R2c2Config, Tcp, TcpConfig};
 
 /// The transport every host runs.
@@ -69,6 +70,8 @@ pub struct TransportParams {
     pub dctcp_g_shift: Option<u32>,
     /// DCTCP's α before its first window of feedback.
     pub dctcp_alpha_init: f64,
+    /// DCTCP's reaction to marks: RFC 8257's or htsim's.
+    pub dctcp_reaction: DctcpReaction,
 }
 
 /// One transport of the packet baselines: its fabric name, the transport-specific
@@ -102,6 +105,7 @@ pub const TRANSPORTS: [Transport; 5] = [
             "rto_min_us",
             "dctcp_g",
             "dctcp_alpha_init",
+            "dctcp_reaction",
         ],
         marking: Marking::Threshold,
         queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
@@ -194,6 +198,7 @@ fn tcp(p: &TransportParams) -> TransportSpec {
         rto_initial: p.rto_min,
         dctcp_g_shift: p.dctcp_g_shift,
         dctcp_alpha_init: p.dctcp_alpha_init,
+        dctcp_reaction: p.dctcp_reaction,
     })
 }
 

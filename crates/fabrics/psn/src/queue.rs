@@ -29,7 +29,10 @@ pub struct OutQueue {
 impl OutQueue {
     /// Decides and performs an arrival. `limit` is in bytes; `trimmed_bytes` is the header size
     /// a trimmed packet keeps; RED at arrival draws its marks from `rng`.
+    // Inlined into its one caller (`Sim::enqueue`), which otherwise passes eight arguments
+    // (the discipline by value) once per packet-hop.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn admit(
         &mut self,
         pkt: u32,
@@ -81,6 +84,7 @@ impl OutQueue {
 
     /// The next packet to send, priority lane first. The caller passes the popped packet's
     /// wire size back through [`OutQueue::account_sent`].
+    #[inline]
     pub fn pop(&mut self) -> Option<(u32, bool)> {
         if let Some(p) = self.prio.pop_front() {
             return Some((p, true));
@@ -89,6 +93,7 @@ impl OutQueue {
     }
 
     /// Removes a sent packet's bytes from its lane's length.
+    #[inline]
     pub fn account_sent(&mut self, bytes: u32, from_prio: bool) {
         if from_prio {
             self.prio_bytes -= bytes as u64;

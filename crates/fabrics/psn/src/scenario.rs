@@ -11,6 +11,7 @@
 //! 8×8×8 torus with 100 Gb/s per node over its six links; `path = "ecmp"` routes it in
 //! dimension order, `"spray"` over every minimal path.
 
+use crate::build::DctcpReaction;
 use crate::build::{Marking, TRANSPORTS, Transport as Entry, TransportParams, TransportSpec};
 use crate::config::{Discipline, NetConfig, PPM, PathChoice, Pfc, Red};
 use serde::Deserialize;
@@ -103,6 +104,7 @@ struct RawNetwork {
     rto_min_us: Option<f64>,
     dctcp_g: Option<f64>,
     dctcp_alpha_init: Option<f64>,
+    dctcp_reaction: Option<String>,
     pull_pacing: Option<f64>,
     pfc: Option<bool>,
     pfc_xoff_packets: Option<i64>,
@@ -111,7 +113,7 @@ struct RawNetwork {
 
 impl RawNetwork {
     /// The transport-specific keys the file gives.
-    fn transport_keys(&self) -> [(&'static str, bool); 16] {
+    fn transport_keys(&self) -> [(&'static str, bool); 17] {
         [
             ("ecn", self.ecn.is_some()),
             ("red_kmin_bytes", self.red_kmin_bytes.is_some()),
@@ -128,6 +130,7 @@ impl RawNetwork {
             ("rto_min_us", self.rto_min_us.is_some()),
             ("dctcp_g", self.dctcp_g.is_some()),
             ("dctcp_alpha_init", self.dctcp_alpha_init.is_some()),
+            ("dctcp_reaction", self.dctcp_reaction.is_some()),
             ("pull_pacing", self.pull_pacing.is_some()),
         ]
     }
@@ -630,6 +633,16 @@ fn resolve(
             format!("{dctcp_alpha_init} is not a fraction from 0 to 1"),
         ));
     }
+    let dctcp_reaction = match raw.dctcp_reaction.as_deref() {
+        None | Some("rfc8257") => DctcpReaction::Rfc8257,
+        Some("htsim") => DctcpReaction::Htsim,
+        Some(other) => {
+            return Err(keys.value(
+                "network.dctcp_reaction",
+                format!("unknown DCTCP reaction {other:?}; known: \"rfc8257\", \"htsim\""),
+            ));
+        }
+    };
     let transport = (entry.make)(&TransportParams {
         mss,
         header_bytes: header,
@@ -640,6 +653,7 @@ fn resolve(
         link_rate,
         dctcp_g_shift,
         dctcp_alpha_init,
+        dctcp_reaction,
     });
     let spec = NetworkSpec {
         topology,
@@ -727,6 +741,9 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
                 // Written only when set otherwise, so that resolved files stay as they were.
                 if c.dctcp_alpha_init != defaults::DCTCP_ALPHA_INIT {
                     t.kv("dctcp_alpha_init", float(c.dctcp_alpha_init));
+                }
+                if c.dctcp_reaction == DctcpReaction::Htsim {
+                    t.kv("dctcp_reaction", text("htsim"));
                 }
             }
         }

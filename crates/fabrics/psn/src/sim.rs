@@ -619,6 +619,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
         port.max_bytes = port.max_bytes.max(port.queue.bytes());
         if switch {
+            // Trimming may have cut the packet since `wire` was read.
             let wire = self.pkts.get(pkt).wire as u64;
             let q = &mut self.node_bytes[node as usize];
             *q += wire;
@@ -677,9 +678,10 @@ impl<'a, T: Transport> Sim<'a, T> {
         if p.seg.kind == Kind::Data && self.limits.measure_from.is_none_or(|m| now >= m) {
             self.data_hops += 1;
         }
+        let switch = !self.topo.is_host(port.node);
         let mark = !prio
             && p.seg.kind == Kind::Data
-            && !self.topo.is_host(port.node)
+            && switch
             && match self.net.discipline {
                 Discipline::Ecn {
                     k,
@@ -695,24 +697,17 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.marks += 1;
         }
         let done = now + port.rate.serialize(p.wire as u64);
-        let peer = port.peer;
-        p.link_gen = self.ports.ports[peer as usize].link_gen;
-        let port = &mut self.ports.ports[gp as usize];
         port.busy_until = done;
-        self.q.schedule(
-            done + port.delay,
-            Ev::Arrive {
-                port: port.peer,
-                pkt,
-            },
-        );
+        let (peer, arrival, node) = (port.peer, done + port.delay, port.node);
+        let more = !port.queue.is_empty();
+        port.wake_pending |= more;
+        p.link_gen = self.ports.ports[peer as usize].link_gen;
+        self.q.schedule(arrival, Ev::Arrive { port: peer, pkt });
         self.hops += 1;
-        let switch = !self.topo.is_host(port.node);
         if switch {
-            self.node_bytes[port.node as usize] -= wire as u64;
+            self.node_bytes[node as usize] -= wire as u64;
         }
-        if !port.queue.is_empty() {
-            port.wake_pending = true;
+        if more {
             self.q.schedule(done, Ev::Wake { port: gp });
         }
         if let Some(pfc) = self.net.pfc

@@ -319,6 +319,7 @@ pub fn prototype_tcp() -> TcpConfig {
         rto_initial: Dur::from_us(300_000),
         dctcp_g_shift: None,
         dctcp_alpha_init: 1.0,
+        dctcp_reaction: Default::default(),
     }
 }
 
