@@ -95,17 +95,27 @@ impl Transport for Tcp {
     }
 }
 
-/// RFC 6298 round-trip estimator, in picoseconds.
+/// RFC 6298 round-trip estimator, in picoseconds (shared with MPTCP's subflows).
 #[derive(Clone, Copy, Debug)]
-struct RttEstimator {
-    srtt: u64,
+pub(crate) struct RttEstimator {
+    pub(crate) srtt: u64,
     rttvar: u64,
-    rto: u64,
-    sampled: bool,
+    pub(crate) rto: u64,
+    pub(crate) sampled: bool,
 }
 
 impl RttEstimator {
-    fn sample(&mut self, rtt: u64, rto_min: u64) {
+    /// No sample yet: the timeout is `cfg`'s initial one (at least its minimum).
+    pub(crate) fn new(cfg: &TcpConfig) -> RttEstimator {
+        RttEstimator {
+            srtt: 0,
+            rttvar: 0,
+            rto: cfg.rto_initial.0.max(cfg.rto_min.0),
+            sampled: false,
+        }
+    }
+
+    pub(crate) fn sample(&mut self, rtt: u64, rto_min: u64) {
         if self.sampled {
             let err = self.srtt.abs_diff(rtt);
             self.rttvar = (3 * self.rttvar + err) / 4;
@@ -168,12 +178,7 @@ impl TcpSender {
             dupacks: 0,
             recover: None,
             retransmit: None,
-            rtt: RttEstimator {
-                srtt: 0,
-                rttvar: 0,
-                rto: cfg.rto_initial.0.max(cfg.rto_min.0),
-                sampled: false,
-            },
+            rtt: RttEstimator::new(&cfg),
             rto_at: None,
             dctcp: cfg.dctcp_g_shift.map(|g_shift| DctcpState {
                 g_shift,
