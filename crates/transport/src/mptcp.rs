@@ -26,8 +26,8 @@
 
 use crate::endpoint::{Receiver, Sender, Transport};
 use crate::reorder::Reassembly;
-use crate::segment::{CE, ECE, Kind, RETX, Segment};
-use crate::tcp::{RttEstimator, TcpConfig};
+use crate::segment::{Kind, RETX, Segment};
+use crate::tcp::{RttEstimator, TcpConfig, ack_for};
 use shoal_base::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -383,12 +383,7 @@ impl Receiver for MptcpReceiver {
         }
         self.subs[i].insert(seg.seq, seg.payload);
         self.data.insert(seg.ack, seg.payload);
-        let mut ack = Segment::control(Kind::Ack, seg.seq, self.subs[i].in_order(), seg.stamp);
-        ack.path = seg.path;
-        if seg.has(CE) {
-            ack.flags |= ECE;
-        }
-        Some(ack)
+        Some(ack_for(seg, self.subs[i].in_order()))
     }
 
     fn delivered(&self) -> u64 {

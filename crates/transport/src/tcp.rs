@@ -343,6 +343,17 @@ impl Sender for TcpSender {
     }
 }
 
+/// The cumulative acknowledgement `cumulative` of data segment `seg`, echoing its CE mark and
+/// naming its subflow (shared with MPTCP's receiver).
+pub(crate) fn ack_for(seg: &Segment, cumulative: u64) -> Segment {
+    let mut ack = Segment::control(Kind::Ack, seg.seq, cumulative, seg.stamp);
+    ack.path = seg.path;
+    if seg.has(CE) {
+        ack.flags |= ECE;
+    }
+    ack
+}
+
 /// The receiving side: acknowledges every data segment cumulatively and echoes CE marks.
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
@@ -365,11 +376,7 @@ impl Receiver for TcpReceiver {
             return None;
         }
         self.got.insert(seg.seq, seg.payload);
-        let mut ack = Segment::control(Kind::Ack, seg.seq, self.got.in_order(), seg.stamp);
-        if seg.has(CE) {
-            ack.flags |= ECE;
-        }
-        Some(ack)
+        Some(ack_for(seg, self.got.in_order()))
     }
 
     fn delivered(&self) -> u64 {

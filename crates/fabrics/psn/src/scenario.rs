@@ -20,6 +20,7 @@ use shoal_fabric::config::{dur_ns, dur_us, float, text};
 use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{FatTree, LeafSpine, Topology, TopologyError, Torus};
+use shoal_transport::TcpConfig;
 
 /// Defaults of the `[network]` keys (docs/scenarios.md lists them with their sources).
 pub mod defaults {
@@ -747,14 +748,7 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
     }
     match &n.transport {
         TransportSpec::Tcp(c) => {
-            t.kv("initial_window", c.initial_window);
-            if let Some(m) = c.max_window {
-                t.kv("max_window", m);
-            }
-            if let Some(s) = c.initial_ssthresh {
-                t.kv("initial_ssthresh", s);
-            }
-            t.kv("rto_min_us", dur_us(c.rto_min));
+            write_tcp(t, c);
             if let Some(g) = c.dctcp_g_shift {
                 t.kv("dctcp_g", float(1.0 / (1u64 << g) as f64));
                 // Written only when set otherwise, so that resolved files stay as they were.
@@ -781,16 +775,20 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
         }
         TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
         TransportSpec::Mptcp(c) => {
-            let s = &c.subflow;
-            t.kv("initial_window", s.initial_window);
-            if let Some(m) = s.max_window {
-                t.kv("max_window", m);
-            }
-            if let Some(v) = s.initial_ssthresh {
-                t.kv("initial_ssthresh", v);
-            }
-            t.kv("rto_min_us", dur_us(s.rto_min));
+            write_tcp(t, &c.subflow);
             t.kv("mptcp_subflows", c.subflows);
         }
     }
+}
+
+/// The keys of the TCP family's windows and timer (TCP, DCTCP, MPTCP's subflows).
+fn write_tcp(t: &mut TomlOut, c: &TcpConfig) {
+    t.kv("initial_window", c.initial_window);
+    if let Some(m) = c.max_window {
+        t.kv("max_window", m);
+    }
+    if let Some(s) = c.initial_ssthresh {
+        t.kv("initial_ssthresh", s);
+    }
+    t.kv("rto_min_us", dur_us(c.rto_min));
 }

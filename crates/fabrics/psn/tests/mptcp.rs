@@ -5,10 +5,9 @@
 
 mod common;
 
-use common::{flow, run_window};
-use shoal_base::{Dur, Rate, Time};
+use common::{fat_tree, flow, run_window};
+use shoal_base::Time;
 use shoal_psn::{Discipline, NetConfig, PacketFabric, PathChoice};
-use shoal_topology::FatTree;
 use shoal_transport::{Mptcp, MptcpConfig, Tcp, TcpConfig, Transport};
 use shoal_workload::{Flow, IterSource};
 
@@ -34,14 +33,7 @@ fn newreno() -> TcpConfig {
 /// Mean payload rate per host (Gb/s) of a permutation on the k = 4 fat-tree (host i sends to
 /// host i + 8, so every flow leaves its pod and has 4 paths) over [2 ms, 8 ms].
 fn permutation_gbps<T: Transport>(transport: T) -> f64 {
-    let topo = FatTree {
-        k: 4,
-        oversubscription: 1,
-        rate: Rate::gbps(10),
-        link_delay: Dur::from_us(1),
-    }
-    .build()
-    .expect("valid");
+    let topo = fat_tree(4);
     let hosts = topo.hosts() as u32;
     let mut fabric = PacketFabric::new(topo, net(), transport).expect("valid");
     let flows: Vec<Flow> = (0..hosts)
