@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// Run a scenario (the Shoal rack, or a packet-switched baseline: dctcp, dcqcn, ndp, tcp,
-/// r2c2) and write its results folder.
+/// mptcp, r2c2) and write its results folder.
 ///
 /// With no SCENARIO, runs the built-in default (scenarios/default.toml: the paper's 512-node
 /// §7.1 rack under a permutation). Writes to DIR (default out/<scenario name>), every field

@@ -934,7 +934,7 @@ flow_bytes = 3000
 #[test]
 fn packet_fabrics_run_from_scenarios_and_their_resolved_file_repeats_the_run() {
     let dir = scratch("packet");
-    for fabric in ["dctcp", "ndp", "dcqcn", "tcp", "r2c2"] {
+    for fabric in ["dctcp", "ndp", "dcqcn", "tcp", "mptcp", "r2c2"] {
         let text = match fabric {
             // R2C2 routes on a torus: 2 x 2 x 2 is TINY's eight nodes.
             "r2c2" => tiny_packet(fabric, "topology = \"torus\"\nx = 2\ny = 2\nz = 2")

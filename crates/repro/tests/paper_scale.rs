@@ -103,3 +103,12 @@ fn stardust_fig9_two_tier_load() {
 fn stardust_failures() {
     common::check("stardust-failures", false);
 }
+
+/// Stardust Fig. 10(c) on the 432-node fat-tree, 8 to 431 backends.
+#[test]
+#[ignore = "paper scale: minutes"]
+fn stardust_fig10c_incast() {
+    common::check_known_misses("stardust-fig10c", false, |c| {
+        c.claim.contains("equals DCTCP")
+    });
+}

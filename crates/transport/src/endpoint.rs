@@ -62,4 +62,9 @@ pub trait Transport {
     fn rate_controlled(&self) -> bool {
         false
     }
+    /// Subflows per connection (`Segment::path` runs below it): the driver may give each a
+    /// path of its own (MPTCP). 1 for single-path transports.
+    fn subflows(&self) -> u32 {
+        1
+    }
 }

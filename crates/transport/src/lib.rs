@@ -7,12 +7,14 @@
 //! - [`reorder`]: in-order delivery at receivers.
 //! - [`tcp`]: TCP NewReno and DCTCP.
 //! - [`dcqcn`]: DCQCN (rate-based RoCEv2 congestion control with go-back-N).
+//! - [`mptcp`]: MPTCP, NewReno subflows under RFC 6356's coupled increase (LIA).
 //! - [`ndp`]: NDP (trimming, per-packet acks and nacks, receiver-paced pulls).
 
 #![forbid(unsafe_code)]
 
 pub mod dcqcn;
 pub mod endpoint;
+pub mod mptcp;
 pub mod ndp;
 pub mod r2c2;
 pub mod reorder;
@@ -21,6 +23,7 @@ pub mod tcp;
 
 pub use dcqcn::{Dcqcn, DcqcnConfig, DcqcnReceiver, DcqcnSender};
 pub use endpoint::{Receiver, Sender, Transport};
+pub use mptcp::{Mptcp, MptcpConfig, MptcpReceiver, MptcpSender};
 pub use ndp::{Ndp, NdpConfig, NdpReceiver, NdpSender};
 pub use r2c2::{R2c2, R2c2Config, R2c2Receiver, R2c2Sender};
 pub use segment::{Kind, Segment};

@@ -37,11 +37,16 @@ pub struct Segment {
     pub payload: u32,
     /// Byte offset of the payload in the flow (data), or the offset a control segment is about.
     pub seq: u64,
-    /// Cumulative acknowledgement: every byte below it has arrived (acks), or a pull counter.
+    /// Cumulative acknowledgement: every byte below it has arrived (acks), or a pull counter;
+    /// on an MPTCP data segment, the payload's offset in the connection (its data sequence
+    /// mapping), `seq` being its offset in the subflow.
     pub ack: u64,
     /// Sender's transmit time, echoed back in acknowledgements for RTT samples (like the TCP
     /// timestamp option, so retransmissions give valid samples too).
     pub stamp: Time,
+    /// The subflow of a multipath transport the segment belongs to (MPTCP), which the network
+    /// may route on a path of its own; 0 for single-path transports.
+    pub path: u16,
 }
 
 impl Segment {
@@ -53,6 +58,7 @@ impl Segment {
             seq,
             ack: 0,
             stamp,
+            path: 0,
         }
     }
 
@@ -64,6 +70,7 @@ impl Segment {
             seq,
             ack,
             stamp,
+            path: 0,
         }
     }
 

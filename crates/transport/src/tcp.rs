@@ -119,17 +119,27 @@ impl Transport for Tcp {
     }
 }
 
-/// RFC 6298 round-trip estimator, in picoseconds.
+/// RFC 6298 round-trip estimator, in picoseconds (shared with MPTCP's subflows).
 #[derive(Clone, Copy, Debug)]
-struct RttEstimator {
-    srtt: u64,
+pub(crate) struct RttEstimator {
+    pub(crate) srtt: u64,
     rttvar: u64,
-    rto: u64,
-    sampled: bool,
+    pub(crate) rto: u64,
+    pub(crate) sampled: bool,
 }
 
 impl RttEstimator {
-    fn sample(&mut self, rtt: u64, rto_min: u64) {
+    /// No sample yet: the timeout is `cfg`'s initial one (at least its minimum).
+    pub(crate) fn new(cfg: &TcpConfig) -> RttEstimator {
+        RttEstimator {
+            srtt: 0,
+            rttvar: 0,
+            rto: cfg.rto_initial.0.max(cfg.rto_min.0),
+            sampled: false,
+        }
+    }
+
+    pub(crate) fn sample(&mut self, rtt: u64, rto_min: u64) {
         if self.sampled {
             let err = self.srtt.abs_diff(rtt);
             self.rttvar = (3 * self.rttvar + err) / 4;
@@ -196,12 +206,7 @@ impl TcpSender {
             dupacks: 0,
             recover: None,
             retransmit: None,
-            rtt: RttEstimator {
-                srtt: 0,
-                rttvar: 0,
-                rto: cfg.rto_initial.0.max(cfg.rto_min.0),
-                sampled: false,
-            },
+            rtt: RttEstimator::new(&cfg),
             rto_at: None,
             dctcp: cfg.dctcp_g_shift.map(|g_shift| DctcpState {
                 g_shift,
@@ -413,6 +418,17 @@ impl Sender for TcpSender {
     }
 }
 
+/// The cumulative acknowledgement `cumulative` of data segment `seg`, echoing its CE mark and
+/// naming its subflow (shared with MPTCP's receiver).
+pub(crate) fn ack_for(seg: &Segment, cumulative: u64) -> Segment {
+    let mut ack = Segment::control(Kind::Ack, seg.seq, cumulative, seg.stamp);
+    ack.path = seg.path;
+    if seg.has(CE) {
+        ack.flags |= ECE;
+    }
+    ack
+}
+
 /// The receiving side: acknowledges every data segment cumulatively and echoes CE marks.
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
@@ -435,11 +451,7 @@ impl Receiver for TcpReceiver {
             return None;
         }
         self.got.insert(seg.seq, seg.payload);
-        let mut ack = Segment::control(Kind::Ack, seg.seq, self.got.in_order(), seg.stamp);
-        if seg.has(CE) {
-            ack.flags |= ECE;
-        }
-        Some(ack)
+        Some(ack_for(seg, self.got.in_order()))
     }
 
     fn delivered(&self) -> u64 {

@@ -8,7 +8,9 @@ use shoal_fabric::{Fabric, FabricError};
 use shoal_metrics::IdealFct;
 use shoal_topology::Topology;
 pub use shoal_transport::tcp::DctcpReaction;
-use shoal_transport::{Dcqcn, DcqcnConfig, Ndp, NdpConfig, R2c2, R2c2Config, Tcp, TcpConfig};
+use shoal_transport::{
+    Dcqcn, DcqcnConfig, Mptcp, MptcpConfig, Ndp, NdpConfig, R2c2, R2c2Config, Tcp, TcpConfig,
+};
 
 /// The transport every host runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +21,8 @@ pub enum TransportSpec {
     Dcqcn(DcqcnConfig),
     /// R2C2: senders paced at the rack-wide max-min rates (meant for the torus).
     R2c2(R2c2Config),
+    /// MPTCP: NewReno subflows under LIA's coupled increase.
+    Mptcp(MptcpConfig),
 }
 
 impl TransportSpec {
@@ -29,6 +33,7 @@ impl TransportSpec {
             TransportSpec::Ndp(_) => "ndp",
             TransportSpec::Dcqcn(_) => "dcqcn",
             TransportSpec::R2c2(_) => "r2c2",
+            TransportSpec::Mptcp(_) => "mptcp",
         }
     }
 
@@ -39,6 +44,7 @@ impl TransportSpec {
             TransportSpec::Ndp(c) => c.mss,
             TransportSpec::Dcqcn(c) => c.mss,
             TransportSpec::R2c2(c) => c.mss,
+            TransportSpec::Mptcp(c) => c.subflow.mss,
         }
     }
 }
@@ -72,6 +78,8 @@ pub struct TransportParams {
     pub dctcp_alpha_init: f64,
     /// DCTCP's reaction to marks: RFC 8257's or htsim's.
     pub dctcp_reaction: DctcpReaction,
+    /// MPTCP's subflows per connection.
+    pub mptcp_subflows: u32,
 }
 
 /// One transport of the packet baselines: its fabric name, the transport-specific
@@ -89,7 +97,7 @@ pub struct Transport {
 
 /// Every transport: the one list a new transport is added to (with its `TransportSpec`
 /// variant, if it brings a new state machine).
-pub const TRANSPORTS: [Transport; 5] = [
+pub const TRANSPORTS: [Transport; 6] = [
     Transport {
         name: "dctcp",
         keys: &[
@@ -185,11 +193,39 @@ pub const TRANSPORTS: [Transport; 5] = [
             })
         },
     },
+    Transport {
+        name: "mptcp",
+        keys: &[
+            "initial_window",
+            "initial_ssthresh",
+            "max_window",
+            "rto_min_us",
+            "mptcp_subflows",
+        ],
+        marking: Marking::DropTail,
+        queue_packets: crate::scenario::defaults::QUEUE_PACKETS,
+        path: PathChoice::Pinned,
+        topology: "leaf-spine",
+        make: |p| {
+            TransportSpec::Mptcp(MptcpConfig {
+                subflow: TcpConfig {
+                    dctcp_g_shift: None,
+                    ..tcp_config(p)
+                },
+                subflows: p.mptcp_subflows,
+            })
+        },
+    },
 ];
 
 /// TCP NewReno, or DCTCP when `dctcp_g_shift` is set.
 fn tcp(p: &TransportParams) -> TransportSpec {
-    TransportSpec::Tcp(TcpConfig {
+    TransportSpec::Tcp(tcp_config(p))
+}
+
+/// The TCP family's parameters from `[network]` (MPTCP's subflows take them too).
+fn tcp_config(p: &TransportParams) -> TcpConfig {
+    TcpConfig {
         mss: p.mss,
         initial_window: p.initial_window,
         max_window: Some(p.max_window),
@@ -199,7 +235,7 @@ fn tcp(p: &TransportParams) -> TransportSpec {
         dctcp_g_shift: p.dctcp_g_shift,
         dctcp_alpha_init: p.dctcp_alpha_init,
         dctcp_reaction: p.dctcp_reaction,
-    })
+    }
 }
 
 /// The packet network of `topology` with `net`'s switches and `transport` on every host.
@@ -213,6 +249,7 @@ pub fn build(
         TransportSpec::Ndp(c) => Box::new(PacketFabric::new(topology, net, Ndp(*c))?),
         TransportSpec::Dcqcn(c) => Box::new(PacketFabric::new(topology, net, Dcqcn(*c))?),
         TransportSpec::R2c2(c) => Box::new(PacketFabric::new(topology, net, R2c2(*c))?),
+        TransportSpec::Mptcp(c) => Box::new(PacketFabric::new(topology, net, Mptcp(*c))?),
     })
 }
 

@@ -88,6 +88,11 @@ pub enum PathChoice {
     /// Each end picks every packet's whole path, cycling through random permutations of all
     /// shortest paths (htsim's NDP: [`crate::source_route`]).
     Source,
+    /// Each subflow of a flow (one for single-path transports) keeps one source-routed shortest
+    /// path for its life, distinct from its siblings' while there are enough paths (htsim's
+    /// MPTCP draws them at random without repeats): the first draws of a
+    /// [`crate::source_route::PathCycle`].
+    Pinned,
 }
 
 /// Priority flow control (802.1Qbb, the lossless Ethernet RoCE runs on), one class: a switch

@@ -21,6 +21,7 @@ use shoal_fabric::config::{dur_ns, dur_us, float, text};
 use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{FatTree, LeafSpine, Topology, TopologyError, Torus};
+use shoal_transport::TcpConfig;
 
 /// Defaults of the `[network]` keys (docs/scenarios.md lists them with their sources).
 pub mod defaults {
@@ -71,6 +72,10 @@ pub mod defaults {
     /// the ECN threshold, so DCQCN acts first, as the DCQCN paper intends).
     pub const PFC_XOFF_PACKETS: i64 = 50;
     pub const PFC_XON_PACKETS: i64 = 45;
+    /// Ours for MPTCP (the Stardust paper does not say how many subflows its htsim runs
+    /// used): 8, the count with which MPTCP's datacenter paper (Raiciu et al., SIGCOMM 2011)
+    /// reports about 90% of optimal throughput on a FatTree permutation.
+    pub const MPTCP_SUBFLOWS: i64 = 8;
 }
 
 /// `[network]` as serde sees it.
@@ -109,11 +114,12 @@ struct RawNetwork {
     pfc: Option<bool>,
     pfc_xoff_packets: Option<i64>,
     pfc_xon_packets: Option<i64>,
+    mptcp_subflows: Option<i64>,
 }
 
 impl RawNetwork {
     /// The transport-specific keys the file gives.
-    fn transport_keys(&self) -> [(&'static str, bool); 17] {
+    fn transport_keys(&self) -> [(&'static str, bool); 18] {
         [
             ("ecn", self.ecn.is_some()),
             ("red_kmin_bytes", self.red_kmin_bytes.is_some()),
@@ -132,6 +138,7 @@ impl RawNetwork {
             ("dctcp_alpha_init", self.dctcp_alpha_init.is_some()),
             ("dctcp_reaction", self.dctcp_reaction.is_some()),
             ("pull_pacing", self.pull_pacing.is_some()),
+            ("mptcp_subflows", self.mptcp_subflows.is_some()),
         ]
     }
 }
@@ -506,21 +513,39 @@ fn resolve(
         None => entry.path,
         Some("spray") => PathChoice::Spray,
         Some("ecmp") => PathChoice::Ecmp,
-        Some("source") if matches!(topology, TopologySpec::Torus { .. }) => {
+        Some(choice @ ("source" | "pinned")) if matches!(topology, TopologySpec::Torus { .. }) => {
             return Err(keys.value(
                 "network.path",
-                "\"source\" numbers the paths of a leveled network (leaf-spine, fat-tree); a \
-                 torus has no levels: use \"spray\"",
+                format!(
+                    "{choice:?} numbers the paths of a leveled network (leaf-spine, fat-tree); a \
+                     torus has no levels: use \"spray\""
+                ),
             ));
         }
         Some("source") => PathChoice::Source,
+        Some("pinned") => PathChoice::Pinned,
         Some(other) => {
             return Err(keys.value(
                 "network.path",
-                format!("unknown path choice {other:?}; known: \"ecmp\", \"spray\", \"source\""),
+                format!(
+                    "unknown path choice {other:?}; known: \"ecmp\", \"spray\", \"source\", \
+                     \"pinned\""
+                ),
             ));
         }
     };
+    if entry.path == PathChoice::Pinned
+        && matches!(topology, TopologySpec::Torus { .. })
+        && raw.path.is_none()
+    {
+        return Err(keys.value(
+            "network.path",
+            format!(
+                "the {fabric} fabric pins subflows to numbered paths of a leveled network; on a \
+                 torus set path = \"ecmp\" or \"spray\""
+            ),
+        ));
+    }
     let pfc_on = raw.pfc.unwrap_or(false);
     let discipline = match entry.marking {
         Marking::Trim => Discipline::Trim,
@@ -643,6 +668,13 @@ fn resolve(
             ));
         }
     };
+    let mptcp_subflows = keys.int(
+        &key("mptcp_subflows"),
+        raw.mptcp_subflows,
+        d::MPTCP_SUBFLOWS,
+        1,
+        u16::MAX as i64,
+    )? as u32;
     let transport = (entry.make)(&TransportParams {
         mss,
         header_bytes: header,
@@ -654,6 +686,7 @@ fn resolve(
         dctcp_g_shift,
         dctcp_alpha_init,
         dctcp_reaction,
+        mptcp_subflows,
     });
     let spec = NetworkSpec {
         topology,
@@ -708,6 +741,7 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
             PathChoice::Ecmp => "ecmp",
             PathChoice::Spray => "spray",
             PathChoice::Source => "source",
+            PathChoice::Pinned => "pinned",
         }),
     );
     let marking = |at_dequeue: bool| text(if at_dequeue { "departure" } else { "arrival" });
@@ -728,14 +762,7 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
     }
     match &n.transport {
         TransportSpec::Tcp(c) => {
-            t.kv("initial_window", c.initial_window);
-            if let Some(m) = c.max_window {
-                t.kv("max_window", m);
-            }
-            if let Some(s) = c.initial_ssthresh {
-                t.kv("initial_ssthresh", s);
-            }
-            t.kv("rto_min_us", dur_us(c.rto_min));
+            write_tcp(t, c);
             if let Some(g) = c.dctcp_g_shift {
                 t.kv("dctcp_g", float(1.0 / (1u64 << g) as f64));
                 // Written only when set otherwise, so that resolved files stay as they were.
@@ -764,5 +791,21 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
             }
         }
         TransportSpec::R2c2(c) => t.kv("rto_min_us", dur_us(c.rto)),
+        TransportSpec::Mptcp(c) => {
+            write_tcp(t, &c.subflow);
+            t.kv("mptcp_subflows", c.subflows);
+        }
     }
+}
+
+/// The keys of the TCP family's windows and timer (TCP, DCTCP, MPTCP's subflows).
+fn write_tcp(t: &mut TomlOut, c: &TcpConfig) {
+    t.kv("initial_window", c.initial_window);
+    if let Some(m) = c.max_window {
+        t.kv("max_window", m);
+    }
+    if let Some(s) = c.initial_ssthresh {
+        t.kv("initial_ssthresh", s);
+    }
+    t.kv("rto_min_us", dur_us(c.rto_min));
 }

@@ -80,6 +80,8 @@ struct Live<T: Transport> {
     pull_queued: bool,
     /// `path = "source"`: the sender's and the receiver's path cycles (`None` otherwise).
     routes: Option<Box<[PathCycle; 2]>>,
+    /// `path = "pinned"`: each subflow's path from the sender and from the receiver.
+    pinned: Option<Box<[Box<[u32]>; 2]>>,
 }
 
 /// A host's pull pacer (NDP): flows with pulls to send, served round-robin, one pull per
@@ -351,6 +353,16 @@ impl<'a, T: Transport> Sim<'a, T> {
                 PathCycle::new(path_count(&self.topo, dst, src), key(2)),
             ])
         });
+        let pinned = (self.net.path == PathChoice::Pinned).then(|| {
+            let (src, dst) = (flow.src.0 as u32, flow.dst.0 as u32);
+            let subflows = self.transport.subflows();
+            let draw = |from: u32, to: u32, end: u64| -> Box<[u32]> {
+                let key = mix(self.net.seed ^ (record as u64) << 2 ^ end);
+                let mut cycle = PathCycle::new(path_count(&self.topo, from, to), key);
+                (0..subflows).map(|_| cycle.next_path()).collect()
+            };
+            Box::new([draw(src, dst, 1), draw(dst, src, 2)])
+        });
         let state = Live {
             sender: self.transport.sender(flow.bytes, now),
             receiver: self.transport.receiver(flow.bytes),
@@ -358,6 +370,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             received_all: false,
             pull_queued: false,
             routes,
+            pinned,
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -501,6 +514,8 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
         let flow_hash = mix(self.net.seed ^ (record as u64) << 1);
         let entropy = match self.net.path {
+            // A subflow hashes as a connection of its own (other ports, another 5-tuple).
+            PathChoice::Ecmp if seg.path != 0 => mix(flow_hash ^ (seg.path as u64) << 48) as u32,
             PathChoice::Ecmp => flow_hash as u32,
             PathChoice::Spray => {
                 self.sprayed += 1;
@@ -518,6 +533,19 @@ impl<'a, T: Transport> Sim<'a, T> {
                         r[usize::from(from != self.book.record(record).src.0 as u32)].next_path()
                     }
                     // A reply after the flow's state is gone: any path will do.
+                    None => flow_hash as u32,
+                }
+            }
+            PathChoice::Pinned => {
+                let slot = self.slot_of[record as usize];
+                let live = (slot != GONE)
+                    .then(|| self.live[slot as usize].as_ref())
+                    .flatten();
+                match live.and_then(|l| l.pinned.as_ref()) {
+                    Some(p) => {
+                        let end = &p[usize::from(from != self.book.record(record).src.0 as u32)];
+                        end[seg.path as usize % end.len()]
+                    }
                     None => flow_hash as u32,
                 }
             }
@@ -557,7 +585,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.topo
                 .dimension_order_hop(n, p.dst)
                 .expect("a torus hop")
-        } else if self.net.path == PathChoice::Source {
+        } else if matches!(self.net.path, PathChoice::Source | PathChoice::Pinned) {
             let route = &mut self.pkts.get_mut(pkt).entropy;
             hops[take_hop(route, hops.len())]
         } else {

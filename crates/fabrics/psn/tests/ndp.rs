@@ -6,24 +6,12 @@
 
 mod common;
 
-use common::{flow, run_window};
-use shoal_base::{Dur, Rate, Time};
+use common::{fat_tree, flow, run_window};
+use shoal_base::{Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
 use shoal_psn::{NetConfig, PacketFabric};
-use shoal_topology::FatTree;
 use shoal_transport::{Ndp, NdpConfig, Tcp, TcpConfig};
 use shoal_workload::{Flow, IterSource};
-
-fn fat_tree(k: u32) -> shoal_topology::Topology {
-    FatTree {
-        k,
-        oversubscription: 1,
-        rate: Rate::gbps(10),
-        link_delay: Dur::from_us(1),
-    }
-    .build()
-    .expect("valid")
-}
 
 /// 9000 B packets: 64 B of headers (the trimmed size) and 8936 B of payload.
 fn ndp_net() -> NetConfig {

@@ -28,6 +28,7 @@ mod sizing;
 mod stardust_failures;
 mod stardust_fig10a;
 mod stardust_fig10b;
+mod stardust_fig10c;
 mod stardust_fig7;
 mod stardust_fig9;
 mod stardust_incast;
@@ -254,7 +255,7 @@ pub(crate) const ALL: &[Experiment] = &[
     Experiment {
         name: "stardust-fig10a",
         figure: "Stardust Fig. 10(a)",
-        summary: "TCP over Stardust on the 432-node k = 12 fat-tree, a permutation, against DCTCP: mean utilisation and flows at 9.44 Gb/s",
+        summary: "TCP over Stardust on the 432-node k = 12 fat-tree, a permutation, against DCTCP, DCQCN and MPTCP: mean utilisation and flows at 9.44 Gb/s",
         run: stardust_fig10a::run,
         timed: false,
         scale: None,
@@ -264,6 +265,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust Fig. 10(b)",
         summary: "FCT between one pair of the 432-node fat-tree while every other host sources four long flows: TCP over Stardust against DCTCP and DCQCN",
         run: stardust_fig10b::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig10c",
+        figure: "Stardust Fig. 10(c)",
+        summary: "incast of 450 KB responses from up to 431 backends: Stardust's last completion against DCTCP's and MPTCP's, first against last, nothing lost",
+        run: stardust_fig10c::run,
         timed: false,
         scale: None,
     },

@@ -3,7 +3,7 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_topology::{LeafSpine, Topology};
+use shoal_topology::{FatTree, LeafSpine, Topology};
 use shoal_workload::{Flow, FlowSource};
 
 /// A flow of `bytes` from host `src` to host `dst` starting at `start`.
@@ -27,6 +27,18 @@ pub fn dumbbell() -> Topology {
         hosts_per_leaf: 2,
         host_rate: Rate::gbps(10),
         fabric_rate: Rate::gbps(10),
+        link_delay: Dur::from_us(1),
+    }
+    .build()
+    .expect("valid")
+}
+
+/// The k-ary fat-tree with every link at 10 Gb/s and 1 µs (htsim's examples' links).
+pub fn fat_tree(k: u32) -> Topology {
+    FatTree {
+        k,
+        oversubscription: 1,
+        rate: Rate::gbps(10),
         link_delay: Dur::from_us(1),
     }
     .build()
