@@ -26,18 +26,16 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let s = point::scenario("aquila-bootstrap")?;
-    let clique = s.spec::<CliqueSpec>().ok_or_else(|| {
-        ReproError("aquila-bootstrap: the scenario is not an Aquila clique".into())
-    })?;
+    let clique = s
+        .spec::<CliqueSpec>()
+        .ok_or_else(|| ReproError("the scenario is not an Aquila clique".into()))?;
     let df = &clique.spec.dragonfly;
     let spec = clique.bootstrap.clone().ok_or_else(|| {
         ReproError("scenarios/aquila-bootstrap.toml: no [bootstrap] table".into())
     })?;
-    let topo = df
-        .build()
-        .map_err(|e| ReproError(format!("aquila-bootstrap: {e}")))?;
+    let topo = df.build().map_err(|e| ReproError(e.to_string()))?;
     let plan = Plan::new(&topo, &spec.dcn_indices(df))
-        .map_err(|e| ReproError(format!("aquila-bootstrap: bootstrap.dcn_tins: {e}")))?;
+        .map_err(|e| ReproError(format!("bootstrap.dcn_tins: {e}")))?;
     let b = bootstrap(&plan, &spec.timing);
     let minutes = |d: Dur| d.as_secs_f64() / 60.0;
     for w in 0..=b.waves() {

@@ -33,13 +33,13 @@ pub(crate) fn run(
     let s = point::scenario("aquila-failure")?;
     let clique = s
         .spec::<CliqueSpec>()
-        .ok_or_else(|| ReproError("aquila-failure: the scenario is not an Aquila clique".into()))?;
+        .ok_or_else(|| ReproError("the scenario is not an Aquila clique".into()))?;
     let spec = &clique.spec;
     let f = clique
         .failure
         .as_ref()
         .ok_or_else(|| ReproError("scenarios/aquila-failure.toml: no [failure] table".into()))?;
-    let err = |e: String| ReproError(format!("aquila-failure: {e}"));
+    let err = |e: String| ReproError(e.to_string());
     let with = fail_links(
         spec,
         Pattern::UniformRandom,

@@ -68,7 +68,7 @@ fn latencies(
         until: from + window,
         transport,
     };
-    let err = |e: String| ReproError(format!("aquila-fig10: load {load}: {e}"));
+    let err = |e: String| ReproError(format!("load {load}: {e}"));
     let out = lookups(spec, l, from).map_err(err)?;
     if out.counters.credit_overflows > 0 || out.in_flight > 0 {
         return Err(err(format!(

@@ -72,11 +72,9 @@ pub(crate) fn run(
         let out = point::run(&s, opts)?;
         let c = &out.counters;
         let get = |k: &str| {
-            c.get(k).copied().ok_or_else(|| {
-                ReproError(format!(
-                    "aquila-fig6: load {load}: no {k} (no RTT measured)"
-                ))
-            })
+            c.get(k)
+                .copied()
+                .ok_or_else(|| ReproError(format!("load {load}: no {k} (no RTT measured)")))
         };
         let (median, tail, n) = (get("rtt_p50_ns")?, get("rtt_p99_ns")?, get("rtt_samples")?);
         // Payload delivered over what the hosts could send in the window: whether the fabric

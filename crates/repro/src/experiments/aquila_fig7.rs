@@ -107,11 +107,11 @@ pub(crate) fn run(
             until: from + window,
             transport: Transport::Rma,
         };
-        let out = lookups(&spec, l, from).map_err(|e| ReproError(format!("aquila-fig7: {e}")))?;
+        let out = lookups(&spec, l, from).map_err(|e| ReproError(e.to_string()))?;
         let c = &out.counters;
         if c.credit_overflows > 0 || out.in_flight > 0 {
             return Err(ReproError(format!(
-                "aquila-fig7: load {load}: {} credit overflows, {} cells stuck: a model error",
+                "load {load}: {} credit overflows, {} cells stuck: a model error",
                 c.credit_overflows, out.in_flight
             )));
         }
@@ -123,7 +123,7 @@ pub(crate) fn run(
         for r in &out.reads {
             let (Some(e), Some(f)) = (r.execution(), r.fabric()) else {
                 return Err(ReproError(format!(
-                    "aquila-fig7: load {load}: a read from host {} to {} never completed",
+                    "load {load}: a read from host {} to {} never completed",
                     r.initiator, r.target
                 )));
             };
@@ -134,7 +134,7 @@ pub(crate) fn run(
             held.push(us(r.issued - r.arrived));
         }
         let n = exec.len();
-        let none = || ReproError(format!("aquila-fig7: load {load}: no read measured"));
+        let none = || ReproError(format!("load {load}: no read measured"));
         let exec = Percentiles::of(exec).ok_or_else(none)?;
         let fabric = Percentiles::of(fabric).ok_or_else(none)?;
         let pcie_p50 = Percentiles::of(pcie).ok_or_else(none)?.p50;

@@ -81,7 +81,7 @@ fn measure(spec: &Spec, bulk: Option<bool>, warmup: Dur, window: Dur) -> Result<
         bytes: BULK_BYTES,
         rma_shares_bulk_vcs: shares,
     });
-    let err = |e: String| ReproError(format!("aquila-fig8: {e}"));
+    let err = |e: String| ReproError(e.to_string());
     let out = lookups_beside(spec, l, bulk, from).map_err(err)?;
     if out.counters.credit_overflows > 0 || out.in_flight > 0 || !out.at_rest {
         return Err(err(format!(

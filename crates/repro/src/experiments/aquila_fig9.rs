@@ -104,11 +104,9 @@ fn curve(
         let run = point::run(&s, opts)?;
         let c = &run.counters;
         let get = |k: &str| {
-            c.get(k).copied().ok_or_else(|| {
-                ReproError(format!(
-                    "aquila-fig9: {label}, {bytes} B: no {k} (no RTT measured)"
-                ))
-            })
+            c.get(k)
+                .copied()
+                .ok_or_else(|| ReproError(format!("{label}, {bytes} B: no {k} (no RTT measured)")))
         };
         let (median, tail, n) = (
             get("cell_latency_p50_ns")?,

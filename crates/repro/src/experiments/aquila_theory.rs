@@ -252,7 +252,7 @@ pub(crate) fn run(
     for s in [&uniform, &ip, &valiant, &adaptive, &minimal] {
         if s.counters.credit_overflows != 0 {
             return Err(ReproError(format!(
-                "aquila-theory: {} cells found their FIFO full: a model error",
+                "{} cells found their FIFO full: a model error",
                 s.counters.credit_overflows
             )));
         }

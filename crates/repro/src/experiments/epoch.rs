@@ -36,7 +36,7 @@ fn tail_us(
     FlowSummary::of(&out.records)
         .short_fct_us
         .map(|f| f.p99)
-        .ok_or_else(|| ReproError(format!("epoch: no short flow completed ({})", p.origin)))
+        .ok_or_else(|| ReproError(format!("no short flow completed ({})", p.origin)))
 }
 
 pub(crate) fn run(

@@ -20,7 +20,7 @@ pub(crate) fn run(
         .iter()
         .map(|r| r.fct().map(|d| d.as_us_f64()))
         .collect::<Option<_>>()
-        .ok_or_else(|| ReproError("fig10: a flow of the incast did not complete".into()))?;
+        .ok_or_else(|| ReproError("a flow of the incast did not complete".into()))?;
     let slowest = fcts.iter().copied().fold(f64::MIN, f64::max);
     let fastest = fcts.iter().copied().fold(f64::MAX, f64::min);
     let q = out.queues.max_queue;

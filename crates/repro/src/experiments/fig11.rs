@@ -24,7 +24,7 @@ pub(crate) fn run(
     opts: &Options,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
-    let err = |e: &dyn std::fmt::Display| ReproError(format!("fig11: {e}"));
+    let err = |e: &dyn std::fmt::Display| ReproError(e.to_string());
     let spec = ShoalSpec::default();
     let clos = size_rack(&spec).map_err(|e| err(&e))?.clos;
     let power = compare_power(&clos, spec.nodes, spec.channel_rate, &PowerSpec::default())

@@ -43,7 +43,7 @@ pub(crate) fn run(
             .iter()
             .map(|r| r.fct().map(|d| d.as_us_f64()))
             .collect::<Option<_>>()
-            .ok_or_else(|| ReproError("fig13: an incast flow did not complete".into()))?;
+            .ok_or_else(|| ReproError("an incast flow did not complete".into()))?;
         let slowest = fcts.iter().copied().fold(f64::MIN, f64::max);
         let mean = fcts.iter().sum::<f64>() / fcts.len() as f64;
         // The destination receives one cell per peer per epoch: (N−1) cells per epoch.

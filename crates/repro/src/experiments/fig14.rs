@@ -17,9 +17,7 @@ const FIG: &str = "Shoal Fig. 14";
 /// Completion times (µs) of the probe flows.
 fn probe_fcts(opts: &Options, s: &Scenario) -> Result<Percentiles, ReproError> {
     let WorkloadSpec::Probe { src, dst, .. } = s.workload else {
-        return Err(ReproError(
-            "fig14: the scenario's workload must be a probe".into(),
-        ));
+        return Err(ReproError("the scenario's workload must be a probe".into()));
     };
     let out = point::run(s, opts)?;
     let fcts: Vec<f64> = out
@@ -28,7 +26,7 @@ fn probe_fcts(opts: &Options, s: &Scenario) -> Result<Percentiles, ReproError> {
         .filter(|r| r.src == src && r.dst == dst)
         .filter_map(|r| r.fct().map(|d| d.as_us_f64()))
         .collect();
-    Percentiles::of(fcts).ok_or_else(|| ReproError("fig14: no probe completed".into()))
+    Percentiles::of(fcts).ok_or_else(|| ReproError("no probe completed".into()))
 }
 
 pub(crate) fn run(

@@ -52,7 +52,7 @@ pub(crate) fn run(
         let fs = FlowSummary::of(&out.records);
         let short = fs
             .short_fct_us
-            .ok_or_else(|| ReproError(format!("fig15: no short flow completed at load {load}")))?;
+            .ok_or_else(|| ReproError(format!("no short flow completed at load {load}")))?;
         let p = Point {
             load,
             short_mean_us: short.mean,

@@ -188,8 +188,8 @@ pub(crate) fn run(
 /// switches that hold the hosts; the torus takes the most cube-like shape.
 fn scaled(base: &Scenario, nodes: u32, load: f64, flows: u64) -> Result<Scenario, ReproError> {
     let Some(net) = base.spec::<shoal_psn::NetworkSpec>() else {
-        let nodes = u16::try_from(nodes)
-            .map_err(|_| ReproError(format!("fig15-baselines: {nodes} nodes is too many")))?;
+        let nodes =
+            u16::try_from(nodes).map_err(|_| ReproError(format!("{nodes} nodes is too many")))?;
         return point::at_load(base, nodes, load, flows);
     };
     let int = |v: u32| toml::Value::Integer(v.into());
@@ -266,11 +266,9 @@ fn run_point(
     let out = point::run(s, opts)?;
     let ideal = s.ideal_fct().map_err(|e| ReproError(e.to_string()))?;
     let fs = FlowSummary::with_ideal(&out.records, &ideal);
-    let short = fs.short_fct_us.ok_or_else(|| {
-        ReproError(format!(
-            "fig15-baselines: {name}: no short flow completed at load {load}"
-        ))
-    })?;
+    let short = fs
+        .short_fct_us
+        .ok_or_else(|| ReproError(format!("{name}: no short flow completed at load {load}")))?;
     let p = Point {
         load,
         short_mean_us: short.mean,

@@ -87,11 +87,11 @@ fn at(base: &Scenario, scale: &Scale, fraction: f64) -> Result<Scenario, ReproEr
 /// The `load` the scenario file gives.
 fn base_load(base: &Scenario) -> Result<f64, ReproError> {
     let doc: toml::Table =
-        toml::from_str(&base.document_toml()).map_err(|e| ReproError(format!("fig17: {e}")))?;
+        toml::from_str(&base.document_toml()).map_err(|e| ReproError(e.to_string()))?;
     doc.get("workload")
         .and_then(|w| w.get("load"))
         .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-        .ok_or_else(|| ReproError("fig17: the scenario gives no workload.load".into()))
+        .ok_or_else(|| ReproError("the scenario gives no workload.load".into()))
 }
 
 struct Point {
@@ -120,11 +120,9 @@ pub(crate) fn run(
         let s = at(&base, &scale, fraction)?;
         let out = point::run(&s, opts)?;
         let fs = FlowSummary::of(&out.records);
-        let short = fs.short_fct_us.ok_or_else(|| {
-            ReproError(format!(
-                "fig17: no short flow completed at {fraction} failed"
-            ))
-        })?;
+        let short = fs
+            .short_fct_us
+            .ok_or_else(|| ReproError(format!("no short flow completed at {fraction} failed")))?;
         let p = Point {
             fraction,
             short_p999_us: short.p999,
@@ -143,7 +141,7 @@ pub(crate) fn run(
     plot(opts, &pts, progress)?;
 
     let find = |f: f64| pts.iter().find(|p| (p.fraction - f).abs() < 1e-9);
-    let none = find(0.0).ok_or_else(|| ReproError("fig17: no point without failures".into()))?;
+    let none = find(0.0).ok_or_else(|| ReproError("no point without failures".into()))?;
     let mut claims = Vec::new();
     for (f, paper) in [(0.2, 1.2), (0.4, 1.5)] {
         if let Some(p) = find(f) {

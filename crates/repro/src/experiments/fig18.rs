@@ -77,9 +77,7 @@ pub(crate) fn run(
         pts.push(p);
     }
     if pts.is_empty() {
-        return Err(ReproError(
-            "fig18: the scenario sweeps no application".into(),
-        ));
+        return Err(ReproError("the scenario sweeps no application".into()));
     }
     plots(opts, &pts, progress)?;
     let max_q = pts.iter().map(|p| p.max_queue).max().unwrap_or(0);

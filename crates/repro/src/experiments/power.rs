@@ -19,7 +19,7 @@ const FIG: &str = "Shoal §5";
 
 /// §5's rack (`ShoalSpec::default()`) with `nodes` nodes, against its packet network.
 fn compare(nodes: usize) -> Result<PowerComparison, ReproError> {
-    let err = |e: &dyn std::fmt::Display| ReproError(format!("power: {e}"));
+    let err = |e: &dyn std::fmt::Display| ReproError(e.to_string());
     let spec = ShoalSpec {
         nodes,
         ..ShoalSpec::default()

@@ -34,7 +34,7 @@ pub(crate) fn run(
     opts: &Options,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
-    let err = |e: &dyn std::fmt::Display| ReproError(format!("sizing: {e}"));
+    let err = |e: &dyn std::fmt::Display| ReproError(e.to_string());
     // §7.1's rack with Fig. 3's cyclic schedule, whose epoch §3.4 gives as (N − 1)/C, and
     // the shortest slot for its cells.
     let spec = ShoalSpec {

@@ -84,10 +84,10 @@ pub(crate) fn run(
         fe2,
     } = spec.shape
     else {
-        return Err(ReproError("stardust-failures: needs a cell Clos".into()));
+        return Err(ReproError("needs a cell Clos".into()));
     };
     if fe2 == 0 {
-        return Err(ReproError("stardust-failures: needs two tiers".into()));
+        return Err(ReproError("needs two tiers".into()));
     }
     let fe1_total = fas / per_pod * fe1_per_pod;
     // First-tier element 0's first link up (its down links come first), and second-tier

@@ -50,7 +50,7 @@ fn utilisations(s: &Scenario, out: &RunOutput) -> Result<Vec<f64>, ReproError> {
     let until = s
         .limits
         .until
-        .ok_or_else(|| ReproError("stardust-fig10a: the scenarios need run.until_us".into()))?;
+        .ok_or_else(|| ReproError("the scenarios need run.until_us".into()))?;
     let secs = (until.0 - from) as f64 / 1e12;
     Ok(out
         .measured_flow_bytes

@@ -188,7 +188,7 @@ pub(crate) fn run(
         .iter()
         .position(|&b| b == CLAIM_BYTES)
         .map(|i| &ours[i])
-        .ok_or_else(|| ReproError(format!("stardust-fig10b: no run at {CLAIM_BYTES} B")))?;
+        .ok_or_else(|| ReproError(format!("no run at {CLAIM_BYTES} B")))?;
     let mut claims = vec![Claim::new(
         FIG,
         "TCP over Stardust: FCT of 1 MB flows between the pair",

@@ -65,7 +65,7 @@ fn run_stardust(base: &Scenario, classes: bool) -> Result<Delivered, ReproError>
     }
     let (bytes, start) = match flows.first() {
         Some(f) => (f.bytes, f.start),
-        None => return Err(ReproError("stardust-fig7: the workload has no flow".into())),
+        None => return Err(ReproError("the workload has no flow".into())),
     };
     flows.push(Flow {
         id: flows.len() as u64,
@@ -82,7 +82,7 @@ fn run_stardust(base: &Scenario, classes: bool) -> Result<Delivered, ReproError>
     let until = s
         .limits
         .until
-        .ok_or_else(|| ReproError("stardust-fig7: the scenario needs run.until_us".into()))?;
+        .ok_or_else(|| ReproError("the scenario needs run.until_us".into()))?;
     let secs = (until.0 - from.0) as f64 / 1e12;
     let payload_bps = spec.adapter.port_rate.0 as f64
         * (spec.packet_bytes - spec.header_bytes) as f64

@@ -79,7 +79,7 @@ pub(crate) fn set(s: &Scenario, settings: &[(&str, Value)]) -> Result<Scenario, 
 
 pub(crate) fn spec(s: &Scenario) -> Result<&StardustSpec, ReproError> {
     s.spec::<StardustSpec>()
-        .ok_or_else(|| ReproError("stardust-fig9: the scenario is not a Stardust fabric".into()))
+        .ok_or_else(|| ReproError("the scenario is not a Stardust fabric".into()))
 }
 
 fn run_point(base: &Scenario, u: f64) -> Result<Point, ReproError> {

@@ -37,7 +37,7 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let (nodes, ports) = if opts.quick { (512, 32) } else { (2048, 64) };
-    let err = |e: &dyn std::fmt::Display| ReproError(format!("table1: {e}"));
+    let err = |e: &dyn std::fmt::Display| ReproError(e.to_string());
     let schedule = FabricSchedule::new(FabricSpec {
         nodes,
         channels: 1,

@@ -85,7 +85,7 @@ pub(crate) fn run(
     let b = pts
         .iter()
         .find(|p| p.socs == at_b)
-        .ok_or_else(|| ReproError("fig4: no point for (b)".into()))?;
+        .ok_or_else(|| ReproError("no point for (b)".into()))?;
     for (i, name, paper) in [(2, "Random", 0.32), (1, "3D torus", 0.37)] {
         let ours = 1.0 - b.uplink[0] / b.uplink[i];
         claims.push(Claim::points(

@@ -80,13 +80,13 @@ pub(crate) fn run(
         let out = reconfigure(&old, &new, &params).map_err(|e| err("reconfiguration")(&e))?;
         let first = out
             .first_switch
-            .ok_or_else(|| ReproError("fig6b: no crosspoint switched".into()))?;
+            .ok_or_else(|| ReproError("no crosspoint switched".into()))?;
         let mut delays: Vec<Dur> = out
             .soc_switch
             .iter()
             .map(|t| t.map(|t| t.since(first)))
             .collect::<Option<_>>()
-            .ok_or_else(|| ReproError("fig6b: a SoC never switched".into()))?;
+            .ok_or_else(|| ReproError("a SoC never switched".into()))?;
         delays.sort_unstable();
         let last_xp = out.last_switch.map_or(Dur::ZERO, |t| t.since(first));
         progress(&format!(
@@ -129,7 +129,7 @@ pub(crate) fn run(
     let chosen = runs
         .iter()
         .find(|r| r.swap_us == CHOSEN_SWAP_US)
-        .ok_or_else(|| ReproError("fig6b: the chosen table swap was not run".into()))?;
+        .ok_or_else(|| ReproError("the chosen table swap was not run".into()))?;
     let last = |r: &Run| ms(r.delays[SOCS - 1]);
     let others = (runs.iter())
         .filter(|r| r.swap_us != CHOSEN_SWAP_US)
