@@ -7,10 +7,11 @@ use clap::ValueEnum;
 use serde::Serialize;
 use shoal_aquila::bench::{self as aquila_bench, AquilaBenchOptions, BenchPattern};
 use shoal_aquila::routing::Mode;
-use shoal_psn::bench::{self as psn_bench, PsnBenchRun};
+use shoal_fabric::bench::ScenarioRun;
+use shoal_psn::bench as psn_bench;
 use shoal_rack::bench::{self, BenchOptions};
 use shoal_rack::bench_datacenter::{self, DatacenterOptions};
-use shoal_stardust::bench::{self as stardust_bench, StardustBenchRun};
+use shoal_stardust::bench as stardust_bench;
 use std::fmt::Display;
 use std::process::ExitCode;
 
@@ -271,6 +272,16 @@ fn time_psn(
     scenario: &shoal_scenario::Scenario,
     path: &std::path::Path,
 ) -> Result<psn_bench::PsnBenchReport> {
+    time_scenario(scenario, path, psn_bench::run)
+}
+
+/// Says what runs, then times `bench` on `scenario` (read from `path`), its fabric and flows
+/// built as `shoal run` builds them.
+fn time_scenario<R>(
+    scenario: &shoal_scenario::Scenario,
+    path: &std::path::Path,
+    bench: impl FnOnce(ScenarioRun<'_>) -> Result<R, shoal_fabric::FabricError>,
+) -> Result<R> {
     eprintln!(
         "shoal bench: {} ({}), {} hosts",
         scenario.name,
@@ -279,7 +290,7 @@ fn time_psn(
     );
     let mut fabric = scenario.build_fabric()?;
     let (mut flows, _) = scenario.source()?;
-    Ok(psn_bench::run(PsnBenchRun {
+    Ok(bench(ScenarioRun {
         scenario: scenario.name.clone(),
         origin: path.display().to_string(),
         hosts: scenario.nodes(),
@@ -337,23 +348,7 @@ fn stardust(args: &BenchArgs) -> Result<ExitCode> {
             scenario.fabric_name()
         );
     }
-    eprintln!(
-        "shoal bench: {} ({}), {} hosts",
-        scenario.name,
-        path.display(),
-        scenario.nodes()
-    );
-    let mut fabric = scenario.build_fabric()?;
-    let (mut flows, _) = scenario.source()?;
-    let report = stardust_bench::run(StardustBenchRun {
-        scenario: scenario.name.clone(),
-        origin: path.display().to_string(),
-        hosts: scenario.nodes(),
-        fabric: fabric.as_mut(),
-        flows: flows.as_mut(),
-        limits: scenario.limits,
-    })?;
-    drop(fabric);
+    let report = time_scenario(&scenario, &path, stardust_bench::run)?;
     // The packet engine for the Stardust run's span and measured window.
     let dctcp_path = PsnTransport::Dctcp.scenario();
     let until = scenario.limits.until.map_or(0.0, |t| t.0 as f64 / 1e6);

@@ -1,8 +1,21 @@
 //! What every fabric's benchmark needs from the machine: a wall clock around the timed run and
 //! the process's peak memory, and the bare event queue's rate to compare with.
 
+use crate::{Fabric, RunLimits};
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
+use shoal_workload::FlowSource;
+
+/// A scenario to time, as `shoal run` would run it: its fabric, built, and its flows.
+pub struct ScenarioRun<'a> {
+    pub scenario: String,
+    /// Where the scenario came from (its file), for messages.
+    pub origin: String,
+    pub hosts: usize,
+    pub fabric: &'a mut dyn Fabric,
+    pub flows: &'a mut dyn FlowSource,
+    pub limits: RunLimits,
+}
 
 /// Wall-clock seconds that `f` takes.
 // Models must not read clocks (clippy.toml); a benchmark exists to read one, and this is the

@@ -9,9 +9,8 @@
 
 use serde::Serialize;
 use shoal_base::{Dur, Time};
-use shoal_fabric::bench::{hold_model, peak_rss_bytes, wall_seconds};
-use shoal_fabric::{Fabric, FabricError, NoProgress, RunLimits, RunOutput};
-use shoal_workload::FlowSource;
+use shoal_fabric::bench::{ScenarioRun, hold_model, peak_rss_bytes, wall_seconds};
+use shoal_fabric::{FabricError, NoProgress, RunOutput};
 use std::fmt;
 
 /// What the run measured; rates are per second of wall-clock time.
@@ -36,18 +35,8 @@ pub struct PsnBenchReport {
     pub peak_rss_bytes: Option<u64>,
 }
 
-/// The scenario to time: its fabric, built, and its flows.
-pub struct PsnBenchRun<'a> {
-    pub scenario: String,
-    pub origin: String,
-    pub hosts: usize,
-    pub fabric: &'a mut dyn Fabric,
-    pub flows: &'a mut dyn FlowSource,
-    pub limits: RunLimits,
-}
-
 /// Times the run, then the reference loop.
-pub fn run(r: PsnBenchRun<'_>) -> Result<PsnBenchReport, FabricError> {
+pub fn run(r: ScenarioRun<'_>) -> Result<PsnBenchReport, FabricError> {
     let Some(end) = r.limits.until else {
         return Err(FabricError(
             "the scenario sets no run.until_us: a benchmark times a fixed simulated span".into(),

@@ -9,9 +9,8 @@
 
 use serde::Serialize;
 use shoal_base::{Dur, Time};
-use shoal_fabric::bench::{hold_model, peak_rss_bytes, wall_seconds};
-use shoal_fabric::{Fabric, FabricError, NoProgress, RunLimits};
-use shoal_workload::FlowSource;
+use shoal_fabric::bench::{ScenarioRun, hold_model, peak_rss_bytes, wall_seconds};
+use shoal_fabric::{FabricError, NoProgress};
 use std::fmt;
 
 /// What the run measured; rates are per second of wall-clock time.
@@ -39,18 +38,8 @@ pub struct StardustBenchReport {
     pub peak_rss_bytes: Option<u64>,
 }
 
-/// The scenario to time: its fabric, built, and its flows.
-pub struct StardustBenchRun<'a> {
-    pub scenario: String,
-    pub origin: String,
-    pub hosts: usize,
-    pub fabric: &'a mut dyn Fabric,
-    pub flows: &'a mut dyn FlowSource,
-    pub limits: RunLimits,
-}
-
 /// Times the run, then the reference loop.
-pub fn run(r: StardustBenchRun<'_>) -> Result<StardustBenchReport, FabricError> {
+pub fn run(r: ScenarioRun<'_>) -> Result<StardustBenchReport, FabricError> {
     if r.fabric.name() != "stardust" {
         return Err(FabricError(format!(
             "{}: runs fabric {:?}, not stardust",
