@@ -116,26 +116,15 @@ fn stardust_models() {
 /// stays below its bound; every other claim holds.
 #[test]
 fn aquila_theory() {
-    let claims = common::run("aquila-theory", true);
-    assert_eq!(claims.len(), 7);
-    for c in &claims {
-        let known_miss =
-            c.claim.starts_with("uniform random") || c.claim.starts_with("pod shift, Valiant");
-        assert!(c.pass || known_miss, "{}: ours {}", c.claim, c.ours);
-        if !c.pass {
-            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
-        }
-    }
+    common::check_claims("aquila-theory", true, 7, |c| {
+        c.claim.starts_with("uniform random") || c.claim.starts_with("pod shift, Valiant")
+    });
 }
 
 /// Aquila Fig. 6 on 72 hosts: the fabric RTT bounds at 70% and 90% load.
 #[test]
 fn aquila_fig6() {
-    let claims = common::run("aquila-fig6", true);
-    assert_eq!(claims.len(), 2);
-    for c in &claims {
-        assert!(c.pass, "{}: ours {}", c.claim, c.ours);
-    }
+    common::check_claims("aquila-fig6", true, 2, |_| false);
 }
 
 /// Aquila Fig. 7 on 72 hosts: the median read near 4 µs holds; two known misses say why
@@ -143,29 +132,15 @@ fn aquila_fig6() {
 /// fabric part, below the paper's 2.5-3 µs at the model's per-hop latencies).
 #[test]
 fn aquila_fig7() {
-    let claims = common::run("aquila-fig7", true);
-    assert_eq!(claims.len(), 3);
-    for c in &claims {
-        let known_miss = c.claim.starts_with("99th-percentile") || c.claim.contains("fabric part");
-        assert!(c.pass || known_miss, "{}: ours {}", c.claim, c.ours);
-        if !c.pass {
-            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
-        }
-    }
+    common::check_claims("aquila-fig7", true, 3, |c| {
+        c.claim.starts_with("99th-percentile") || c.claim.contains("fabric part")
+    });
 }
 
 /// Aquila Fig. 8 on 72 hosts: three claims, each a pass or a miss that says why.
 #[test]
 fn aquila_fig8() {
-    let claims = common::run("aquila-fig8", true);
-    assert_eq!(claims.len(), 3);
-    for c in &claims {
-        assert!(
-            c.pass || c.claim.contains("[miss:"),
-            "a miss says why: {}",
-            c.claim
-        );
-    }
+    common::check_claims("aquila-fig8", true, 3, |_| true);
 }
 
 /// Aquila Fig. 9 on 72 hosts: two claims (the tail grows with the RPC size where pods are
@@ -173,30 +148,14 @@ fn aquila_fig8() {
 /// that says why.
 #[test]
 fn aquila_fig9() {
-    let claims = common::run("aquila-fig9", true);
-    assert_eq!(claims.len(), 2);
-    for c in &claims {
-        assert!(
-            c.pass || c.claim.contains("[miss:"),
-            "a miss says why: {}",
-            c.claim
-        );
-    }
+    common::check_claims("aquila-fig9", true, 2, |_| true);
 }
 
 /// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
 /// host software besides the backend's 1 µs per request), each saying why.
 #[test]
 fn aquila_fig10() {
-    let claims = common::run("aquila-fig10", true);
-    assert_eq!(claims.len(), 4);
-    for c in &claims {
-        assert!(
-            c.pass || c.claim.contains("[miss:"),
-            "a miss says why: {}",
-            c.claim
-        );
-    }
+    common::check_claims("aquila-fig10", true, 4, |_| true);
 }
 
 #[test]
@@ -333,26 +292,16 @@ fn stardust_fig10c_incast() {
 /// clique's total is a known miss that says why; the per-TiN claims hold.
 #[test]
 fn aquila_bootstrap() {
-    let claims = common::run("aquila-bootstrap", true);
-    assert_eq!(claims.len(), 4);
-    for c in &claims {
-        let known_miss = c.claim.starts_with("full clique");
-        assert!(c.pass || known_miss, "{}: ours {}", c.claim, c.ours);
-        if !c.pass {
-            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
-        }
-    }
+    common::check_claims("aquila-bootstrap", true, 4, |c| {
+        c.claim.starts_with("full clique")
+    });
 }
 
 /// Aquila §3.2's link failures on the 9 x 4 clique (the quick version is the full one): every
 /// claim holds.
 #[test]
 fn aquila_failure() {
-    let claims = common::run("aquila-failure", true);
-    assert_eq!(claims.len(), 5);
-    for c in &claims {
-        assert!(c.pass, "{}: ours {}", c.claim, c.ours);
-    }
+    common::check_claims("aquila-failure", true, 5, |_| false);
 }
 
 /// Stardust Fig. 10(b) at k = 6: the pair's 1 MB flows over Stardust finish in under 1 ms and

@@ -64,6 +64,19 @@ pub fn check(name: &str, quick: bool) {
     assert!(failed.is_empty(), "{name}: failed claims {failed:?}");
 }
 
+/// Runs experiment `name`: `count` claims, each a pass unless `may_miss` allows a miss, and
+/// every miss with its reason in the table (`[miss: ...]`).
+pub fn check_claims(name: &str, quick: bool, count: usize, may_miss: impl Fn(&Claim) -> bool) {
+    let claims = run(name, quick);
+    assert_eq!(claims.len(), count, "{name}: claims");
+    for c in &claims {
+        assert!(c.pass || may_miss(c), "{}: ours {}", c.claim, c.ours);
+        if !c.pass {
+            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
+        }
+    }
+}
+
 /// Runs experiment `name`: exactly the claims for which `known_miss` says so miss, with their
 /// reason in the table; every other claim passes.
 pub fn check_known_misses(name: &str, quick: bool, known_miss: impl Fn(&Claim) -> bool) {
