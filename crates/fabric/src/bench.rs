@@ -1,7 +1,7 @@
 //! What every fabric's benchmark needs from the machine: a wall clock around the timed run and
 //! the process's peak memory, and the bare event queue's rate to compare with.
 
-use crate::{Fabric, RunLimits};
+use crate::{Fabric, FabricError, NoProgress, RunLimits, RunOutput};
 use shoal_base::{Dur, Time};
 use shoal_engine::EventQueue;
 use shoal_workload::FlowSource;
@@ -15,6 +15,60 @@ pub struct ScenarioRun<'a> {
     pub fabric: &'a mut dyn Fabric,
     pub flows: &'a mut dyn FlowSource,
     pub limits: RunLimits,
+}
+
+/// A scenario run once under the wall clock, with what every fabric's report takes from it.
+pub struct TimedRun {
+    pub scenario: String,
+    pub origin: String,
+    pub hosts: usize,
+    pub out: RunOutput,
+    pub wall_s: f64,
+    pub simulated_ms: f64,
+    /// Mean payload rate per host over the measured span (`run.measure_from_us` to the end),
+    /// in Gb/s.
+    pub goodput_gbps_per_host: f64,
+}
+
+impl ScenarioRun<'_> {
+    /// Runs the scenario once, timed; it must set `run.until_us`, since a benchmark times a
+    /// fixed simulated span.
+    pub fn time(self) -> Result<TimedRun, FabricError> {
+        let Some(end) = self.limits.until else {
+            return Err(FabricError(format!(
+                "{}: the scenario sets no run.until_us: a benchmark times a fixed simulated span",
+                self.origin
+            )));
+        };
+        let from = self.limits.measure_from.unwrap_or(Time::ZERO);
+        let mut outcome = Err(FabricError("not run".into()));
+        let (fabric, flows, limits) = (self.fabric, self.flows, self.limits);
+        let wall_s = wall_seconds(|| outcome = fabric.run(flows, limits, &mut NoProgress));
+        let out = outcome?;
+        let secs = end.0.saturating_sub(from.0) as f64 * 1e-12;
+        let bits = out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0;
+        Ok(TimedRun {
+            goodput_gbps_per_host: bits / secs / 1e9 / self.hosts as f64,
+            scenario: self.scenario,
+            origin: self.origin,
+            hosts: self.hosts,
+            out,
+            wall_s,
+            simulated_ms: end.0 as f64 * 1e-9,
+        })
+    }
+}
+
+impl TimedRun {
+    /// The run's counter `key`, or an error naming it.
+    pub fn counter(&self, key: &str) -> Result<u64, FabricError> {
+        self.out.counters.get(key).copied().ok_or_else(|| {
+            FabricError(format!(
+                "{}: the run reported no {key:?} counter",
+                self.origin
+            ))
+        })
+    }
 }
 
 /// Wall-clock seconds that `f` takes.

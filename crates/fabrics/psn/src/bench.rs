@@ -8,9 +8,9 @@
 //! ratio to htsim: a ratio is only measured side by side (`scripts/vs-htsim.sh`).
 
 use serde::Serialize;
-use shoal_base::{Dur, Time};
+use shoal_base::Dur;
+use shoal_fabric::FabricError;
 use shoal_fabric::bench::{ScenarioRun, hold_model, peak_rss_bytes, wall_seconds};
-use shoal_fabric::{FabricError, NoProgress, RunOutput};
 use std::fmt;
 
 /// What the run measured; rates are per second of wall-clock time.
@@ -37,35 +37,24 @@ pub struct PsnBenchReport {
 
 /// Times the run, then the reference loop.
 pub fn run(r: ScenarioRun<'_>) -> Result<PsnBenchReport, FabricError> {
-    let Some(end) = r.limits.until else {
-        return Err(FabricError(
-            "the scenario sets no run.until_us: a benchmark times a fixed simulated span".into(),
-        ));
-    };
-    let from = r.limits.measure_from.unwrap_or(Time::ZERO);
-    let mut outcome = Err(FabricError("not run".into()));
-    let wall_s = wall_seconds(|| outcome = r.fabric.run(r.flows, r.limits, &mut NoProgress));
-    let out: RunOutput = outcome?;
-    let events = out.counters["events"];
+    let t = r.time()?;
+    let (events, wall_s) = (t.counter("events")?, t.wall_s);
     let reference_wall_s = wall_seconds(|| {
         // As many pending as a busy network has (about one per host per hop in flight).
         hold_model(events, 4096, Dur(7_200_000))
     });
-    let secs = end.0.saturating_sub(from.0) as f64 * 1e-12;
-    let goodput =
-        out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9 / r.hosts as f64;
     Ok(PsnBenchReport {
-        scenario: r.scenario,
-        origin: r.origin,
-        hosts: r.hosts,
-        simulated_ms: end.0 as f64 * 1e-9,
+        packet_hops_per_s: t.counter("packet_hops")? as f64 / wall_s,
+        packets_dropped: t.counter("packets_dropped")?,
+        packets_trimmed: t.counter("packets_trimmed")?,
+        goodput_gbps_per_host: t.goodput_gbps_per_host,
+        scenario: t.scenario,
+        origin: t.origin,
+        hosts: t.hosts,
+        simulated_ms: t.simulated_ms,
         wall_s,
         events,
         events_per_s: events as f64 / wall_s,
-        packet_hops_per_s: out.counters["packet_hops"] as f64 / wall_s,
-        goodput_gbps_per_host: goodput,
-        packets_dropped: out.counters["packets_dropped"],
-        packets_trimmed: out.counters["packets_trimmed"],
         reference_wall_s,
         reference_events_per_s: events as f64 / reference_wall_s,
         peak_rss_bytes: peak_rss_bytes(),

@@ -8,9 +8,9 @@
 //! one successor), the floor any model on this engine pays.
 
 use serde::Serialize;
-use shoal_base::{Dur, Time};
+use shoal_base::Dur;
+use shoal_fabric::FabricError;
 use shoal_fabric::bench::{ScenarioRun, hold_model, peak_rss_bytes, wall_seconds};
-use shoal_fabric::{FabricError, NoProgress};
 use std::fmt;
 
 /// What the run measured; rates are per second of wall-clock time.
@@ -47,43 +47,24 @@ pub fn run(r: ScenarioRun<'_>) -> Result<StardustBenchReport, FabricError> {
             r.fabric.name()
         )));
     }
-    let Some(end) = r.limits.until else {
-        return Err(FabricError(format!(
-            "{}: the scenario sets no run.until_us: a benchmark times a fixed simulated span",
-            r.origin
-        )));
-    };
-    let from = r.limits.measure_from.unwrap_or(Time::ZERO);
-    let mut outcome = Err(FabricError("not run".into()));
-    let wall_s = wall_seconds(|| outcome = r.fabric.run(r.flows, r.limits, &mut NoProgress));
-    let out = outcome?;
+    let t = r.time()?;
     let peak_rss = peak_rss_bytes();
-    let count = |key: &str| {
-        out.counters
-            .get(key)
-            .copied()
-            .ok_or_else(|| FabricError(format!("the run reported no {key:?} counter")))
-    };
-    let events = count("events")?;
-    let cell_hops = count("cell_hops")?;
+    let (events, cell_hops, wall_s) = (t.counter("events")?, t.counter("cell_hops")?, t.wall_s);
     // As many pending as the fat-tree has links carrying a cell each way, a cell time apart.
     let reference_wall_s = wall_seconds(|| hold_model(events, 4096, Dur(409_600)));
-    let secs = end.0.saturating_sub(from.0) as f64 * 1e-12;
-    let goodput =
-        out.measured_flow_bytes.iter().sum::<u64>() as f64 * 8.0 / secs / 1e9 / r.hosts as f64;
     Ok(StardustBenchReport {
-        scenario: r.scenario,
-        origin: r.origin,
-        hosts: r.hosts,
-        simulated_ms: end.0 as f64 * 1e-9,
+        fe_drops: t.counter("fe_drops")?,
+        goodput_gbps_per_host: t.goodput_gbps_per_host,
+        scenario: t.scenario,
+        origin: t.origin,
+        hosts: t.hosts,
+        simulated_ms: t.simulated_ms,
         wall_s,
         events,
         events_per_s: events as f64 / wall_s,
         cell_hops,
         cell_hops_per_s: cell_hops as f64 / wall_s,
         events_per_cell_hop: events as f64 / cell_hops.max(1) as f64,
-        goodput_gbps_per_host: goodput,
-        fe_drops: count("fe_drops")?,
         reference_wall_s,
         reference_events_per_s: events as f64 / reference_wall_s,
         peak_rss_bytes: peak_rss,
