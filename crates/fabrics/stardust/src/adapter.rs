@@ -51,8 +51,9 @@ pub const FULL_RATE: u32 = 1 << 16;
 #[derive(Default)]
 struct Voq {
     packets: VecDeque<Packet>,
-    /// Credit bytes received and not yet spent.
-    balance: u32,
+    /// Credit bytes received less data bytes sent: negative after a packet larger than the
+    /// credit left went (its surplus, paid off by the next credits).
+    balance: i64,
     /// Sequence number of the next cell (the stream the egress reorders).
     next_seq: u32,
     status_seq: u32,
@@ -361,17 +362,25 @@ impl Adapter {
         false
     }
 
-    /// Sends what the VOQ's credit balance covers, as one burst of cells.
+    /// Sends packets while the VOQ's credit balance is positive, as one burst of cells (§4.1:
+    /// "the VOQ dequeues packets up to the credit size. The amount of surplus data is stored
+    /// for later accounting"; "a number of packets, matching the credit size"). Ours, reading
+    /// "surplus data" as the data beyond the credit, as credit-balance schedulers do: the
+    /// packet that crosses the credit goes whole and the balance goes negative by its surplus,
+    /// which the next credits pay off. So a VOQ spends credit at exactly the credited rate on
+    /// average, and a packet larger than a credit goes on the first credit rather than waiting
+    /// for the several it is worth (which would hold every VOQ of a round-robin scheduler for
+    /// several rounds before its first packet, all of them at once after a synchronised start).
     fn release(&mut self, now: Time, dst: u32, port: u16, class: u8) {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         let mut burst_end = 0;
-        let mut spend = 0u32;
+        let mut spend = 0i64;
         for p in &voq.packets {
-            if spend + p.wire > voq.balance {
+            if spend >= voq.balance {
                 break;
             }
-            spend += p.wire;
+            spend += p.wire as i64;
             burst_end += 1;
         }
         if burst_end > 0 {
@@ -406,8 +415,9 @@ impl Adapter {
         let keep_for = self.cfg.credit_keep;
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
-        let kept = voq.balance.min(most);
-        let (seq, returned) = (voq.status_seq, voq.balance - kept);
+        // A debt (negative balance) is kept whole: the next credits pay it.
+        let kept = voq.balance.min(most as i64);
+        let (seq, returned) = (voq.status_seq, (voq.balance - kept) as u32);
         voq.balance = kept;
         voq.keep_until = now + keep_for;
         if kept > 0 && !voq.give_back_armed {
@@ -438,7 +448,7 @@ impl Adapter {
             let q = q as usize;
             let voq = &mut self.voqs[q];
             voq.give_back_armed = false;
-            if voq.requested || voq.balance == 0 {
+            if voq.requested || voq.balance <= 0 {
                 // Asking again (its next "off" keeps anew), or nothing left.
                 continue;
             }
@@ -654,7 +664,7 @@ impl Adapter {
             Body::Control(Control::Credit { port, class, bytes }) => {
                 let q = self.cfg.queue_index(cell.src, port, class);
                 let voq = &mut self.voqs[q];
-                voq.balance += bytes;
+                voq.balance += bytes as i64;
                 voq.asked_at = now;
                 if voq.requested {
                     self.release(now, cell.src, port, class);
@@ -674,30 +684,40 @@ impl Adapter {
         }
     }
 
-    /// Counts a data cell into the FCI window, closing the windows that ended before `now`
-    /// first ([`FciReaction`]): one with marks cuts the factor by the decrease times the
-    /// fraction marked, every other one (empty windows included) raises it by the increase.
+    /// Counts a data cell into the FCI window under way, after closing the windows that ended
+    /// before `now`.
     fn fci_tally(&mut self, now: Time, marked: bool) {
-        let f = self.cfg.fci;
-        let ended = (now.0 - self.fci_window.0) / f.interval.0;
-        if ended > 0 {
-            let factor = self.rate_factor as u64;
-            let mut factor = if self.window_marked > 0 {
-                let cut = (factor * f.decrease as u64 * self.window_marked as u64
-                    / self.window_cells as u64)
-                    >> 16;
-                (factor - cut).max(f.min_rate as u64)
-            } else {
-                factor + f.increase as u64
-            };
-            factor += (ended - 1).min(FULL_RATE as u64) * f.increase as u64;
-            self.rate_factor = factor.min(FULL_RATE as u64) as u32;
-            self.fci_window = Time(self.fci_window.0 + ended * f.interval.0);
-            self.window_cells = 0;
-            self.window_marked = 0;
-        }
+        self.fci_close_windows(now);
         self.window_cells += 1;
         self.window_marked += marked as u32;
+    }
+
+    /// Applies the FCI windows that ended by `now` to the credit factor ([`FciReaction`]): one
+    /// with marks cuts the factor by the decrease times the fraction marked, every other one
+    /// (empty windows included) raises it by the increase. Called when a data cell arrives and
+    /// before credits are sent, so that a factor cut deep recovers on time even while no data
+    /// cell arrives (were it applied at the next cell only, a low factor would hold the credit
+    /// clock slow until the cells it starves arrive).
+    fn fci_close_windows(&mut self, now: Time) {
+        let f = self.cfg.fci;
+        let ended = (now.0 - self.fci_window.0) / f.interval.0;
+        if ended == 0 {
+            return;
+        }
+        let factor = self.rate_factor as u64;
+        let mut factor = if self.window_marked > 0 {
+            let cut = (factor * f.decrease as u64 * self.window_marked as u64
+                / self.window_cells as u64)
+                >> 16;
+            (factor - cut).max(f.min_rate as u64)
+        } else {
+            factor + f.increase as u64
+        };
+        factor += (ended - 1).min(FULL_RATE as u64) * f.increase as u64;
+        self.rate_factor = factor.min(FULL_RATE as u64) as u32;
+        self.fci_window = Time(self.fci_window.0 + ended * f.interval.0);
+        self.window_cells = 0;
+        self.window_marked = 0;
     }
 
     fn data(&mut self, now: Time, src: u32, d: Data) {
@@ -856,6 +876,7 @@ impl Adapter {
 
     /// Sends the credits due by `now` and gives up the gaps whose timer expired.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.fci_close_windows(now);
         for p in 0..self.ports.len() {
             self.ports[p].sched.settle(now);
             // A port that was idle (or blocked) starts its clock now rather than catching up

@@ -64,8 +64,9 @@ pub mod defaults {
     /// Ours: 50 µs; cells of a stream are at most a few fabric queues apart (microseconds),
     /// so only a lost cell holds a gap this long.
     pub const REASSEMBLY_TIMEOUT_US: f64 = 50.0;
-    /// §4.1: "the amount of surplus data is stored for later accounting"; ours: an empty VOQ
-    /// keeps up to a credit of unspent credit for half the reassembly timeout (the
+    /// §4.1 keeps credit accounts per VOQ ("the amount of surplus data is stored for later
+    /// accounting": data sent beyond a credit is a debt the next credits pay); ours: an empty
+    /// VOQ also keeps up to a credit of unspent credit for half the reassembly timeout (the
     /// scheduler writes off what an off VOQ owes after the whole timeout, and the data sent
     /// against kept credit must reach it first).
     pub const CREDIT_KEEP_US: f64 = 25.0;

@@ -25,8 +25,10 @@ struct VoqView {
     /// Sequence number of the newest status applied.
     seq: u32,
     seen: bool,
-    /// Credit bytes handed to it and not yet come back.
-    outstanding: u64,
+    /// Credit bytes handed to it less the data and returned credit that came back. Negative
+    /// when the VOQ sent more than its credit (the surplus of its last packet, which later
+    /// credits pay off: [`crate::adapter`]).
+    outstanding: i64,
 }
 
 /// A write-off due: VOQ `(src, class)` said "off" with status `seq`.
@@ -51,7 +53,7 @@ pub struct PortScheduler {
     /// Weighted policy: the class being served and the credits it has left in its turn.
     turn: u8,
     turn_left: u16,
-    /// The VOQs' outstanding credit, summed.
+    /// The VOQs' outstanding credit, summed over those that owe data (what may still arrive).
     outstanding: u64,
     /// Write-offs due, in time order (each is `hold` after the status that queued it).
     settle: VecDeque<Settle>,
@@ -82,12 +84,18 @@ impl PortScheduler {
         &mut self.views[src as usize * self.classes as usize + class as usize]
     }
 
+    /// Adds `delta` to VOQ `(src, class)`'s books, keeping the sum of what the VOQs owe.
+    fn book(&mut self, src: u32, class: u8, delta: i64) {
+        let v = self.view(src, class);
+        let before = v.outstanding.max(0) as u64;
+        v.outstanding += delta;
+        let after = v.outstanding.max(0) as u64;
+        self.outstanding = self.outstanding + after - before;
+    }
+
     /// `bytes` of VOQ `(src, class)`'s credit came back (as data or returned unused).
     fn pay(&mut self, src: u32, class: u8, bytes: u64) {
-        let v = self.view(src, class);
-        let paid = v.outstanding.min(bytes);
-        v.outstanding -= paid;
-        self.outstanding -= paid;
+        self.book(src, class, -(bytes as i64));
     }
 
     /// Applies a status received at `now` from the VOQ of `src`, `class`: newer statuses
@@ -139,8 +147,9 @@ impl PortScheduler {
             }
             self.settle.pop_front();
             let v = self.view(s.src, s.class);
-            if v.seq == s.seq && !v.on {
-                let owed = std::mem::take(&mut v.outstanding);
+            if v.seq == s.seq && !v.on && v.outstanding > 0 {
+                // A debt (data sent ahead of credit) stays: the VOQ's balance carries it too.
+                let owed = std::mem::take(&mut v.outstanding) as u64;
                 self.outstanding -= owed;
                 self.written_off += owed;
             }
@@ -171,8 +180,7 @@ impl PortScheduler {
             let v = &mut self.views[src as usize * self.classes as usize + class as usize];
             if v.on {
                 ring.push_back(src);
-                v.outstanding += bytes as u64;
-                self.outstanding += bytes as u64;
+                self.book(src, class, bytes as i64);
                 return Some((src, class));
             }
             v.in_ring = false;
@@ -271,5 +279,37 @@ mod tests {
         s.status(at(13), 1, 0, 3, true, 0);
         s.settle(at(100));
         assert_eq!((s.outstanding(), s.written_off()), (500, 500));
+    }
+
+    #[test]
+    fn data_ahead_of_credit_is_a_debt_that_later_credits_pay_and_no_write_off_forgives() {
+        let at = |us| Time::ZERO + Dur::from_us(us);
+        let mut s = PortScheduler::new(2, 1, ClassPolicy::Strict, Dur::from_us(10));
+        s.status(at(0), 0, 0, 1, true, 0);
+        s.status(at(0), 1, 0, 1, true, 0);
+        s.pick(1000); // VOQ 0
+        s.pick(1000); // VOQ 1
+        // VOQ 0 sent a 2,500 B packet on its 1,000 B credit: it owes 1,500 B of credit and
+        // nothing more may arrive from it, so only VOQ 1's credit is outstanding.
+        s.arrived(0, 0, 2500);
+        assert_eq!(s.outstanding(), 1000);
+        s.pick(1000); // VOQ 0: pays 1,000 of the debt
+        s.pick(1000); // VOQ 1
+        assert_eq!(s.outstanding(), 2000);
+        s.pick(1000); // VOQ 0: 500 B it may still send
+        assert_eq!(s.outstanding(), 2500);
+        // VOQ 0 goes off owing 500 and sends nothing more: written off after the hold.
+        s.status(at(1), 0, 0, 2, false, 0);
+        s.settle(at(11));
+        assert_eq!((s.outstanding(), s.written_off()), (2000, 500));
+        // VOQ 1 sends 2,600 B ahead (600 B of debt) and goes off: the debt is not written off
+        // as credit, and its next credit pays it first.
+        s.arrived(1, 0, 2600);
+        s.status(at(12), 1, 0, 2, false, 0);
+        s.settle(at(30));
+        assert_eq!((s.outstanding(), s.written_off()), (0, 500));
+        s.status(at(31), 1, 0, 3, true, 0);
+        s.pick(1000);
+        assert_eq!(s.outstanding(), 400);
     }
 }

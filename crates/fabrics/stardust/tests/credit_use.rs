@@ -189,3 +189,83 @@ fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without
         assert_eq!(a.rate_factor() as u64, expect, "window {w}");
     }
 }
+
+/// A packet of `wire` bytes from host to adapter 1, port 0.
+fn packet(a: &mut Adapter, now: Time, record: u32, wire: u32) {
+    let p = Packet { record, wire };
+    assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
+}
+
+#[test]
+fn a_packet_larger_than_the_credit_goes_on_the_first_credit_and_later_credits_pay_its_surplus() {
+    let mut a = adapter(Dur::from_us(25));
+    packet(&mut a, us(0), 0, 9064);
+    packet(&mut a, us(0), 1, 9064);
+    assert_eq!(sent(&mut a, us(0)), (0, vec![(true, 0)]));
+    // The first credit lets the whole first packet go (19 cells of 496 B): 4,968 B of surplus.
+    credit(&mut a, us(2));
+    assert_eq!(sent(&mut a, us(2)).0, 19);
+    assert_eq!(a.ingress_bytes(), 9064);
+    // The second credit pays 4,096 of it: still 872 B owed, nothing goes.
+    credit(&mut a, us(4));
+    assert_eq!(sent(&mut a, us(4)), (0, vec![]));
+    // The third leaves 3,224 B of credit: the second packet goes, and the VOQ, empty, says off
+    // while owing 5,840 B, which it keeps (nothing to give back).
+    credit(&mut a, us(6));
+    assert_eq!(sent(&mut a, us(6)), (19, vec![(false, 0)]));
+    assert_eq!(a.ingress_bytes(), 0);
+    a.handle_timeout(us(100));
+    assert_eq!(
+        sent(&mut a, us(100)),
+        (0, vec![]),
+        "a debt is not given back"
+    );
+    assert_eq!(a.stats().credit_returned_bytes, 0);
+}
+
+#[test]
+fn a_cut_credit_rate_recovers_window_by_window_while_no_data_arrives() {
+    let mut a = adapter(Dur::ZERO);
+    // One window (0-5 us) with every cell marked: the factor halves (decrease 0.5).
+    for i in 0..10u32 {
+        a.handle_cell(Time(i as u64 * 100_000), data_cell(i, true));
+    }
+    a.handle_timeout(us(5));
+    assert_eq!(a.rate_factor(), FULL_RATE / 2);
+    // No cell after it: each window that ends gives back 1/32, seen when credits are due.
+    a.handle_timeout(us(10));
+    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 2048);
+    // Three more end by 27 us (at 15, 20 and 25).
+    a.handle_timeout(us(27));
+    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 4 * 2048);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A backlogged VOQ spends what it was credited and at most one packet more: after C
+    /// bytes of credit it has sent S bytes with C <= S < C + the largest packet (§4.1's
+    /// surplus, carried as a debt).
+    #[test]
+    fn a_backlogged_voq_sends_its_credit_and_less_than_one_packet_more(
+        sizes in proptest::collection::vec(64u32..=9064, 40..80),
+        credits in 1u32..30,
+    ) {
+        let mut a = adapter(Dur::from_us(25));
+        let total: u64 = sizes.iter().map(|&w| w as u64).sum();
+        for (i, &w) in sizes.iter().enumerate() {
+            packet(&mut a, us(0), i as u32, w);
+        }
+        let largest = *sizes.iter().max().unwrap() as u64;
+        for c in 1..=credits {
+            credit(&mut a, us(c as u64));
+            sent(&mut a, us(c as u64));
+            let spent = total - a.ingress_bytes();
+            let granted = c as u64 * 4096;
+            if spent < total {
+                proptest::prop_assert!(spent >= granted, "{spent} sent for {granted} credited");
+            }
+            proptest::prop_assert!(spent < granted + largest, "{spent} sent for {granted} credited");
+        }
+    }
+}
