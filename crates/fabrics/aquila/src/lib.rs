@@ -23,6 +23,7 @@ pub mod cliquemap;
 pub mod control;
 pub mod ipgnet;
 pub mod islip;
+mod port_bits;
 pub mod rma;
 pub mod routing;
 pub mod run;
