@@ -23,7 +23,6 @@ pub mod cliquemap;
 pub mod control;
 pub mod ipgnet;
 pub mod islip;
-mod port_bits;
 pub mod rma;
 pub mod routing;
 pub mod run;

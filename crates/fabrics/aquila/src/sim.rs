@@ -66,7 +66,6 @@
 use crate::cliquemap::{Bulk, Client, Lookups, RPC_REQUEST_BYTES, Transport};
 use crate::ipgnet::{COS, Egress, EgressConfig, Grant, Rts};
 use crate::islip::{Islip, Request};
-use crate::port_bits::{PortBits, Waiters};
 use crate::rma::{Pcie, REQ_WORDS, Rma};
 use crate::routing::{Candidates, Hop, InKind, LEVELS, LevelRule, Mode, Router, route_hash, vc};
 use crate::spec::{Injection, Spec};
@@ -583,23 +582,9 @@ pub(crate) struct Sim<'a> {
     /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
     /// cell, so that arbitration and output scheduling visit only VCs with something to do.
     in_mask: Vec<u32>,
-    /// The ports whose `in_mask` is not empty: the inputs holding a cell.
-    in_ports: PortBits,
-    /// Arbitration by change: the inputs the next round of their TiN must look at (a new head,
-    /// a head not yet ready or not routable, a request left unmatched, a head dropped, an
-    /// output they wait for changed); the inputs and crossbar outputs busy moving a cell (the
-    /// round after their crossing ends looks at them, and at the inputs waiting for them);
-    /// per output, the inputs whose routed head waits for it (its crossbar output busy or its
-    /// queue full); the inputs whose head was left for a full output queue at their last look.
-    /// Every other input holding a cell is as its last look left it: blocked on a busy input,
-    /// a busy crossbar output or a full queue, none of which has changed since; so a round
-    /// that looks only at these inputs makes the requests, routing draws and wakes of a round
-    /// that looks at every input, in the same order.
-    dirty: PortBits,
-    busy_in: PortBits,
-    busy_out: PortBits,
-    waiters: Waiters,
-    full_blocked: PortBits,
+    /// Bit `port % 64` of word `port / 64` set when the port's `in_mask` is not empty, so that
+    /// an arbitration round visits only the inputs holding a cell (most rounds find few).
+    in_ports: Vec<u64>,
     out_mask: Vec<u32>,
     /// Per (port, VC).
     inq: Vec<Fifo>,
@@ -783,7 +768,6 @@ impl<'a> Sim<'a> {
                 vec![Egress::new(cfg); tins as usize]
             }
         };
-        let waiters = Waiters::new(&base);
         Ok(Sim {
             spec,
             egress,
@@ -802,12 +786,7 @@ impl<'a> Sim<'a> {
             send_at: vec![None; ports],
             rr: vec![0; ports],
             in_mask: vec![0; ports],
-            in_ports: PortBits::new(ports),
-            dirty: PortBits::new(ports),
-            busy_in: PortBits::new(ports),
-            busy_out: PortBits::new(ports),
-            waiters,
-            full_blocked: PortBits::new(ports),
+            in_ports: vec![0; ports.div_ceil(64)],
             out_mask: vec![0; ports],
             inq: vec![Fifo::EMPTY; ports * VCS],
             in_head: vec![NO_HEAD; ports * VCS],
@@ -1694,9 +1673,8 @@ impl<'a> Sim<'a> {
         let was_empty = self.inq[qi].is_empty();
         self.slab.push_back(&mut self.inq[qi], id);
         self.in_mask[port as usize] |= 1 << v;
-        self.in_ports.insert(port);
+        self.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
-            self.dirty.insert(port);
             self.in_head[qi] = Head {
                 ready: c.ready,
                 oq: NONE,
@@ -1847,8 +1825,7 @@ impl<'a> Sim<'a> {
         best.expect("at least one candidate")
     }
 
-    /// One arbitration round of TiN `tin` at `now`, looking at the inputs whose state may have
-    /// changed since their last look (`dirty`; see the field).
+    /// One arbitration round of TiN `tin` at `now`.
     fn arbitrate(&mut self, now: Time, tin: u32) {
         let (lo, hi) = (self.base[tin as usize], self.base[tin as usize + 1]);
         self.requests.clear();
@@ -1857,20 +1834,16 @@ impl<'a> Sim<'a> {
         let mut blocked = false;
         self.in_round = Some(tin);
         self.round_freed = false;
-        self.expire_crossings(now, lo, hi);
-        // The inputs to look at, a word at a time, in port order (only the input being looked
-        // at changes its bits during the look: arrivals are events of their own).
+        // The inputs holding a cell, a word of `in_ports` at a time (only the input being
+        // visited can change its bit during the round: arrivals are events of their own).
         for w in lo / 64..hi.div_ceil(64) {
-            let mut ports = self.dirty.take(w, lo, hi) & self.in_ports.word(w);
+            let mut ports = self.in_ports[w as usize] & span(w, lo, hi);
             while ports != 0 {
                 let port = w * 64 + ports.trailing_zeros();
                 ports &= ports - 1;
-                self.full_blocked.remove(port);
-                // A busy input is looked at again when its crossing ends.
                 if self.in_busy[port as usize] > now {
                     continue;
                 }
-                let mut again = false;
                 let mut vcs = self.in_mask[port as usize];
                 while vcs != 0 {
                     let v = vcs.trailing_zeros() as usize;
@@ -1879,7 +1852,6 @@ impl<'a> Sim<'a> {
                     let head = self.in_head[qi];
                     if head.ready > now {
                         next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
-                        again = true;
                         continue;
                     }
                     let mut oq = head.oq;
@@ -1893,13 +1865,11 @@ impl<'a> Sim<'a> {
                             self.counters.hop_limit_drops += 1;
                             self.drop_head(now, port, v as u8, id);
                             blocked = true;
-                            again = true;
                             continue;
                         }
                         // No route while every candidate is on a failed link: the cell
                         // waits for the SDN's new tables, whose update wakes this TiN.
                         if !self.route(tin, id) {
-                            again = true;
                             continue;
                         }
                         let c = self.cells[id as usize];
@@ -1910,12 +1880,10 @@ impl<'a> Sim<'a> {
                     // A crossbar output busy is woken by its crossing's end; a full queue
                     // only by its output sending.
                     if self.xbar_out_busy[out as usize] > now {
-                        self.waiters.insert(out, port);
                         continue;
                     }
                     if self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words {
-                        self.full_blocked.insert(port);
-                        self.waiters.insert(out, port);
+                        blocked = true;
                         continue;
                     }
                     let id = *self
@@ -1928,19 +1896,9 @@ impl<'a> Sim<'a> {
                         output: (out - lo) as u16,
                     });
                     self.req_ports.push((port, id));
-                    // Matched, the input is busy and looked at when its crossing ends; left
-                    // unmatched, at the next round.
-                    again = true;
-                }
-                if again {
-                    self.dirty.insert(port);
                 }
             }
         }
-        // Inputs not looked at keep what their last look found.
-        #[cfg(debug_assertions)]
-        self.check_left_alone(now, lo, hi);
-        blocked |= self.full_blocked.any_in(lo, hi);
         if !self.requests.is_empty() {
             self.matched.clear();
             self.islip[tin as usize].arbitrate(
@@ -1967,86 +1925,6 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Debug builds: every input of ports `lo..hi` that the next round will not look at is
-    /// as arbitration by change assumes: busy until a crossing's end it will hear of, or with
-    /// every head ready, routed and waiting for an output that will wake it (a crossing's end,
-    /// or space in a full queue), its full-queue bit right. A round that looked at it would
-    /// make no request, no routing draw and no wake.
-    #[cfg(debug_assertions)]
-    fn check_left_alone(&self, now: Time, lo: u32, hi: u32) {
-        for port in lo..hi {
-            let mut vcs = self.in_mask[port as usize];
-            if vcs == 0 || self.dirty.contains(port) {
-                continue;
-            }
-            if self.in_busy[port as usize] > now {
-                assert!(self.busy_in.contains(port), "busy input {port} unheard");
-                assert!(
-                    !self.full_blocked.contains(port),
-                    "busy input {port} counted full"
-                );
-                continue;
-            }
-            let mut full = false;
-            while vcs != 0 {
-                let v = vcs.trailing_zeros() as usize;
-                vcs &= vcs - 1;
-                let head = self.in_head[port as usize * VCS + v];
-                assert!(
-                    head.ready <= now && head.oq != NONE,
-                    "input {port} VC {v} left unready or unrouted"
-                );
-                let out = head.oq / VCS as u32;
-                assert!(
-                    self.waiters.contains(out, port),
-                    "input {port} not waiting for {out}"
-                );
-                if self.xbar_out_busy[out as usize] > now {
-                    assert!(self.busy_out.contains(out), "busy output {out} unheard");
-                } else {
-                    let over = self.out_words[head.oq as usize] + head.words as u32;
-                    assert!(
-                        over > self.spec.output_vc_words,
-                        "input {port} VC {v} could request"
-                    );
-                    full = true;
-                }
-            }
-            assert_eq!(
-                self.full_blocked.contains(port),
-                full,
-                "input {port}'s full-queue bit"
-            );
-        }
-    }
-
-    /// Inputs and crossbar outputs of ports `lo..hi` whose crossing has ended by `now`: the
-    /// inputs, and those waiting for the outputs, are looked at again.
-    fn expire_crossings(&mut self, now: Time, lo: u32, hi: u32) {
-        for w in lo / 64..hi.div_ceil(64) {
-            let mut ins = self.busy_in.take(w, lo, hi);
-            while ins != 0 {
-                let port = w * 64 + ins.trailing_zeros();
-                ins &= ins - 1;
-                if self.in_busy[port as usize] <= now {
-                    self.dirty.insert(port);
-                } else {
-                    self.busy_in.insert(port);
-                }
-            }
-            let mut outs = self.busy_out.take(w, lo, hi);
-            while outs != 0 {
-                let out = w * 64 + outs.trailing_zeros();
-                outs &= outs - 1;
-                if self.xbar_out_busy[out as usize] <= now {
-                    self.waiters.take_into(out, &mut self.dirty);
-                } else {
-                    self.busy_out.insert(out);
-                }
-            }
-        }
-    }
-
     /// Drops the head cell of an input FIFO (hop limit): its space and credit go back.
     fn drop_head(&mut self, now: Time, port: u32, v: u8, id: u32) {
         self.pop_input(port, v);
@@ -2067,10 +1945,6 @@ impl<'a> Sim<'a> {
         let done = (now + xbar).max(c.tail);
         self.in_busy[port as usize] = done;
         self.xbar_out_busy[out as usize] = done;
-        self.busy_in.insert(port);
-        self.busy_out.insert(out);
-        // A head left for this output's full queue now finds its crossbar output busy.
-        self.waiters.take_into(out, &mut self.dirty);
         self.q.schedule(
             done,
             Ev::Crossed {
@@ -2101,7 +1975,7 @@ impl<'a> Sim<'a> {
             None => {
                 self.in_mask[port as usize] &= !(1 << v);
                 if self.in_mask[port as usize] == 0 {
-                    self.in_ports.remove(port);
+                    self.in_ports[port as usize / 64] &= !(1 << (port % 64));
                 }
             }
             Some(&id) => {
@@ -2184,7 +2058,6 @@ impl<'a> Sim<'a> {
                     self.out_mask[p] &= !(1 << v);
                 }
                 self.out_words[oq] -= c.words as u32;
-                self.waiters.take_into(port, &mut self.dirty);
                 if !self.is_endpoint[p] {
                     self.credits[oq] -= c.words as u32;
                 }
@@ -2475,9 +2348,42 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// The bits of word `w` of a port bitset that fall in ports `lo..hi`.
+fn span(w: u32, lo: u32, hi: u32) -> u64 {
+    let from = lo.saturating_sub(w * 64).min(64);
+    let to = (hi - w * 64).min(64);
+    let upto = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
+    let below = if from == 64 {
+        u64::MAX
+    } else {
+        (1u64 << from) - 1
+    };
+    upto & !below
+}
+
 #[path = "control/sim_failure.rs"]
 mod failure;
 
 #[cfg(test)]
 #[path = "sim_swift_tests.rs"]
 mod swift_tests;
+
+#[cfg(test)]
+mod span_tests {
+    use super::span;
+
+    /// Against the bit-by-bit reference, for every range of up to 200 ports.
+    #[test]
+    fn span_holds_exactly_the_ports_of_the_range_in_the_word() {
+        for lo in 0..200u32 {
+            for hi in lo + 1..=200 {
+                for w in lo / 64..hi.div_ceil(64) {
+                    let want = (0..64)
+                        .filter(|b| (lo..hi).contains(&(w * 64 + b)))
+                        .fold(0u64, |m, b| m | 1 << b);
+                    assert_eq!(span(w, lo, hi), want, "word {w} of {lo}..{hi}");
+                }
+            }
+        }
+    }
+}

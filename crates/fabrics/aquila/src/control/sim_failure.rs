@@ -52,10 +52,8 @@ impl Sim<'_> {
                 self.out_words[oq] = 0;
             }
             self.out_mask[p] = 0;
-            // Heads routed to the failed port choose again; every input of the TiN is
-            // looked at again.
+            // Heads routed to the failed port choose again.
             let t = self.tin[p] as usize;
-            self.dirty.insert_range(self.base[t], self.base[t + 1]);
             for q in self.base[t] as usize..self.base[t + 1] as usize {
                 for v in 0..VCS {
                     let head = &mut self.in_head[q * VCS + v];
@@ -79,10 +77,6 @@ impl Sim<'_> {
         }
         self.router.remove_link(tin, port)?;
         let far = self.tin[self.far[a] as usize];
-        for x in [tin, far] {
-            let x = x as usize;
-            self.dirty.insert_range(self.base[x], self.base[x + 1]);
-        }
         self.wake_arbiter(tin, now);
         self.wake_arbiter(far, now);
         Ok(())
