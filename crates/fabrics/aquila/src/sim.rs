@@ -76,6 +76,7 @@ use shoal_base::rng::{StreamRng, stream};
 use shoal_base::{Dur, Fifo, Rate, Slab, Time};
 use shoal_fabric::Calendar;
 use shoal_fabric::event_loop::Event;
+use shoal_metrics::LatencyHistogram;
 use shoal_topology::DragonflyPort;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -631,12 +632,13 @@ pub(crate) struct Sim<'a> {
     matched: Vec<usize>,
     /// Packets delivered in order: (flow, payload bytes, time), drained by the caller.
     pub(crate) delivered: Vec<(u32, u32)>,
-    /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
-    pub(crate) rtts: Vec<u64>,
-    /// Fabric latencies (ps) of the data cells delivered after `measure_from`, when kept
-    /// (`keep_cell_latencies`): a cell's injection onto its host's link to its tail's arrival
-    /// at the destination host, so the host's own queue of packets is not in it.
-    pub(crate) cell_latencies: Option<Vec<u64>>,
+    /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
+    /// Histograms, not lists: a long run's memory does not grow with its packets and cells.
+    pub(crate) rtts: LatencyHistogram,
+    /// Fabric latencies of the data cells delivered after `measure_from`, when kept (flow
+    /// runs): a cell's injection onto its host's link to its tail's arrival at the destination
+    /// host, so the host's own queue of packets is not in it.
+    pub(crate) cell_latencies: Option<LatencyHistogram>,
     /// 1RMA reads, by id; the CliqueMap lookups, when they run.
     reads: Vec<Read>,
     lookups: Option<Lookups>,
@@ -816,7 +818,7 @@ impl<'a> Sim<'a> {
             req_ports: Vec::new(),
             matched: Vec::new(),
             delivered: Vec::new(),
-            rtts: Vec::new(),
+            rtts: LatencyHistogram::new(),
             cell_latencies: None,
             reads: Vec::new(),
             lookups: None,
@@ -2111,7 +2113,7 @@ impl<'a> Sim<'a> {
             if now >= self.measure_from {
                 self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
                 if let Some(l) = &mut self.cell_latencies {
-                    l.push(now.0 - c.injected.0);
+                    l.record(now - c.injected);
                 }
             }
         }
@@ -2247,7 +2249,7 @@ impl<'a> Sim<'a> {
             }
             if let Some(start) = p.ack_for {
                 if start >= self.measure_from {
-                    self.rtts.push(now.0 - start.0);
+                    self.rtts.record(now - start);
                 }
                 self.acknowledged(now, &p, start);
             }
