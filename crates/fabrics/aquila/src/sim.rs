@@ -76,6 +76,7 @@ use shoal_base::rng::{StreamRng, stream};
 use shoal_base::{Dur, Fifo, Rate, Slab, Time};
 use shoal_fabric::Calendar;
 use shoal_fabric::event_loop::Event;
+use shoal_metrics::LatencyHistogram;
 use shoal_topology::DragonflyPort;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -296,6 +297,25 @@ struct Head {
     /// Output queue (port · VCS + VC) once routed, else `NONE`.
     oq: u32,
     words: u8,
+}
+
+/// One input VC of a port: its FIFO, the head's arbitration state and the words held, in
+/// one record, so that an arrival, a look at the head and a crossing touch one cache line
+/// rather than one of each of three arrays.
+#[derive(Clone, Copy, Debug)]
+struct InVc {
+    head: Head,
+    fifo: Fifo,
+    words: u32,
+}
+
+/// One output VC of a port: its queue, the words queued and the credits of the far input's
+/// FIFO of that VC, in one record for the same reason.
+#[derive(Clone, Copy, Debug)]
+struct OutVc {
+    fifo: Fifo,
+    words: u32,
+    credits: u32,
 }
 
 const NO_HEAD: Head = Head {
@@ -586,13 +606,10 @@ pub(crate) struct Sim<'a> {
     /// an arbitration round visits only the inputs holding a cell (most rounds find few).
     in_ports: Vec<u64>,
     out_mask: Vec<u32>,
-    /// Per (port, VC).
-    inq: Vec<Fifo>,
-    in_head: Vec<Head>,
-    in_words: Vec<u32>,
-    outq: Vec<Fifo>,
-    out_words: Vec<u32>,
-    credits: Vec<u32>,
+    /// Per (port, VC), at `port · VCS + VC`: its input FIFO, and its output queue with the
+    /// credits of the far input.
+    vin: Vec<InVc>,
+    vout: Vec<OutVc>,
     /// Per TiN.
     arb_at: Vec<Option<Time>>,
     /// Per TiN, the times of its `Arbitrate` events in the queue, so that a wake at one of
@@ -631,12 +648,13 @@ pub(crate) struct Sim<'a> {
     matched: Vec<usize>,
     /// Packets delivered in order: (flow, payload bytes, time), drained by the caller.
     pub(crate) delivered: Vec<(u32, u32)>,
-    /// Fabric RTTs (ps) of the packets whose acknowledgement came back after `measure_from`.
-    pub(crate) rtts: Vec<u64>,
-    /// Fabric latencies (ps) of the data cells delivered after `measure_from`, when kept
-    /// (`keep_cell_latencies`): a cell's injection onto its host's link to its tail's arrival
-    /// at the destination host, so the host's own queue of packets is not in it.
-    pub(crate) cell_latencies: Option<Vec<u64>>,
+    /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
+    /// Histograms, not lists: a long run's memory does not grow with its packets and cells.
+    pub(crate) rtts: LatencyHistogram,
+    /// Fabric latencies of the data cells delivered after `measure_from`, when kept (flow
+    /// runs): a cell's injection onto its host's link to its tail's arrival at the destination
+    /// host, so the host's own queue of packets is not in it.
+    pub(crate) cell_latencies: Option<LatencyHistogram>,
     /// 1RMA reads, by id; the CliqueMap lookups, when they run.
     reads: Vec<Read>,
     lookups: Option<Lookups>,
@@ -715,16 +733,17 @@ impl<'a> Sim<'a> {
                 is_endpoint[i] = true;
             }
         }
-        let mut credits = vec![0u32; ports * VCS];
-        for i in 0..ports {
-            for v in 0..VCS {
-                credits[i * VCS + v] = if is_endpoint[i] {
+        let vout = (0..ports * VCS)
+            .map(|i| OutVc {
+                fifo: Fifo::EMPTY,
+                words: 0,
+                credits: if is_endpoint[i / VCS] {
                     u32::MAX
                 } else {
-                    in_cap[far[i] as usize]
-                };
-            }
-        }
+                    in_cap[far[i / VCS] as usize]
+                },
+            })
+            .collect();
         let hosts = (0..tins * hpt)
             .map(|h| Host {
                 tin: h / hpt,
@@ -788,12 +807,15 @@ impl<'a> Sim<'a> {
             in_mask: vec![0; ports],
             in_ports: vec![0; ports.div_ceil(64)],
             out_mask: vec![0; ports],
-            inq: vec![Fifo::EMPTY; ports * VCS],
-            in_head: vec![NO_HEAD; ports * VCS],
-            in_words: vec![0; ports * VCS],
-            outq: vec![Fifo::EMPTY; ports * VCS],
-            out_words: vec![0; ports * VCS],
-            credits,
+            vin: vec![
+                InVc {
+                    head: NO_HEAD,
+                    fifo: Fifo::EMPTY,
+                    words: 0,
+                };
+                ports * VCS
+            ],
+            vout,
             arb_at: vec![None; tins as usize],
             arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
             arb_blocked: vec![false; tins as usize],
@@ -816,7 +838,7 @@ impl<'a> Sim<'a> {
             req_ports: Vec::new(),
             matched: Vec::new(),
             delivered: Vec::new(),
-            rtts: Vec::new(),
+            rtts: LatencyHistogram::new(),
             cell_latencies: None,
             reads: Vec::new(),
             lookups: None,
@@ -840,13 +862,16 @@ impl<'a> Sim<'a> {
 
     /// Words queued in all input FIFOs and output queues, and in the fullest output queue.
     pub(crate) fn queued_words(&self) -> (u64, u64) {
-        let total = self
-            .in_words
-            .iter()
-            .chain(&self.out_words)
-            .map(|&w| w as u64)
+        let ins = self.vin.iter().map(|q| u64::from(q.words));
+        let total = ins
+            .chain(self.vout.iter().map(|q| u64::from(q.words)))
             .sum();
-        let most = self.out_words.iter().copied().max().unwrap_or(0) as u64;
+        let most = self
+            .vout
+            .iter()
+            .map(|q| u64::from(q.words))
+            .max()
+            .unwrap_or(0);
         (total, most)
     }
 
@@ -911,7 +936,7 @@ impl<'a> Sim<'a> {
                 self.try_send(now, port);
             }
             Ev::Credit { port, vc, words } => {
-                self.credits[port as usize * VCS + vc as usize] += words as u32;
+                self.vout[port as usize * VCS + vc as usize].credits += words as u32;
                 self.try_send(now, port);
             }
             Ev::HostSend { host } => {
@@ -1663,19 +1688,19 @@ impl<'a> Sim<'a> {
         let c = self.cells[id as usize];
         let v = vc(c.class, c.level) as usize;
         let qi = port as usize * VCS + v;
-        if self.in_words[qi] + c.words as u32 > self.in_cap[port as usize] {
+        if self.vin[qi].words + c.words as u32 > self.in_cap[port as usize] {
             self.counters.credit_overflows += 1;
             self.free_cell(id);
             return;
         }
-        self.in_words[qi] += c.words as u32;
-        self.counters.max_input_words = self.counters.max_input_words.max(self.in_words[qi]);
-        let was_empty = self.inq[qi].is_empty();
-        self.slab.push_back(&mut self.inq[qi], id);
+        self.vin[qi].words += c.words as u32;
+        self.counters.max_input_words = self.counters.max_input_words.max(self.vin[qi].words);
+        let was_empty = self.vin[qi].fifo.is_empty();
+        self.slab.push_back(&mut self.vin[qi].fifo, id);
         self.in_mask[port as usize] |= 1 << v;
         self.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
-            self.in_head[qi] = Head {
+            self.vin[qi].head = Head {
                 ready: c.ready,
                 oq: NONE,
                 words: c.words,
@@ -1776,7 +1801,7 @@ impl<'a> Sim<'a> {
                 let base = self.base[tin as usize];
                 let depth = |s: &Self, h: &Hop| match h.port {
                     Some(p) => {
-                        s.out_words[(base + p) as usize * VCS + vc(c.class, h.level) as usize]
+                        s.vout[(base + p) as usize * VCS + vc(c.class, h.level) as usize].words
                     }
                     None => 0,
                 };
@@ -1849,7 +1874,7 @@ impl<'a> Sim<'a> {
                     let v = vcs.trailing_zeros() as usize;
                     vcs &= vcs - 1;
                     let qi = port as usize * VCS + v;
-                    let head = self.in_head[qi];
+                    let head = self.vin[qi].head;
                     if head.ready > now {
                         next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
                         continue;
@@ -1858,7 +1883,7 @@ impl<'a> Sim<'a> {
                     if oq == NONE {
                         let id = *self
                             .slab
-                            .front(&self.inq[qi])
+                            .front(&self.vin[qi].fifo)
                             .expect("a VC in the mask holds a cell");
                         let c = self.cells[id as usize];
                         if c.hops_left == 0 && c.dst_tin != tin {
@@ -1874,7 +1899,7 @@ impl<'a> Sim<'a> {
                         }
                         let c = self.cells[id as usize];
                         oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
-                        self.in_head[qi].oq = oq;
+                        self.vin[qi].head.oq = oq;
                     }
                     let out = oq / VCS as u32;
                     // A crossbar output busy is woken by its crossing's end; a full queue
@@ -1882,13 +1907,14 @@ impl<'a> Sim<'a> {
                     if self.xbar_out_busy[out as usize] > now {
                         continue;
                     }
-                    if self.out_words[oq as usize] + head.words as u32 > self.spec.output_vc_words {
+                    if self.vout[oq as usize].words + head.words as u32 > self.spec.output_vc_words
+                    {
                         blocked = true;
                         continue;
                     }
                     let id = *self
                         .slab
-                        .front(&self.inq[qi])
+                        .front(&self.vin[qi].fifo)
                         .expect("a VC in the mask holds a cell");
                     self.requests.push(Request {
                         input: (port - lo) as u16,
@@ -1960,9 +1986,9 @@ impl<'a> Sim<'a> {
         cell.level = cell.out_level;
         cell.ready = now.max(Time(c.tail.0.saturating_sub(ser_out.0)));
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
-        self.out_words[oq] += c.words as u32;
-        self.counters.max_output_words = self.counters.max_output_words.max(self.out_words[oq]);
-        self.slab.push_back(&mut self.outq[oq], id);
+        self.vout[oq].words += c.words as u32;
+        self.counters.max_output_words = self.counters.max_output_words.max(self.vout[oq].words);
+        self.slab.push_back(&mut self.vout[oq].fifo, id);
         self.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
         self.try_send(now, out);
     }
@@ -1970,8 +1996,8 @@ impl<'a> Sim<'a> {
     /// Takes the head cell off input FIFO (`port`, `v`).
     fn pop_input(&mut self, port: u32, v: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.slab.pop_front(&mut self.inq[qi]);
-        match self.slab.front(&self.inq[qi]) {
+        self.slab.pop_front(&mut self.vin[qi].fifo);
+        match self.slab.front(&self.vin[qi].fifo) {
             None => {
                 self.in_mask[port as usize] &= !(1 << v);
                 if self.in_mask[port as usize] == 0 {
@@ -1980,7 +2006,7 @@ impl<'a> Sim<'a> {
             }
             Some(&id) => {
                 let c = &self.cells[id as usize];
-                self.in_head[qi] = Head {
+                self.vin[qi].head = Head {
                     ready: c.ready,
                     oq: NONE,
                     words: c.words,
@@ -1998,7 +2024,7 @@ impl<'a> Sim<'a> {
     /// Frees `words` of input FIFO (`port`, `v`) and returns the credit upstream.
     fn free_input(&mut self, now: Time, port: u32, v: u8, words: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.in_words[qi] -= words as u32;
+        self.vin[qi].words -= words as u32;
         let up = self.far[port as usize];
         if self.is_endpoint[port as usize] {
             self.hosts[up as usize].credits[(v / LEVELS) as usize] += words as u32;
@@ -2043,23 +2069,23 @@ impl<'a> Sim<'a> {
                 let oq = p * VCS + v;
                 let id = *self
                     .slab
-                    .front(&self.outq[oq])
+                    .front(&self.vout[oq].fifo)
                     .expect("a VC in the mask holds a cell");
                 let c = self.cells[id as usize];
                 if c.ready > now {
                     wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
                     continue;
                 }
-                if self.credits[oq] < c.words as u32 {
+                if self.vout[oq].credits < c.words as u32 {
                     continue;
                 }
-                self.slab.pop_front(&mut self.outq[oq]);
-                if self.outq[oq].is_empty() {
+                self.slab.pop_front(&mut self.vout[oq].fifo);
+                if self.vout[oq].fifo.is_empty() {
                     self.out_mask[p] &= !(1 << v);
                 }
-                self.out_words[oq] -= c.words as u32;
+                self.vout[oq].words -= c.words as u32;
                 if !self.is_endpoint[p] {
-                    self.credits[oq] -= c.words as u32;
+                    self.vout[oq].credits -= c.words as u32;
                 }
                 self.rr[p] = ((v + 1) % VCS) as u8;
                 if BULK_VCS & 1 << v != 0 {
@@ -2111,7 +2137,7 @@ impl<'a> Sim<'a> {
             if now >= self.measure_from {
                 self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
                 if let Some(l) = &mut self.cell_latencies {
-                    l.push(now.0 - c.injected.0);
+                    l.record(now - c.injected);
                 }
             }
         }
@@ -2247,7 +2273,7 @@ impl<'a> Sim<'a> {
             }
             if let Some(start) = p.ack_for {
                 if start >= self.measure_from {
-                    self.rtts.push(now.0 - start.0);
+                    self.rtts.record(now - start);
                 }
                 self.acknowledged(now, &p, start);
             }
@@ -2310,11 +2336,12 @@ impl<'a> Sim<'a> {
 
     /// Whether every credit is back where it started and every FIFO empty.
     pub(crate) fn at_rest(&self) -> bool {
-        let fifos = self.in_words.iter().chain(&self.out_words).all(|&w| w == 0);
+        let fifos = self.vin.iter().all(|q| q.words == 0) && self.vout.iter().all(|q| q.words == 0);
         let credits = (0..self.far.len()).all(|p| {
             self.is_endpoint[p]
                 || self.down[p]
-                || (0..VCS).all(|v| self.credits[p * VCS + v] == self.in_cap[self.far[p] as usize])
+                || (0..VCS)
+                    .all(|v| self.vout[p * VCS + v].credits == self.in_cap[self.far[p] as usize])
         });
         let hosts = self.hosts.iter().all(|h| {
             h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)

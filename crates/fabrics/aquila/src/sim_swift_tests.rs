@@ -73,8 +73,8 @@ fn incast(spec: &Spec) -> Incast {
     let rtts = &sim.rtts;
     Incast {
         windows: sums.iter().map(|s| s / f64::from(samples)).collect(),
-        mean_rtt_us: rtts.iter().sum::<u64>() as f64 / rtts.len().max(1) as f64 / 1e6,
-        rtt_samples: rtts.len(),
+        mean_rtt_us: rtts.mean().map_or(0.0, Dur::as_us_f64),
+        rtt_samples: rtts.count() as usize,
         gbps: delivered as f64 * 8.0 / (end - from).as_secs_f64() / 1e9,
         counters: sim.counters.clone(),
     }

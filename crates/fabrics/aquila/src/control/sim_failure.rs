@@ -45,18 +45,18 @@ impl Sim<'_> {
             self.down[p] = true;
             for v in 0..VCS {
                 let oq = p * VCS + v;
-                while let Some(id) = self.slab.pop_front(&mut self.outq[oq]) {
+                while let Some(id) = self.slab.pop_front(&mut self.vout[oq].fifo) {
                     self.free_cell(id);
                     self.counters.link_failure_drops += 1;
                 }
-                self.out_words[oq] = 0;
+                self.vout[oq].words = 0;
             }
             self.out_mask[p] = 0;
             // Heads routed to the failed port choose again.
             let t = self.tin[p] as usize;
             for q in self.base[t] as usize..self.base[t + 1] as usize {
                 for v in 0..VCS {
-                    let head = &mut self.in_head[q * VCS + v];
+                    let head = &mut self.vin[q * VCS + v].head;
                     if head.oq != NONE && (head.oq as usize) / VCS == p {
                         head.oq = NONE;
                     }
