@@ -77,12 +77,13 @@
 
 mod header;
 mod repr;
+pub mod word;
 
 pub use header::{Cell, Header};
 pub use repr::{CellKind, HeaderRepr};
 
 /// Bytes in a cell header.
-pub const HEADER_LEN: usize = 8;
+pub const HEADER_LEN: usize = word::WORD_LEN;
 /// Cell size used by the paper: a 20.5 ns slot at 25 Gb/s.
 pub const DEFAULT_CELL_LEN: usize = 64;
 /// Node ids the 10-bit `dst`/`src` fields address.

@@ -8,41 +8,11 @@
 //! with `new_unchecked` over a buffer shorter than [`HEADER_LEN`] panics on the first access.
 
 use super::{Error, GnetAddr, HEADER_LEN, WORD};
+use shoal_cell::word::Word;
 
 /// Where each field sits in the header, read as one big-endian `u64`.
 pub(crate) mod field {
-    use core::ops::Range;
-
-    /// A run of `width` bits whose lowest bit is bit `shift` of the header word.
-    #[derive(Clone, Copy)]
-    pub(crate) struct Bits {
-        pub shift: u32,
-        pub width: u32,
-    }
-
-    impl Bits {
-        const fn new(shift: u32, width: u32) -> Self {
-            Bits { shift, width }
-        }
-
-        /// Largest value the field holds; also its mask before shifting.
-        pub(crate) const fn max(self) -> u64 {
-            (1 << self.width) - 1
-        }
-
-        pub(crate) const fn mask(self) -> u64 {
-            self.max() << self.shift
-        }
-
-        pub(crate) const fn get(self, word: u64) -> u64 {
-            (word >> self.shift) & self.max()
-        }
-
-        /// Replaces the field; bits of `value` above the width are dropped.
-        pub(crate) const fn set(self, word: u64, value: u64) -> u64 {
-            (word & !self.mask()) | ((value & self.max()) << self.shift)
-        }
-    }
+    pub(crate) use shoal_cell::word::{Bits, CRC};
 
     // (lowest bit, width), from the top of the word down.
     pub(crate) const DST: Bits = Bits::new(48, 16);
@@ -53,30 +23,15 @@ pub(crate) mod field {
     pub(crate) const HOPS: Bits = Bits::new(13, 6);
     pub(crate) const TRACE: Bits = Bits::new(12, 1);
     pub(crate) const RESERVED: Bits = Bits::new(8, 4);
-    pub(crate) const CRC: Bits = Bits::new(0, 8);
 
-    pub(crate) const ALL: [Bits; 9] = [DST, SRC, LEN, TYPE, VC, HOPS, TRACE, RESERVED, CRC];
+    const ALL: [Bits; 9] = [DST, SRC, LEN, TYPE, VC, HOPS, TRACE, RESERVED, CRC];
 
     // The fields must tile the 64-bit word exactly: no overlap, no unassigned bit.
-    const _: () = {
-        let mut covered = 0u64;
-        let mut i = 0;
-        while i < ALL.len() {
-            assert!(covered & ALL[i].mask() == 0, "header fields overlap");
-            covered |= ALL[i].mask();
-            i += 1;
-        }
-        assert!(covered == u64::MAX, "header has unassigned bits");
-    };
-
-    /// The whole header.
-    pub(crate) const HEADER: Range<usize> = 0..8;
-    /// Bytes protected by the CRC: everything but the CRC byte itself.
-    pub(crate) const CRC_COVERED: Range<usize> = 0..7;
+    const _: () = assert!(
+        shoal_cell::word::tiles(&ALL),
+        "header fields must tile the word"
+    );
 }
-
-/// CRC-8/AUTOSAR (poly 0x2F, init 0xFF, xorout 0xFF), table built at compile time.
-const CRC8: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_8_AUTOSAR);
 
 /// A read/write view of an 8-byte GNet routing header at the start of `buffer`.
 ///
@@ -84,13 +39,15 @@ const CRC8: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_8_AUTOSAR);
 /// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header<T: AsRef<[u8]>> {
-    buffer: T,
+    word: Word<T>,
 }
 
 impl<T: AsRef<[u8]>> Header<T> {
     /// Wraps `buffer` without checking its length (see the module docs for what that risks).
     pub const fn new_unchecked(buffer: T) -> Self {
-        Header { buffer }
+        Header {
+            word: Word::new(buffer),
+        }
     }
 
     /// Wraps `buffer` after checking it holds a whole header.
@@ -102,28 +59,21 @@ impl<T: AsRef<[u8]>> Header<T> {
 
     /// `Err(Truncated)` if the buffer is shorter than [`HEADER_LEN`].
     pub fn check_len(&self) -> Result<(), Error> {
-        let got = self.buffer.as_ref().len();
-        if got < HEADER_LEN {
-            return Err(Error::Truncated {
+        match self.word.short() {
+            Some(got) => Err(Error::Truncated {
                 need: HEADER_LEN,
                 got,
-            });
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn word(&self) -> u64 {
-        let mut bytes = [0u8; HEADER_LEN];
-        bytes.copy_from_slice(&self.buffer.as_ref()[field::HEADER]);
-        u64::from_be_bytes(bytes)
+        self.word.into_inner()
     }
 
     fn get(&self, bits: field::Bits) -> u64 {
-        bits.get(self.word())
+        self.word.get(bits)
     }
 
     // The narrowing casts below cannot lose bits: each field is at most 16 bits wide.
@@ -174,23 +124,22 @@ impl<T: AsRef<[u8]>> Header<T> {
 
     /// The CRC as stored in byte 7.
     pub fn crc(&self) -> u8 {
-        self.get(field::CRC) as u8
+        self.word.crc()
     }
 
     /// The CRC that bytes 0..=6 should carry.
     pub fn computed_crc(&self) -> u8 {
-        CRC8.checksum(&self.buffer.as_ref()[field::CRC_COVERED])
+        self.word.computed_crc()
     }
 
     pub fn verify_crc(&self) -> bool {
-        self.crc() == self.computed_crc()
+        self.word.verify_crc()
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     fn set(&mut self, bits: field::Bits, value: u64) {
-        let word = bits.set(self.word(), value);
-        self.buffer.as_mut()[field::HEADER].copy_from_slice(&word.to_be_bytes());
+        self.word.set(bits, value);
     }
 
     // Setters keep only the low bits that fit the field, like a hardware register would.
@@ -247,8 +196,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
 
     /// Computes the CRC over bytes 0..=6 and stores it in byte 7.
     pub fn fill_crc(&mut self) {
-        let crc = self.computed_crc();
-        self.set_crc(crc);
+        self.word.fill_crc();
     }
 }
 
@@ -391,11 +339,6 @@ mod tests {
         let mut h = Header::new_unchecked(&mut buf[..]);
         assert!(!h.take_hop(), "no hop left");
         assert_eq!(buf, before);
-    }
-
-    #[test]
-    fn crc_is_the_autosar_catalogue_entry() {
-        assert_eq!(CRC8.checksum(b"123456789"), 0xdf);
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub use repr::HeaderRepr;
 use serde::Serialize;
 
 /// Bytes in a cell header.
-pub const HEADER_LEN: usize = 8;
+pub const HEADER_LEN: usize = shoal_cell::word::WORD_LEN;
 /// Bytes in one PCS block: the unit of a cell's length.
 pub const WORD: usize = 8;
 /// Shortest cell (§3.1): a header and one word, the size of an RTS.
@@ -103,23 +103,9 @@ pub const MAX_PODS: u16 = 1 << addr::POD_BITS;
 pub const MAX_TINS_PER_POD: u16 = 1 << addr::TIN_BITS;
 pub const MAX_ENDPOINTS: u16 = 1 << addr::ENDPOINT_BITS;
 
-/// Why a buffer is not a valid cell, or a [`HeaderRepr`] cannot be emitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    #[error("buffer too short: need {need} bytes, got {got}")]
-    Truncated { need: usize, got: usize },
-    #[error("header CRC mismatch: stored {stored:#04x}, computed {computed:#04x}")]
-    Crc { stored: u8, computed: u8 },
-    /// The CRC is right but the fields break a rule; the string names the rule.
-    #[error("malformed cell: {0}")]
-    Malformed(&'static str),
-    #[error("{field} = {value} does not fit its field (max {max})")]
-    FieldRange {
-        field: &'static str,
-        value: u64,
-        max: u64,
-    },
-}
+/// Why a buffer is not a valid cell, or a [`HeaderRepr`] cannot be emitted: the errors of
+/// Shoal's cell codec, whose header word this one shares ([`shoal_cell::word`]).
+pub use shoal_cell::Error;
 
 /// The kinds of GNet cell (§3.3, §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
