@@ -1,6 +1,8 @@
 //! One run of a Stardust fabric on the discrete-event engine. The engine owns the wires (each
 //! directed link a FIFO of cells in flight, so an event names only the link), the hosts and
-//! the clocks; the adapters and elements are the sans-IO state machines, driven here.
+//! the clocks; the adapters and elements are the sans-IO state machines, driven here. A cell
+//! is stored once in the run's [`CellArena`] from the moment its adapter sends it until an
+//! adapter takes it in: wires and elements move its handle.
 //!
 //! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
 //! among their flows: with no transport on top (the fabric's own scheduling is what is
@@ -9,7 +11,8 @@
 //! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
 use crate::adapter::{Adapter, AdapterStats};
-use crate::cell::{Cell, Packet};
+use crate::cell::Packet;
+use crate::cell_arena::{CellArena, CellId, CellQueue};
 use crate::element::{Element, ElementStats, Received};
 use crate::hosts::{Ends, HostTransport, InFlight, Segments};
 use crate::net::{Failure, Network};
@@ -118,7 +121,9 @@ pub(crate) struct Sim<'a> {
     /// Per directed link (see `Network::link`).
     busy: Vec<bool>,
     paused: Vec<bool>,
-    wire: Vec<VecDeque<Cell>>,
+    wire: Vec<CellQueue>,
+    /// Every cell on a wire or in an element.
+    cells: CellArena,
     hosts: Vec<Host>,
     port_busy: Vec<bool>,
     unsent: Vec<u64>,
@@ -173,7 +178,8 @@ impl<'a> Sim<'a> {
             fes: net.elements(),
             busy: vec![false; links],
             paused: vec![false; links],
-            wire: (0..links).map(|_| VecDeque::new()).collect(),
+            wire: vec![CellQueue::default(); links],
+            cells: CellArena::default(),
             hosts: (0..net.nodes()).map(|_| Host::default()).collect(),
             port_busy: vec![false; net.nodes()],
             unsent: Vec::new(),
@@ -445,7 +451,7 @@ impl<'a> Sim<'a> {
                 self.fas[dev as usize].reroute(p);
                 self.service(now, dev);
             } else {
-                for out in self.fes[(dev - fas) as usize].reroute(p) {
+                for out in self.fes[(dev - fas) as usize].reroute(&mut self.cells, p) {
                     self.try_send(now, self.net.link(dev, out));
                 }
             }
@@ -694,13 +700,17 @@ impl<'a> Sim<'a> {
             return;
         }
         let paused = self.paused[l];
-        let cell = if (dev as usize) < self.fas.len() {
-            self.fas[dev as usize].next_tx(now, port, paused)
+        let id = if (dev as usize) < self.fas.len() {
+            let Some(cell) = self.fas[dev as usize].next_tx(now, port, paused) else {
+                return;
+            };
+            self.cells.insert(cell)
         } else {
-            self.fes[dev as usize - self.fas.len()].next_tx(port, paused)
-        };
-        let Some(cell) = cell else {
-            return;
+            let fe = &mut self.fes[dev as usize - self.fas.len()];
+            let Some(id) = fe.next_tx(&mut self.cells, port, paused) else {
+                return;
+            };
+            id
         };
         self.busy[l] = true;
         self.cell_hops += 1;
@@ -708,21 +718,25 @@ impl<'a> Sim<'a> {
             self.fail.last_use = Some(now);
         }
         let a = &self.net.adapter;
-        let bytes = cell.wire_bytes(a.cell_header_bytes, a.control_bytes);
+        let bytes = self
+            .cells
+            .get(id)
+            .wire_bytes(a.cell_header_bytes, a.control_bytes);
         let (rate, delay) = self.net.rate_delay(link);
         let done = now + rate.serialize(bytes as u64);
-        self.wire[l].push_back(cell);
+        self.cells.push_back(&mut self.wire[l], id);
         self.q.schedule(done, Ev::LinkDone { link });
         self.q.schedule(done + delay, Ev::Arrive { link });
     }
 
     fn arrive(&mut self, now: Time, link: u32) {
-        let cell = self.wire[link as usize]
-            .pop_front()
+        let id = self
+            .cells
+            .pop_front(&mut self.wire[link as usize])
             .expect("an arrival has its cell on the wire");
         let (dev, _) = self.net.peer(link);
         if self.dead_link[link as usize] {
-            if cell.is_data() {
+            if self.cells.remove(id).is_data() {
                 self.fail.data_lost += 1;
             } else {
                 self.fail.control_lost += 1;
@@ -731,6 +745,7 @@ impl<'a> Sim<'a> {
         }
         let fas = self.fas.len() as u32;
         if dev < fas {
+            let cell = self.cells.remove(id);
             if cell.is_data() {
                 let t = now.0 - cell.sent_at;
                 self.traversal_max = self.traversal_max.max(t);
@@ -745,16 +760,18 @@ impl<'a> Sim<'a> {
             return;
         }
         let fe = (dev - fas) as usize;
-        match self.fes[fe].receive(cell) {
+        match self.fes[fe].receive(&mut self.cells, id) {
             Received::Queued(out) => {
                 let l = self.net.link(dev, out);
                 if now >= self.measure_from && self.net.peer(l).0 < fas {
-                    self.last_stage(fe, out, l, &cell);
+                    self.last_stage(fe, out, l, id);
                 }
                 self.try_send(now, l);
             }
             // Counted by the element (full pool, or no link to the destination).
-            Received::Dropped => {}
+            Received::Dropped => {
+                self.cells.remove(id);
+            }
         }
         if let Some(on) = self.fes[fe].poll_pause() {
             // Every link into this element is told, after its propagation delay.
@@ -768,14 +785,18 @@ impl<'a> Sim<'a> {
 
     /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
     /// queue as the cell finds it, in data cells waiting or being sent.
-    fn last_stage(&mut self, fe: usize, out: u32, l: u32, cell: &Cell) {
-        let crate::cell::Body::Data(d) = &cell.body else {
+    fn last_stage(&mut self, fe: usize, out: u32, l: u32, id: CellId) {
+        let crate::cell::Body::Data(d) = &self.cells.get(id).body else {
             return;
         };
+        let bytes = d.bytes;
         let l = l as usize;
-        let sending = self.busy[l] && self.wire[l].back().is_some_and(Cell::is_data);
+        let sending = self.busy[l]
+            && self.wire[l]
+                .back()
+                .is_some_and(|id| self.cells.get(id).is_data());
         let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
-        self.obs.queue_seen(ahead, d.bytes);
+        self.obs.queue_seen(ahead, bytes);
     }
 
     /// Starts egress port `node`'s next packet towards its host.
