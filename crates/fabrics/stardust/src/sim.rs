@@ -689,12 +689,19 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Starts directed link `link`'s next cell if the link is free.
+    /// Starts directed link `link`'s next cell if the link is free. The test is inlined at
+    /// every call: almost half the calls (a cell queued behind one being sent) find the link
+    /// busy, and entering the whole function cost them more than the test.
+    #[inline]
     fn try_send(&mut self, now: Time, link: u32) {
-        let l = link as usize;
-        if self.busy[l] {
-            return;
+        if !self.busy[link as usize] {
+            self.start_next(now, link);
         }
+    }
+
+    #[inline(never)]
+    fn start_next(&mut self, now: Time, link: u32) {
+        let l = link as usize;
         let (dev, port) = self.net.owner(link);
         if self.dead_dev[dev as usize] {
             return;
