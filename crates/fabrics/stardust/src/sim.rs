@@ -18,7 +18,7 @@ use crate::hosts::{Ends, HostTransport, InFlight, Segments};
 use crate::net::{Failure, Network};
 use crate::observe::Observations;
 use crate::reachability::{ReachMsg, ReachStats, Reachability};
-use shoal_base::{Dur, Time};
+use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Calendar, EventFabric};
 use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
 use shoal_transport::Sender;
@@ -89,6 +89,25 @@ pub(crate) enum Ev {
     },
 }
 
+/// One directed link as the run sees it: the cells on it, its state, and what a cell-hop needs
+/// of the network's tables copied in, so that a hop touches one record of its link rather than
+/// eight arrays.
+#[derive(Clone, Copy)]
+struct Wire {
+    cells: CellQueue,
+    /// The device and port that send on it, and the device at its far end.
+    owner: u32,
+    port: u32,
+    peer: u32,
+    rate: Rate,
+    delay: Dur,
+    busy: bool,
+    /// Paused by the element at its far end.
+    paused: bool,
+    /// Failed: what is on it is lost.
+    dead: bool,
+}
+
 /// What failures cost in a run.
 #[derive(Default)]
 struct FailStats {
@@ -119,9 +138,7 @@ pub(crate) struct Sim<'a> {
     fas: Vec<Adapter>,
     fes: Vec<Element>,
     /// Per directed link (see `Network::link`).
-    busy: Vec<bool>,
-    paused: Vec<bool>,
-    wire: Vec<CellQueue>,
+    wires: Vec<Wire>,
     /// Every cell on a wire or in an element.
     cells: CellArena,
     hosts: Vec<Host>,
@@ -139,7 +156,6 @@ pub(crate) struct Sim<'a> {
     reach_armed: Vec<Option<Time>>,
     /// Per directed link: excluded by its owner's reachability.
     excluded: Vec<bool>,
-    dead_link: Vec<bool>,
     dead_dev: Vec<bool>,
     fail: FailStats,
     /// The time of the last event other than the reachability protocol's: when the run ends.
@@ -176,9 +192,22 @@ impl<'a> Sim<'a> {
             book: FlowBook::new(net.nodes(), limits),
             fas: net.adapters(),
             fes: net.elements(),
-            busy: vec![false; links],
-            paused: vec![false; links],
-            wire: vec![CellQueue::default(); links],
+            wires: (0..links as u32)
+                .map(|l| {
+                    let ((owner, port), (rate, delay)) = (net.owner(l), net.rate_delay(l));
+                    Wire {
+                        cells: CellQueue::default(),
+                        owner,
+                        port,
+                        peer: net.peer(l).0,
+                        rate,
+                        delay,
+                        busy: false,
+                        paused: false,
+                        dead: false,
+                    }
+                })
+                .collect(),
             cells: CellArena::default(),
             hosts: (0..net.nodes()).map(|_| Host::default()).collect(),
             port_busy: vec![false; net.nodes()],
@@ -191,7 +220,6 @@ impl<'a> Sim<'a> {
             reach_wire: (0..links).map(|_| VecDeque::new()).collect(),
             reach_armed: vec![None; net.topo.nodes()],
             excluded: vec![false; links],
-            dead_link: vec![false; links],
             dead_dev: vec![false; net.topo.nodes()],
             fail: FailStats::default(),
             last_event: Time::ZERO,
@@ -259,7 +287,7 @@ impl EventFabric for Sim<'_> {
             }
             Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
             Ev::LinkDone { link } => {
-                self.busy[link as usize] = false;
+                self.wires[link as usize].busy = false;
                 self.try_send(now, link);
             }
             Ev::Arrive { link } => self.arrive(now, link),
@@ -286,8 +314,8 @@ impl EventFabric for Sim<'_> {
                 }
             }
             Ev::Pause { link, on } => {
-                if !self.dead_link[link as usize] {
-                    self.paused[link as usize] = on;
+                if !self.wires[link as usize].dead {
+                    self.wires[link as usize].paused = on;
                     if !on {
                         self.try_send(now, link);
                     }
@@ -402,7 +430,7 @@ impl<'a> Sim<'a> {
             .pop_front()
             .expect("an arrival has its message on the wire");
         let (dev, port) = self.net.peer(link);
-        if self.dead_link[link as usize] || self.dead_dev[dev as usize] {
+        if self.wires[link as usize].dead || self.dead_dev[dev as usize] {
             return;
         }
         self.reach[dev as usize].handle_message(now, port, &msg);
@@ -463,15 +491,15 @@ impl<'a> Sim<'a> {
         match self.net.failures[index as usize].1 {
             Failure::Link { dev, port } => {
                 let l = self.net.link(dev, port);
-                self.dead_link[l as usize] = true;
-                self.dead_link[self.net.reverse(l) as usize] = true;
+                self.wires[l as usize].dead = true;
+                self.wires[self.net.reverse(l) as usize].dead = true;
             }
             Failure::Device { dev } => {
                 self.dead_dev[dev as usize] = true;
                 for p in 0..self.net.ports_of(dev) {
                     let l = self.net.link(dev, p);
-                    self.dead_link[l as usize] = true;
-                    self.dead_link[self.net.reverse(l) as usize] = true;
+                    self.wires[l as usize].dead = true;
+                    self.wires[self.net.reverse(l) as usize].dead = true;
                 }
                 // What it held is lost with it.
                 let fas = self.fas.len() as u32;
@@ -694,7 +722,7 @@ impl<'a> Sim<'a> {
     /// busy, and entering the whole function cost them more than the test.
     #[inline]
     fn try_send(&mut self, now: Time, link: u32) {
-        if !self.busy[link as usize] {
+        if !self.wires[link as usize].busy {
             self.start_next(now, link);
         }
     }
@@ -702,11 +730,15 @@ impl<'a> Sim<'a> {
     #[inline(never)]
     fn start_next(&mut self, now: Time, link: u32) {
         let l = link as usize;
-        let (dev, port) = self.net.owner(link);
+        let Wire {
+            owner: dev,
+            port,
+            paused,
+            ..
+        } = self.wires[l];
         if self.dead_dev[dev as usize] {
             return;
         }
-        let paused = self.paused[l];
         let id = if (dev as usize) < self.fas.len() {
             let Some(cell) = self.fas[dev as usize].next_tx(now, port, paused) else {
                 return;
@@ -719,19 +751,19 @@ impl<'a> Sim<'a> {
             };
             id
         };
-        self.busy[l] = true;
         self.cell_hops += 1;
-        if self.dead_link[l] {
-            self.fail.last_use = Some(now);
-        }
         let a = &self.net.adapter;
         let bytes = self
             .cells
             .get(id)
             .wire_bytes(a.cell_header_bytes, a.control_bytes);
-        let (rate, delay) = self.net.rate_delay(link);
-        let done = now + rate.serialize(bytes as u64);
-        self.cells.push_back(&mut self.wire[l], id);
+        let w = &mut self.wires[l];
+        w.busy = true;
+        if w.dead {
+            self.fail.last_use = Some(now);
+        }
+        let (done, delay) = (now + w.rate.serialize(bytes as u64), w.delay);
+        self.cells.push_back(&mut w.cells, id);
         self.q.schedule(done, Ev::LinkDone { link });
         self.q.schedule(done + delay, Ev::Arrive { link });
     }
@@ -739,10 +771,12 @@ impl<'a> Sim<'a> {
     fn arrive(&mut self, now: Time, link: u32) {
         let id = self
             .cells
-            .pop_front(&mut self.wire[link as usize])
+            .pop_front(&mut self.wires[link as usize].cells)
             .expect("an arrival has its cell on the wire");
-        let (dev, _) = self.net.peer(link);
-        if self.dead_link[link as usize] {
+        let Wire {
+            peer: dev, dead, ..
+        } = self.wires[link as usize];
+        if dead {
             if self.cells.remove(id).is_data() {
                 self.fail.data_lost += 1;
             } else {
@@ -770,7 +804,7 @@ impl<'a> Sim<'a> {
         match self.fes[fe].receive(&mut self.cells, id) {
             Received::Queued(out) => {
                 let l = self.net.link(dev, out);
-                if now >= self.measure_from && self.net.peer(l).0 < fas {
+                if now >= self.measure_from && self.wires[l as usize].peer < fas {
                     self.last_stage(fe, out, l, id);
                 }
                 self.try_send(now, l);
@@ -798,8 +832,9 @@ impl<'a> Sim<'a> {
         };
         let bytes = d.bytes;
         let l = l as usize;
-        let sending = self.busy[l]
-            && self.wire[l]
+        let sending = self.wires[l].busy
+            && self.wires[l]
+                .cells
                 .back()
                 .is_some_and(|id| self.cells.get(id).is_data());
         let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
