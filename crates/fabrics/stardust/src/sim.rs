@@ -37,7 +37,9 @@ pub(crate) enum Ev {
         record: u32,
         wire: u32,
     },
-    /// Directed link `link` finished serializing its cell.
+    /// Directed link `link` finished serializing its cell. One per cell sent, even when no
+    /// cell waits: arming it only for waiting cells saved 5% of the events and 0.1% of the
+    /// instructions, and moved same-time decisions (BENCHMARKS.md, Stardust, increment 6).
     LinkDone {
         link: u32,
     },
