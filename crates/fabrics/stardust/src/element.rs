@@ -6,18 +6,19 @@
 //! holds more than the FCI threshold carries FCI to its destination; when the pool runs high
 //! the element pauses its upstream links, the last resort before a drop (§5.6), and a cell
 //! that still finds the pool full is dropped and counted.
+//!
+//! The cells themselves stay in the caller's [`CellArena`]: the queues hold their handles.
 
-use crate::cell::Cell;
+use crate::cell_arena::{CellArena, CellId, CellQueue};
 use crate::config::ElementConfig;
 use crate::reach::ReachTable;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
-use std::collections::VecDeque;
 
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Output {
-    ctrl: VecDeque<Cell>,
-    data: VecDeque<Cell>,
+    ctrl: CellQueue,
+    data: CellQueue,
 }
 
 /// Counters of one element.
@@ -94,8 +95,9 @@ impl Element {
         (data, ctrl)
     }
 
-    /// A cell arrived on some link.
-    pub fn receive(&mut self, cell: Cell) -> Received {
+    /// Cell `id` of `cells` arrived on some link. A cell dropped is the caller's to free.
+    pub fn receive(&mut self, cells: &mut CellArena, id: CellId) -> Received {
+        let cell = cells.get(id);
         let Some(out) = self.sprayer.next(cell.dst, &self.reach) else {
             self.stats.unroutable += 1;
             return Received::Dropped;
@@ -108,7 +110,7 @@ impl Element {
             }
             self.pool += 1;
             self.stats.data_cells += 1;
-            o.data.push_back(cell);
+            cells.push_back(&mut o.data, id);
             self.stats.max_queue = self.stats.max_queue.max(o.data.len() as u64);
             self.stats.max_pool = self.stats.max_pool.max(self.pool as u64);
             if !self.paused && self.pool >= self.cfg.pause_cells {
@@ -118,25 +120,25 @@ impl Element {
             }
         } else {
             self.stats.control_cells += 1;
-            o.ctrl.push_back(cell);
+            cells.push_back(&mut o.ctrl, id);
         }
         Received::Queued(out)
     }
 
     /// The next cell output `link` sends (control first, data unless the link is `paused` by
     /// the element downstream), FCI set if its queue is above the threshold.
-    pub fn next_tx(&mut self, link: u32, paused: bool) -> Option<Cell> {
+    pub fn next_tx(&mut self, cells: &mut CellArena, link: u32, paused: bool) -> Option<CellId> {
         let o = &mut self.outputs[link as usize];
-        if let Some(c) = o.ctrl.pop_front() {
+        if let Some(c) = cells.pop_front(&mut o.ctrl) {
             return Some(c);
         }
         if paused {
             return None;
         }
         let depth = o.data.len() as u32;
-        let mut c = o.data.pop_front()?;
+        let c = cells.pop_front(&mut o.data)?;
         if depth > self.cfg.fci_threshold {
-            c.fci = true;
+            cells.get_mut(c).fci = true;
             self.stats.fci_marked += 1;
         }
         self.pool -= 1;
@@ -149,25 +151,29 @@ impl Element {
 
     /// Output `link` was excluded from the forwarding table: its waiting cells are sprayed
     /// again over the links that still reach their destinations (those that none reaches are
-    /// dropped and counted as unroutable). Returns the outputs that got cells.
-    pub fn reroute(&mut self, link: u32) -> Vec<u32> {
-        let o = std::mem::take(&mut self.outputs[link as usize]);
+    /// dropped, freed and counted as unroutable). Returns the outputs that got cells.
+    pub fn reroute(&mut self, cells: &mut CellArena, link: u32) -> Vec<u32> {
+        let mut o = std::mem::take(&mut self.outputs[link as usize]);
         let mut kicked = Vec::new();
-        for cell in o.ctrl.into_iter().chain(o.data) {
+        let mut waiting = Vec::with_capacity(o.ctrl.len() + o.data.len());
+        for q in [&mut o.ctrl, &mut o.data] {
+            while let Some(id) = cells.pop_front(q) {
+                waiting.push(id);
+            }
+        }
+        for id in waiting {
+            let cell = cells.get(id);
             let data = cell.is_data();
             match self.sprayer.next(cell.dst, &self.reach) {
                 Some(out) => {
                     let q = &mut self.outputs[out as usize];
-                    if data {
-                        q.data.push_back(cell);
-                    } else {
-                        q.ctrl.push_back(cell);
-                    }
+                    cells.push_back(if data { &mut q.data } else { &mut q.ctrl }, id);
                     kicked.push(out);
                 }
                 None => {
                     self.stats.unroutable += 1;
                     self.pool -= data as u32;
+                    cells.remove(id);
                 }
             }
         }
@@ -186,7 +192,7 @@ impl Element {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell::{Body, Control, Data, Frag, MAX_FRAGS};
+    use crate::cell::{Body, Cell, Control, Data, Frag, MAX_FRAGS};
     use shoal_base::rng::stream;
 
     fn data(dst: u32) -> Cell {
@@ -217,13 +223,31 @@ mod tests {
         }
     }
 
+    /// An element with the arena its cells live in.
+    struct Fe {
+        e: Element,
+        cells: CellArena,
+    }
+
+    impl Fe {
+        fn receive(&mut self, cell: Cell) -> Received {
+            let id = self.cells.insert(cell);
+            self.e.receive(&mut self.cells, id)
+        }
+
+        fn next_tx(&mut self, link: u32, paused: bool) -> Option<Cell> {
+            let id = self.e.next_tx(&mut self.cells, link, paused)?;
+            Some(self.cells.remove(id))
+        }
+    }
+
     /// Two links, destination 0 on link 0 only, destination 1 on both.
-    fn element(pool: u32, pause: u32) -> Element {
+    fn element(pool: u32, pause: u32) -> Fe {
         let mut r = ReachTable::new(2, 2);
         r.set(0, 0, true);
         r.set(1, 0, true);
         r.set(1, 1, true);
-        Element::new(
+        let e = Element::new(
             ElementConfig {
                 pool_cells: pool,
                 fci_threshold: 3,
@@ -233,7 +257,11 @@ mod tests {
             },
             r,
             stream(1, "fe", 0),
-        )
+        );
+        Fe {
+            e,
+            cells: CellArena::default(),
+        }
     }
 
     #[test]
@@ -263,7 +291,7 @@ mod tests {
         // Depths at departure 6, 5, 4, 3, 2, 1 against a threshold of 3.
         let marks: Vec<bool> = (0..6).map(|_| e.next_tx(0, false).unwrap().fci).collect();
         assert_eq!(marks, [true, true, true, false, false, false]);
-        assert_eq!(e.stats().fci_marked, 3);
+        assert_eq!(e.e.stats().fci_marked, 3);
     }
 
     #[test]
@@ -272,15 +300,15 @@ mod tests {
         for i in 0..10 {
             assert_eq!(e.receive(data(0)), Received::Queued(0), "cell {i}");
             if i == 5 {
-                assert_eq!(e.poll_pause(), Some(true), "paused at 6 cells");
+                assert_eq!(e.e.poll_pause(), Some(true), "paused at 6 cells");
             }
         }
-        assert_eq!(e.stats().dropped, 0, "no drop below the pool's size");
+        assert_eq!(e.e.stats().dropped, 0, "no drop below the pool's size");
         assert_eq!(e.receive(data(0)), Received::Dropped);
-        assert_eq!(e.stats().dropped, 1);
+        assert_eq!(e.e.stats().dropped, 1);
         for _ in 0..7 {
             e.next_tx(0, false);
         }
-        assert_eq!(e.poll_pause(), Some(false), "released at 4 cells");
+        assert_eq!(e.e.poll_pause(), Some(false), "released at 4 cells");
     }
 }

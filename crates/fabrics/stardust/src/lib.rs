@@ -3,7 +3,8 @@
 //! credits and cut it into cells, and a fabric of Fabric Elements that switch cells and
 //! nothing else.
 //!
-//! - `cell`: what crosses the fabric (data cells packing packet fragments, control cells).
+//! - `cell`: what crosses the fabric (data cells packing packet fragments, control cells);
+//!   `cell_arena`: where the run keeps them while they cross, moved by handle.
 //! - `adapter`: the Fabric Adapter (VOQs, credits, packing, spraying, egress scheduling,
 //!   reassembly), sans-IO.
 //! - `element`: the Fabric Element (forwarding by reachability, output queues over a shared
@@ -17,6 +18,7 @@
 pub mod adapter;
 pub mod bench;
 pub mod cell;
+pub mod cell_arena;
 pub mod config;
 pub mod element;
 pub mod hosts;

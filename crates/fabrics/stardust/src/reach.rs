@@ -65,10 +65,15 @@ impl ReachTable {
         }
     }
 
+    /// The bitmap of the links that reach `dst` (link `l` is bit `l % 64` of word `l / 64`).
+    #[inline]
+    pub fn row(&self, dst: u32) -> &[u64] {
+        &self.bits[dst as usize * self.words..(dst as usize + 1) * self.words]
+    }
+
     /// How many links reach `dst`.
     pub fn count(&self, dst: u32) -> u32 {
-        let row = &self.bits[dst as usize * self.words..(dst as usize + 1) * self.words];
-        row.iter().map(|w| w.count_ones()).sum()
+        self.row(dst).iter().map(|w| w.count_ones()).sum()
     }
 
     /// The links that reach `dst`, ascending.

@@ -1,6 +1,8 @@
 //! One run of a Stardust fabric on the discrete-event engine. The engine owns the wires (each
 //! directed link a FIFO of cells in flight, so an event names only the link), the hosts and
-//! the clocks; the adapters and elements are the sans-IO state machines, driven here.
+//! the clocks; the adapters and elements are the sans-IO state machines, driven here. A cell
+//! is stored once in the run's [`CellArena`] from the moment its adapter sends it until an
+//! adapter takes it in: wires and elements move its handle.
 //!
 //! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
 //! among their flows: with no transport on top (the fabric's own scheduling is what is
@@ -9,13 +11,14 @@
 //! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
 use crate::adapter::{Adapter, AdapterStats};
-use crate::cell::{Cell, Packet};
+use crate::cell::Packet;
+use crate::cell_arena::{CellArena, CellId, CellQueue};
 use crate::element::{Element, ElementStats, Received};
 use crate::hosts::{Ends, HostTransport, InFlight, Segments};
 use crate::net::{Failure, Network};
 use crate::observe::Observations;
 use crate::reachability::{ReachMsg, ReachStats, Reachability};
-use shoal_base::{Dur, Time};
+use shoal_base::{Dur, Rate, Time};
 use shoal_fabric::{Calendar, EventFabric};
 use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
 use shoal_transport::Sender;
@@ -34,7 +37,9 @@ pub(crate) enum Ev {
         record: u32,
         wire: u32,
     },
-    /// Directed link `link` finished serializing its cell.
+    /// Directed link `link` finished serializing its cell. One per cell sent, even when no
+    /// cell waits: arming it only for waiting cells saved 5% of the events and 0.1% of the
+    /// instructions, and moved same-time decisions (BENCHMARKS.md, Stardust, increment 6).
     LinkDone {
         link: u32,
     },
@@ -86,6 +91,25 @@ pub(crate) enum Ev {
     },
 }
 
+/// One directed link as the run sees it: the cells on it, its state, and what a cell-hop needs
+/// of the network's tables copied in, so that a hop touches one record of its link rather than
+/// eight arrays.
+#[derive(Clone, Copy)]
+struct Wire {
+    cells: CellQueue,
+    /// The device and port that send on it, and the device at its far end.
+    owner: u32,
+    port: u32,
+    peer: u32,
+    rate: Rate,
+    delay: Dur,
+    busy: bool,
+    /// Paused by the element at its far end.
+    paused: bool,
+    /// Failed: what is on it is lost.
+    dead: bool,
+}
+
 /// What failures cost in a run.
 #[derive(Default)]
 struct FailStats {
@@ -116,9 +140,9 @@ pub(crate) struct Sim<'a> {
     fas: Vec<Adapter>,
     fes: Vec<Element>,
     /// Per directed link (see `Network::link`).
-    busy: Vec<bool>,
-    paused: Vec<bool>,
-    wire: Vec<VecDeque<Cell>>,
+    wires: Vec<Wire>,
+    /// Every cell on a wire or in an element.
+    cells: CellArena,
     hosts: Vec<Host>,
     port_busy: Vec<bool>,
     unsent: Vec<u64>,
@@ -134,7 +158,6 @@ pub(crate) struct Sim<'a> {
     reach_armed: Vec<Option<Time>>,
     /// Per directed link: excluded by its owner's reachability.
     excluded: Vec<bool>,
-    dead_link: Vec<bool>,
     dead_dev: Vec<bool>,
     fail: FailStats,
     /// The time of the last event other than the reachability protocol's: when the run ends.
@@ -171,9 +194,23 @@ impl<'a> Sim<'a> {
             book: FlowBook::new(net.nodes(), limits),
             fas: net.adapters(),
             fes: net.elements(),
-            busy: vec![false; links],
-            paused: vec![false; links],
-            wire: (0..links).map(|_| VecDeque::new()).collect(),
+            wires: (0..links as u32)
+                .map(|l| {
+                    let ((owner, port), (rate, delay)) = (net.owner(l), net.rate_delay(l));
+                    Wire {
+                        cells: CellQueue::default(),
+                        owner,
+                        port,
+                        peer: net.peer(l).0,
+                        rate,
+                        delay,
+                        busy: false,
+                        paused: false,
+                        dead: false,
+                    }
+                })
+                .collect(),
+            cells: CellArena::default(),
             hosts: (0..net.nodes()).map(|_| Host::default()).collect(),
             port_busy: vec![false; net.nodes()],
             unsent: Vec::new(),
@@ -185,7 +222,6 @@ impl<'a> Sim<'a> {
             reach_wire: (0..links).map(|_| VecDeque::new()).collect(),
             reach_armed: vec![None; net.topo.nodes()],
             excluded: vec![false; links],
-            dead_link: vec![false; links],
             dead_dev: vec![false; net.topo.nodes()],
             fail: FailStats::default(),
             last_event: Time::ZERO,
@@ -253,7 +289,7 @@ impl EventFabric for Sim<'_> {
             }
             Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
             Ev::LinkDone { link } => {
-                self.busy[link as usize] = false;
+                self.wires[link as usize].busy = false;
                 self.try_send(now, link);
             }
             Ev::Arrive { link } => self.arrive(now, link),
@@ -280,8 +316,8 @@ impl EventFabric for Sim<'_> {
                 }
             }
             Ev::Pause { link, on } => {
-                if !self.dead_link[link as usize] {
-                    self.paused[link as usize] = on;
+                if !self.wires[link as usize].dead {
+                    self.wires[link as usize].paused = on;
                     if !on {
                         self.try_send(now, link);
                     }
@@ -396,7 +432,7 @@ impl<'a> Sim<'a> {
             .pop_front()
             .expect("an arrival has its message on the wire");
         let (dev, port) = self.net.peer(link);
-        if self.dead_link[link as usize] || self.dead_dev[dev as usize] {
+        if self.wires[link as usize].dead || self.dead_dev[dev as usize] {
             return;
         }
         self.reach[dev as usize].handle_message(now, port, &msg);
@@ -445,7 +481,7 @@ impl<'a> Sim<'a> {
                 self.fas[dev as usize].reroute(p);
                 self.service(now, dev);
             } else {
-                for out in self.fes[(dev - fas) as usize].reroute(p) {
+                for out in self.fes[(dev - fas) as usize].reroute(&mut self.cells, p) {
                     self.try_send(now, self.net.link(dev, out));
                 }
             }
@@ -457,15 +493,15 @@ impl<'a> Sim<'a> {
         match self.net.failures[index as usize].1 {
             Failure::Link { dev, port } => {
                 let l = self.net.link(dev, port);
-                self.dead_link[l as usize] = true;
-                self.dead_link[self.net.reverse(l) as usize] = true;
+                self.wires[l as usize].dead = true;
+                self.wires[self.net.reverse(l) as usize].dead = true;
             }
             Failure::Device { dev } => {
                 self.dead_dev[dev as usize] = true;
                 for p in 0..self.net.ports_of(dev) {
                     let l = self.net.link(dev, p);
-                    self.dead_link[l as usize] = true;
-                    self.dead_link[self.net.reverse(l) as usize] = true;
+                    self.wires[l as usize].dead = true;
+                    self.wires[self.net.reverse(l) as usize].dead = true;
                 }
                 // What it held is lost with it.
                 let fas = self.fas.len() as u32;
@@ -683,46 +719,67 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Starts directed link `link`'s next cell if the link is free.
+    /// Starts directed link `link`'s next cell if the link is free. The test is inlined at
+    /// every call: almost half the calls (a cell queued behind one being sent) find the link
+    /// busy, and entering the whole function cost them more than the test.
+    #[inline]
     fn try_send(&mut self, now: Time, link: u32) {
-        let l = link as usize;
-        if self.busy[l] {
-            return;
+        if !self.wires[link as usize].busy {
+            self.start_next(now, link);
         }
-        let (dev, port) = self.net.owner(link);
+    }
+
+    #[inline(never)]
+    fn start_next(&mut self, now: Time, link: u32) {
+        let l = link as usize;
+        let Wire {
+            owner: dev,
+            port,
+            paused,
+            ..
+        } = self.wires[l];
         if self.dead_dev[dev as usize] {
             return;
         }
-        let paused = self.paused[l];
-        let cell = if (dev as usize) < self.fas.len() {
-            self.fas[dev as usize].next_tx(now, port, paused)
+        let id = if (dev as usize) < self.fas.len() {
+            let Some(cell) = self.fas[dev as usize].next_tx(now, port, paused) else {
+                return;
+            };
+            self.cells.insert(cell)
         } else {
-            self.fes[dev as usize - self.fas.len()].next_tx(port, paused)
+            let fe = &mut self.fes[dev as usize - self.fas.len()];
+            let Some(id) = fe.next_tx(&mut self.cells, port, paused) else {
+                return;
+            };
+            id
         };
-        let Some(cell) = cell else {
-            return;
-        };
-        self.busy[l] = true;
         self.cell_hops += 1;
-        if self.dead_link[l] {
+        let a = &self.net.adapter;
+        let bytes = self
+            .cells
+            .get(id)
+            .wire_bytes(a.cell_header_bytes, a.control_bytes);
+        let w = &mut self.wires[l];
+        w.busy = true;
+        if w.dead {
             self.fail.last_use = Some(now);
         }
-        let a = &self.net.adapter;
-        let bytes = cell.wire_bytes(a.cell_header_bytes, a.control_bytes);
-        let (rate, delay) = self.net.rate_delay(link);
-        let done = now + rate.serialize(bytes as u64);
-        self.wire[l].push_back(cell);
+        let (done, delay) = (now + w.rate.serialize(bytes as u64), w.delay);
+        self.cells.push_back(&mut w.cells, id);
         self.q.schedule(done, Ev::LinkDone { link });
         self.q.schedule(done + delay, Ev::Arrive { link });
     }
 
     fn arrive(&mut self, now: Time, link: u32) {
-        let cell = self.wire[link as usize]
-            .pop_front()
+        let id = self
+            .cells
+            .pop_front(&mut self.wires[link as usize].cells)
             .expect("an arrival has its cell on the wire");
-        let (dev, _) = self.net.peer(link);
-        if self.dead_link[link as usize] {
-            if cell.is_data() {
+        let Wire {
+            peer: dev, dead, ..
+        } = self.wires[link as usize];
+        if dead {
+            if self.cells.remove(id).is_data() {
                 self.fail.data_lost += 1;
             } else {
                 self.fail.control_lost += 1;
@@ -731,6 +788,7 @@ impl<'a> Sim<'a> {
         }
         let fas = self.fas.len() as u32;
         if dev < fas {
+            let cell = self.cells.remove(id);
             if cell.is_data() {
                 let t = now.0 - cell.sent_at;
                 self.traversal_max = self.traversal_max.max(t);
@@ -745,16 +803,18 @@ impl<'a> Sim<'a> {
             return;
         }
         let fe = (dev - fas) as usize;
-        match self.fes[fe].receive(cell) {
+        match self.fes[fe].receive(&mut self.cells, id) {
             Received::Queued(out) => {
                 let l = self.net.link(dev, out);
-                if now >= self.measure_from && self.net.peer(l).0 < fas {
-                    self.last_stage(fe, out, l, &cell);
+                if now >= self.measure_from && self.wires[l as usize].peer < fas {
+                    self.last_stage(fe, out, l, id);
                 }
                 self.try_send(now, l);
             }
             // Counted by the element (full pool, or no link to the destination).
-            Received::Dropped => {}
+            Received::Dropped => {
+                self.cells.remove(id);
+            }
         }
         if let Some(on) = self.fes[fe].poll_pause() {
             // Every link into this element is told, after its propagation delay.
@@ -768,14 +828,19 @@ impl<'a> Sim<'a> {
 
     /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
     /// queue as the cell finds it, in data cells waiting or being sent.
-    fn last_stage(&mut self, fe: usize, out: u32, l: u32, cell: &Cell) {
-        let crate::cell::Body::Data(d) = &cell.body else {
+    fn last_stage(&mut self, fe: usize, out: u32, l: u32, id: CellId) {
+        let crate::cell::Body::Data(d) = &self.cells.get(id).body else {
             return;
         };
+        let bytes = d.bytes;
         let l = l as usize;
-        let sending = self.busy[l] && self.wire[l].back().is_some_and(Cell::is_data);
+        let sending = self.wires[l].busy
+            && self.wires[l]
+                .cells
+                .back()
+                .is_some_and(|id| self.cells.get(id).is_data());
         let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
-        self.obs.queue_seen(ahead, d.bytes);
+        self.obs.queue_seen(ahead, bytes);
     }
 
     /// Starts egress port `node`'s next packet towards its host.
