@@ -4,7 +4,12 @@
 use shoal_transport::Segment;
 
 /// One packet: a transport segment plus what the network needs to forward and account it.
+///
+/// 64 bytes, aligned to a cache line: every hop reads a packet last touched microseconds
+/// before, and a packet straddling two lines (as 7 in 8 did at 8-byte alignment) costs two
+/// misses instead of one.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub struct Packet {
     pub seg: Segment,
     /// Slot of the flow in the simulator's flow table.
@@ -27,6 +32,8 @@ pub struct Packet {
     /// exceed the node count ([`crate::rewire`]).
     pub hops: u32,
 }
+
+const _: () = assert!(size_of::<Packet>() == 64);
 
 /// `Packet::ingress` of a packet still at its source host.
 pub const NO_PORT: u32 = u32::MAX;
