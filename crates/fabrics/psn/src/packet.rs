@@ -1,6 +1,7 @@
 //! The packet record the simulator moves around, and the slab that holds packets in flight so
 //! that queues and events carry a 4-byte index instead of the record.
 
+use crate::queue::Links;
 use shoal_transport::Segment;
 
 /// One packet: a transport segment plus what the network needs to forward and account it.
@@ -43,6 +44,8 @@ pub const NO_PORT: u32 = u32::MAX;
 pub struct PacketSlab {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// The queue lanes' links, one per slot.
+    pub links: Links,
 }
 
 impl PacketSlab {
@@ -52,6 +55,7 @@ impl PacketSlab {
             i
         } else {
             self.slots.push(p);
+            self.links.cover(self.slots.len());
             (self.slots.len() - 1) as u32
         }
     }

@@ -631,6 +631,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.mtu,
             self.net.control_bytes,
             &mut self.red_rng,
+            &mut self.pkts.links,
         );
         use crate::queue::Admit;
         match outcome {
@@ -703,7 +704,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         if port.paused {
             return; // RESUME kicks it again
         }
-        let Some((pkt, prio)) = port.queue.pop() else {
+        let Some((pkt, prio)) = port.queue.pop(&self.pkts.links) else {
             return;
         };
         let p = self.pkts.get_mut(pkt);
