@@ -736,7 +736,11 @@ impl<'a, T: Transport> Sim<'a, T> {
         let (peer, arrival, node) = (port.peer, done + port.delay, port.node);
         let more = !port.queue.is_empty();
         port.wake_pending |= more;
-        p.link_gen = self.ports.ports[peer as usize].link_gen;
+        if self.rewiring.is_some() {
+            // Without a rewiring every generation stays 0, and reading the far port here
+            // would cost a cache line per packet-hop.
+            p.link_gen = self.ports.ports[peer as usize].link_gen;
+        }
         self.q.schedule(arrival, Ev::Arrive { port: peer, pkt });
         self.hops += 1;
         if switch {
