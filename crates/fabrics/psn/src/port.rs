@@ -115,3 +115,55 @@ impl Ports {
         self.first[n as usize] + p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shoal_topology::leaf_spine::LeafSpine;
+
+    /// The per-port shortcut gives `Rate::serialize`'s picoseconds for every size, at rates that
+    /// divide a byte's bit-picoseconds (the shortcut) and at rates that do not (the division),
+    /// before and after a rewiring changes the rate.
+    #[test]
+    fn a_port_serializes_exactly_as_its_rate_does() {
+        let rates = [
+            Rate::gbps(1),
+            Rate::gbps(10),
+            Rate::gbps(25),
+            Rate::gbps(100),
+            Rate::gbps(400),
+            Rate(3_000_000_007),
+            Rate(7),
+        ];
+        let sizes = [0, 1, 40, 64, 1500, 4095, 9000, 65_536, 2_000_000];
+        for (i, &rate) in rates.iter().enumerate() {
+            let topo = LeafSpine {
+                leaves: 2,
+                spines: 1,
+                hosts_per_leaf: 1,
+                host_rate: rate,
+                fabric_rate: rate,
+                link_delay: Dur::from_ns(100),
+            }
+            .build()
+            .expect("a valid leaf-spine");
+            let mut port = Ports::new(&topo).ports.swap_remove(0);
+            for size in sizes {
+                assert_eq!(
+                    port.serialize(size),
+                    rate.serialize(size),
+                    "{rate:?}, {size} B"
+                );
+            }
+            let next = rates[(i + 1) % rates.len()];
+            port.set_rate(next);
+            for size in sizes {
+                assert_eq!(
+                    port.serialize(size),
+                    next.serialize(size),
+                    "{next:?}, {size} B"
+                );
+            }
+        }
+    }
+}
