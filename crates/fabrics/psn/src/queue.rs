@@ -13,7 +13,8 @@ use shoal_base::rng::StreamRng;
 /// No packet: the end of a lane.
 const END: u32 = u32::MAX;
 
-/// Each packet's successor in the lane that holds it, indexed by packet slot.
+/// Each packet's successor in the lane that holds it, indexed by packet slot (stale for a
+/// lane's last packet).
 #[derive(Default)]
 pub struct Links(Vec<u32>);
 
@@ -43,9 +44,10 @@ impl Default for Lane {
 }
 
 impl Lane {
+    /// Appends `pkt`. The last packet's link is never read (`pop` knows it by `tail`), so a
+    /// packet joining an empty lane, as most do, touches no link at all.
     #[inline]
     fn push(&mut self, pkt: u32, links: &mut Links) {
-        links.0[pkt as usize] = END;
         if self.tail == END {
             self.head = pkt;
         } else {
@@ -60,9 +62,11 @@ impl Lane {
         if pkt == END {
             return None;
         }
-        self.head = links.0[pkt as usize];
-        if self.head == END {
+        if pkt == self.tail {
+            self.head = END;
             self.tail = END;
+        } else {
+            self.head = links.0[pkt as usize];
         }
         Some(pkt)
     }
