@@ -1,10 +1,16 @@
 //! The packet record the simulator moves around, and the slab that holds packets in flight so
 //! that queues and events carry a 4-byte index instead of the record.
 
+use crate::queue::Links;
 use shoal_transport::Segment;
 
 /// One packet: a transport segment plus what the network needs to forward and account it.
+///
+/// 64 bytes, aligned to a cache line: every hop reads a packet last touched microseconds
+/// before, and a packet straddling two lines (as 7 in 8 did at 8-byte alignment) costs two
+/// misses instead of one.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub struct Packet {
     pub seg: Segment,
     /// Slot of the flow in the simulator's flow table.
@@ -28,6 +34,8 @@ pub struct Packet {
     pub hops: u32,
 }
 
+const _: () = assert!(size_of::<Packet>() == 64);
+
 /// `Packet::ingress` of a packet still at its source host.
 pub const NO_PORT: u32 = u32::MAX;
 
@@ -36,6 +44,8 @@ pub const NO_PORT: u32 = u32::MAX;
 pub struct PacketSlab {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// The queue lanes' links, one per slot.
+    pub links: Links,
 }
 
 impl PacketSlab {
@@ -45,6 +55,7 @@ impl PacketSlab {
             i
         } else {
             self.slots.push(p);
+            self.links.cover(self.slots.len());
             (self.slots.len() - 1) as u32
         }
     }

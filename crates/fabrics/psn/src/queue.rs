@@ -1,10 +1,81 @@
 //! A switch or NIC output queue: a data lane and, for NDP, a priority lane (control packets and
 //! trimmed headers, served first), with the arrival decision of each discipline. Under the
 //! other disciplines control packets queue with the data, as in htsim's queues.
+//!
+//! A lane is a linked list through the packet slab ([`Links`]): a port holds two (head, tail)
+//! pairs instead of two ring buffers of its own. About as many instructions per packet-hop,
+//! but far fewer cache lines: each port's buffers were lines of their own, and on the DCTCP
+//! example the simulated L2 misses per packet-hop fell from 5.9 to 4.1 (BENCHMARKS.md).
 
 use crate::config::Discipline;
 use shoal_base::rng::StreamRng;
-use std::collections::VecDeque;
+
+/// No packet: the end of a lane.
+const END: u32 = u32::MAX;
+
+/// Each packet's successor in the lane that holds it, indexed by packet slot (stale for a
+/// lane's last packet).
+#[derive(Default)]
+pub struct Links(Vec<u32>);
+
+impl Links {
+    /// Room for packet slots `0..slots`.
+    pub fn cover(&mut self, slots: usize) {
+        if self.0.len() < slots {
+            self.0.resize(slots, END);
+        }
+    }
+}
+
+/// A FIFO of packets linked through [`Links`].
+#[derive(Clone, Copy)]
+struct Lane {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            head: END,
+            tail: END,
+        }
+    }
+}
+
+impl Lane {
+    /// Appends `pkt`. The last packet's link is never read (`pop` knows it by `tail`), so a
+    /// packet joining an empty lane, as most do, touches no link at all.
+    #[inline]
+    fn push(&mut self, pkt: u32, links: &mut Links) {
+        if self.tail == END {
+            self.head = pkt;
+        } else {
+            links.0[self.tail as usize] = pkt;
+        }
+        self.tail = pkt;
+    }
+
+    #[inline]
+    fn pop(&mut self, links: &Links) -> Option<u32> {
+        let pkt = self.head;
+        if pkt == END {
+            return None;
+        }
+        if pkt == self.tail {
+            self.head = END;
+            self.tail = END;
+        } else {
+            self.head = links.0[pkt as usize];
+        }
+        Some(pkt)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == END
+    }
+}
 
 /// What happened to an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,15 +91,16 @@ pub enum Admit {
 /// One output queue. Lengths are kept in bytes; limits come from the caller in bytes too.
 #[derive(Default)]
 pub struct OutQueue {
-    data: VecDeque<u32>,
-    prio: VecDeque<u32>,
+    data: Lane,
+    prio: Lane,
     data_bytes: u64,
     prio_bytes: u64,
 }
 
 impl OutQueue {
     /// Decides and performs an arrival. `limit` is in bytes; `trimmed_bytes` is the header size
-    /// a trimmed packet keeps; RED at arrival draws its marks from `rng`.
+    /// a trimmed packet keeps; RED at arrival draws its marks from `rng`; a queued packet is
+    /// linked into `links`.
     // Inlined into its one caller (`Sim::enqueue`), which otherwise passes eight arguments
     // (the discipline by value) once per packet-hop.
     #[allow(clippy::too_many_arguments)]
@@ -43,12 +115,13 @@ impl OutQueue {
         mtu: u64,
         trimmed_bytes: u32,
         rng: &mut StreamRng,
+        links: &mut Links,
     ) -> Admit {
         if control && discipline == Discipline::Trim {
             // NDP's switches serve control packets and trimmed headers first. They are small
             // and bounded by the data they answer; a separate limit would only add drops the
             // paper does not model.
-            self.prio.push_back(pkt);
+            self.prio.push(pkt, links);
             self.prio_bytes += bytes as u64;
             return Admit::Queued;
         }
@@ -57,27 +130,29 @@ impl OutQueue {
             Discipline::DropTail | Discipline::Ecn { .. } | Discipline::Red(_) if !fits => {
                 Admit::Dropped
             }
-            Discipline::DropTail => self.push_data(pkt, bytes, Admit::Queued),
+            Discipline::DropTail => self.push_data(pkt, bytes, Admit::Queued, links),
             Discipline::Ecn { k, at_dequeue } => {
                 // Acks and CNPs share the FIFO but are not ECN-capable.
                 let mark = !control && !at_dequeue && self.data_bytes >= k as u64 * mtu;
-                self.push_data(pkt, bytes, if mark { Admit::Marked } else { Admit::Queued })
+                let outcome = if mark { Admit::Marked } else { Admit::Queued };
+                self.push_data(pkt, bytes, outcome, links)
             }
             Discipline::Red(red) => {
                 let mark = !control && !red.at_dequeue && red.marks(self.data_bytes, rng);
-                self.push_data(pkt, bytes, if mark { Admit::Marked } else { Admit::Queued })
+                let outcome = if mark { Admit::Marked } else { Admit::Queued };
+                self.push_data(pkt, bytes, outcome, links)
             }
-            Discipline::Trim if fits => self.push_data(pkt, bytes, Admit::Queued),
+            Discipline::Trim if fits => self.push_data(pkt, bytes, Admit::Queued, links),
             Discipline::Trim => {
-                self.prio.push_back(pkt);
+                self.prio.push(pkt, links);
                 self.prio_bytes += trimmed_bytes as u64;
                 Admit::Trimmed
             }
         }
     }
 
-    fn push_data(&mut self, pkt: u32, bytes: u32, outcome: Admit) -> Admit {
-        self.data.push_back(pkt);
+    fn push_data(&mut self, pkt: u32, bytes: u32, outcome: Admit, links: &mut Links) -> Admit {
+        self.data.push(pkt, links);
         self.data_bytes += bytes as u64;
         outcome
     }
@@ -85,11 +160,11 @@ impl OutQueue {
     /// The next packet to send, priority lane first. The caller passes the popped packet's
     /// wire size back through [`OutQueue::account_sent`].
     #[inline]
-    pub fn pop(&mut self) -> Option<(u32, bool)> {
-        if let Some(p) = self.prio.pop_front() {
+    pub fn pop(&mut self, links: &Links) -> Option<(u32, bool)> {
+        if let Some(p) = self.prio.pop(links) {
             return Some((p, true));
         }
-        self.data.pop_front().map(|p| (p, false))
+        self.data.pop(links).map(|p| (p, false))
     }
 
     /// Removes a sent packet's bytes from its lane's length.
@@ -104,11 +179,6 @@ impl OutQueue {
 
     pub fn is_empty(&self) -> bool {
         self.data.is_empty() && self.prio.is_empty()
-    }
-
-    /// Packets waiting in both lanes.
-    pub fn packets(&self) -> usize {
-        self.data.len() + self.prio.len()
     }
 
     /// Bytes waiting in both lanes.
@@ -133,9 +203,17 @@ mod tests {
         shoal_base::rng::stream(1, "test.queue", 0)
     }
 
+    /// Links for packet ids below 2^20.
+    fn links() -> Links {
+        let mut l = Links::default();
+        l.cover(1 << 20);
+        l
+    }
+
     #[test]
     fn drop_tail_holds_exactly_its_limit() {
         let mut q = OutQueue::default();
+        let mut l = links();
         let outcomes: Vec<Admit> = (0..5)
             .map(|i| {
                 q.admit(
@@ -147,23 +225,26 @@ mod tests {
                     MTU,
                     64,
                     &mut r(),
+                    &mut l,
                 )
             })
             .collect();
         assert_eq!(outcomes[..3], [Admit::Queued; 3]);
         assert_eq!(outcomes[3..], [Admit::Dropped; 2]);
-        assert_eq!(q.packets(), 3);
+        let queued = std::iter::from_fn(|| q.pop(&l)).count();
+        assert_eq!(queued, 3);
     }
 
     #[test]
     fn ecn_marks_arrivals_that_find_k_or_more_packets() {
         let mut q = OutQueue::default();
+        let mut l = links();
         let ecn = Discipline::Ecn {
             k: 2,
             at_dequeue: false,
         };
         let outcomes: Vec<Admit> = (0..4)
-            .map(|i| q.admit(i, 1500, false, ecn, 10 * MTU, MTU, 64, &mut r()))
+            .map(|i| q.admit(i, 1500, false, ecn, 10 * MTU, MTU, 64, &mut r(), &mut l))
             .collect();
         assert_eq!(
             outcomes,
@@ -174,51 +255,84 @@ mod tests {
     #[test]
     fn without_trimming_control_packets_wait_their_turn_and_count() {
         let mut q = OutQueue::default();
+        let mut l = links();
         let ecn = Discipline::Ecn {
             k: 1,
             at_dequeue: false,
         };
         assert_eq!(
-            q.admit(1, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r()),
+            q.admit(1, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r(), &mut l),
             Admit::Queued
         );
         assert_eq!(
-            q.admit(2, 64, true, ecn, 2 * MTU, MTU, 64, &mut r()),
+            q.admit(2, 64, true, ecn, 2 * MTU, MTU, 64, &mut r(), &mut l),
             Admit::Queued
         );
         assert_eq!(
-            q.admit(3, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r()),
+            q.admit(3, 1500, false, ecn, 2 * MTU, MTU, 64, &mut r(), &mut l),
             Admit::Dropped
         );
-        assert_eq!(q.pop(), Some((1, false)));
-        assert_eq!(q.pop(), Some((2, false)));
+        assert_eq!(q.pop(&l), Some((1, false)));
+        assert_eq!(q.pop(&l), Some((2, false)));
     }
 
     #[test]
     fn trimmed_headers_and_control_overtake_data() {
         let mut q = OutQueue::default();
+        let mut l = links();
         assert_eq!(
-            q.admit(1, 1500, false, Discipline::Trim, MTU, MTU, 64, &mut r()),
+            q.admit(
+                1,
+                1500,
+                false,
+                Discipline::Trim,
+                MTU,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Queued
         );
         assert_eq!(
-            q.admit(2, 1500, false, Discipline::Trim, MTU, MTU, 64, &mut r()),
+            q.admit(
+                2,
+                1500,
+                false,
+                Discipline::Trim,
+                MTU,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Trimmed
         );
         assert_eq!(
-            q.admit(3, 64, true, Discipline::Trim, MTU, MTU, 64, &mut r()),
+            q.admit(
+                3,
+                64,
+                true,
+                Discipline::Trim,
+                MTU,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Queued
         );
-        assert_eq!(q.pop(), Some((2, true)));
-        assert_eq!(q.pop(), Some((3, true)));
-        assert_eq!(q.pop(), Some((1, false)));
-        assert_eq!(q.pop(), None);
+        assert_eq!(q.pop(&l), Some((2, true)));
+        assert_eq!(q.pop(&l), Some((3, true)));
+        assert_eq!(q.pop(&l), Some((1, false)));
+        assert_eq!(q.pop(&l), None);
     }
 
     /// The fraction of `trials` arrivals marked by `red` at a standing queue of `queued` bytes
     /// (1000-byte packets; each trial admits one and sends one, so the length stays put).
     fn marked_fraction(red: Red, queued: u64, trials: u32) -> f64 {
         let mut q = OutQueue::default();
+        let mut l = links();
         let mut rng = shoal_base::rng::stream(7, "test.red", queued);
         let disc = Discipline::Red(red);
         for i in 0..queued / 1000 {
@@ -231,14 +345,16 @@ mod tests {
                 MTU,
                 64,
                 &mut rng,
+                &mut l,
             );
         }
         let mut marked = 0;
-        for i in 0..trials {
-            if q.admit(i, 1000, false, disc, u64::MAX, MTU, 64, &mut rng) == Admit::Marked {
+        // Ids after the standing queue's, so that no packet is queued twice.
+        for i in (queued / 1000) as u32..(queued / 1000) as u32 + trials {
+            if q.admit(i, 1000, false, disc, u64::MAX, MTU, 64, &mut rng, &mut l) == Admit::Marked {
                 marked += 1;
             }
-            let (_, prio) = q.pop().expect("queued");
+            let (_, prio) = q.pop(&l).expect("queued");
             q.account_sent(1000, prio);
             assert_eq!(q.data_bytes(), queued);
         }
@@ -281,6 +397,7 @@ mod tests {
     #[test]
     fn red_never_marks_control_packets_or_at_arrival_when_marking_at_departure() {
         let mut q = OutQueue::default();
+        let mut l = links();
         for i in 0..300 {
             q.admit(
                 i,
@@ -291,20 +408,51 @@ mod tests {
                 MTU,
                 64,
                 &mut r(),
+                &mut l,
             );
         }
         let at_arrival = Discipline::Red(Red::dcqcn_paper(false));
         let at_departure = Discipline::Red(Red::dcqcn_paper(true));
         assert_eq!(
-            q.admit(300, 1000, false, at_arrival, u64::MAX, MTU, 64, &mut r()),
+            q.admit(
+                300,
+                1000,
+                false,
+                at_arrival,
+                u64::MAX,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Marked
         );
         assert_eq!(
-            q.admit(301, 64, true, at_arrival, u64::MAX, MTU, 64, &mut r()),
+            q.admit(
+                301,
+                64,
+                true,
+                at_arrival,
+                u64::MAX,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Queued
         );
         assert_eq!(
-            q.admit(302, 1000, false, at_departure, u64::MAX, MTU, 64, &mut r()),
+            q.admit(
+                302,
+                1000,
+                false,
+                at_departure,
+                u64::MAX,
+                MTU,
+                64,
+                &mut r(),
+                &mut l,
+            ),
             Admit::Queued
         );
     }

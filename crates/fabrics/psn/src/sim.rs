@@ -149,6 +149,9 @@ pub(crate) struct Sim<'a, T: Transport> {
     data_arrivals: u64,
     /// RED's marking draws: one stream for the whole network, drawn in event order.
     red_rng: StreamRng,
+    /// The discipline and byte limit of switch queues and of host NICs, fixed for the run.
+    switch_queues: (Discipline, u64),
+    host_queues: (Discipline, u64),
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -174,6 +177,17 @@ impl<'a, T: Transport> Sim<'a, T> {
             .as_ref()
             .is_some_and(|r| r.ctl.routing() == Routing::DimensionOrder);
         let hosts = topo.hosts();
+        let mtu = net.mtu(transport.mss()) as u64;
+        let switch_limit = match net.pfc {
+            Some(_) => u64::MAX, // lossless: PFC holds the senders back instead
+            None => net.queue_packets as u64 * mtu,
+        };
+        // Host NICs queue without limit (the transport's window bounds them), like htsim; under
+        // NDP they too send control packets first (a trimming queue never trims without limit).
+        let host_discipline = match net.discipline {
+            Discipline::Trim => Discipline::Trim,
+            _ => Discipline::DropTail,
+        };
         Sim {
             topo: Cow::Borrowed(topo),
             net,
@@ -182,7 +196,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             q: Calendar::new(),
             ports: Ports::new(topo),
             pkts: PacketSlab::default(),
-            mtu: net.mtu(transport.mss()) as u64,
+            mtu,
             slot_of: Vec::new(),
             live: Vec::new(),
             free: Vec::new(),
@@ -215,6 +229,8 @@ impl<'a, T: Transport> Sim<'a, T> {
             data_hops: 0,
             data_arrivals: 0,
             red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
+            switch_queues: (net.discipline, switch_limit),
+            host_queues: (host_discipline, u64::MAX),
         }
     }
 }
@@ -305,7 +321,7 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
             .ports
             .ports
             .iter()
-            .filter(|p| !self.topo.is_host(p.node))
+            .filter(|p| p.switch)
             .map(|p| p.max_bytes.div_ceil(self.mtu))
             .max()
             .unwrap_or(0);
@@ -566,56 +582,46 @@ impl<'a, T: Transport> Sim<'a, T> {
 
     /// Chooses node `n`'s output port towards the packet's destination and queues it there.
     fn forward(&mut self, now: Time, n: u32, pkt: u32) {
-        let p = *self.pkts.get(pkt);
+        let p = self.pkts.get_mut(pkt);
+        let (dst, entropy, hops_before) = (p.dst, p.entropy, p.hops);
+        p.hops += 1;
         let topo: &Topology = match &self.staging {
             Some(s) if s.fresh[n as usize] => &s.new,
             _ => &self.topo,
         };
-        if self.staging.is_some() && p.hops as usize > topo.nodes() {
+        if self.staging.is_some() && hops_before as usize > topo.nodes() {
             // Looping between nodes on tables of two versions.
             self.pkts.remove(pkt);
             self.lost_stale += 1;
             return;
         }
-        self.pkts.get_mut(pkt).hops += 1;
-        let hops = topo.next_hops(n, p.dst);
+        let hops = topo.next_hops(n, dst);
         let port = if hops.len() == 1 {
             hops[0]
         } else if self.dimension_order {
-            self.topo
-                .dimension_order_hop(n, p.dst)
-                .expect("a torus hop")
+            self.topo.dimension_order_hop(n, dst).expect("a torus hop")
         } else if matches!(self.net.path, PathChoice::Source | PathChoice::Pinned) {
             let route = &mut self.pkts.get_mut(pkt).entropy;
             hops[take_hop(route, hops.len())]
         } else {
-            let h = mix(p.entropy as u64 ^ (n as u64) << 32);
+            let h = mix(entropy as u64 ^ (n as u64) << 32);
             hops[(h % hops.len() as u64) as usize]
         };
         self.enqueue(now, self.ports.global(n, port), pkt);
     }
 
     fn enqueue(&mut self, now: Time, gp: u32, pkt: u32) {
-        let node = self.ports.ports[gp as usize].node;
-        let switch = !self.topo.is_host(node);
         let (wire, control) = {
             let p = self.pkts.get(pkt);
             (p.wire, p.seg.kind != Kind::Data || p.seg.has(TRIMMED))
         };
-        // Host NICs queue without limit (the transport's window bounds them), like htsim; under
-        // NDP they too send control packets first (a trimming queue never trims without limit).
-        let (discipline, limit) = if switch {
-            let limit = match self.net.pfc {
-                Some(_) => u64::MAX, // lossless: PFC holds the senders back instead
-                None => self.net.queue_packets as u64 * self.mtu,
-            };
-            (self.net.discipline, limit)
-        } else if self.net.discipline == Discipline::Trim {
-            (Discipline::Trim, u64::MAX)
-        } else {
-            (Discipline::DropTail, u64::MAX)
-        };
         let port = &mut self.ports.ports[gp as usize];
+        let (node, switch) = (port.node, port.switch);
+        let (discipline, limit) = if switch {
+            self.switch_queues
+        } else {
+            self.host_queues
+        };
         let outcome = port.queue.admit(
             pkt,
             wire,
@@ -625,6 +631,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             self.mtu,
             self.net.control_bytes,
             &mut self.red_rng,
+            &mut self.pkts.links,
         );
         use crate::queue::Admit;
         match outcome {
@@ -697,7 +704,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         if port.paused {
             return; // RESUME kicks it again
         }
-        let Some((pkt, prio)) = port.queue.pop() else {
+        let Some((pkt, prio)) = port.queue.pop(&self.pkts.links) else {
             return;
         };
         let p = self.pkts.get_mut(pkt);
@@ -706,7 +713,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         if p.seg.kind == Kind::Data && self.limits.measure_from.is_none_or(|m| now >= m) {
             self.data_hops += 1;
         }
-        let switch = !self.topo.is_host(port.node);
+        let switch = port.switch;
         let mark = !prio
             && p.seg.kind == Kind::Data
             && switch
@@ -724,12 +731,16 @@ impl<'a, T: Transport> Sim<'a, T> {
             p.seg.flags |= CE;
             self.marks += 1;
         }
-        let done = now + port.rate.serialize(p.wire as u64);
+        let done = now + port.serialize(p.wire as u64);
         port.busy_until = done;
         let (peer, arrival, node) = (port.peer, done + port.delay, port.node);
         let more = !port.queue.is_empty();
         port.wake_pending |= more;
-        p.link_gen = self.ports.ports[peer as usize].link_gen;
+        if self.rewiring.is_some() {
+            // Without a rewiring every generation stays 0, and reading the far port here
+            // would cost a cache line per packet-hop.
+            p.link_gen = self.ports.ports[peer as usize].link_gen;
+        }
         self.q.schedule(arrival, Ev::Arrive { port: peer, pkt });
         self.hops += 1;
         if switch {
@@ -759,7 +770,10 @@ impl<'a, T: Transport> Sim<'a, T> {
 
     fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
         let node = self.ports.ports[gp as usize].node;
-        if self.pkts.get(pkt).link_gen != self.ports.ports[gp as usize].link_gen {
+        // Without a rewiring every generation stays 0 (`start_tx`).
+        if self.rewiring.is_some()
+            && self.pkts.get(pkt).link_gen != self.ports.ports[gp as usize].link_gen
+        {
             // The link was rewired under the packet: the crosspoint cut it.
             self.pkts.remove(pkt);
             self.lost_rewiring += 1;
@@ -901,7 +915,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             port.peer = peer;
             port.link_gen += 1;
         }
-        port.rate = link.rate;
+        port.set_rate(link.rate);
         port.delay = link.delay;
     }
 
@@ -979,7 +993,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             let src = self.book.record(record).src.0 as u32;
             self.send(now, record, host, src, seg);
             let port = &self.ports.ports[self.ports.global(host, 0) as usize];
-            let gap = port.rate.serialize(self.mtu).0 * 100 / self.net.pull_pacing as u64;
+            let gap = port.serialize(self.mtu).0 * 100 / self.net.pull_pacing as u64;
             let pacer = &mut self.pacers[host as usize];
             pacer.next = now + Dur(gap);
             if !pacer.flows.is_empty() {
