@@ -26,7 +26,8 @@
 # too, so they are linked with `-Wl,--allow-multiple-definition` (the two definitions are the
 # same function); nothing else is changed.
 #
-# Measured for each run: wall time and peak RSS (/usr/bin/time -v) of the whole process, and the
+# Each simulator first runs the NDP example once untimed (a warm-up: binaries and inputs in the
+# page cache). Measured for each run: wall time and peak RSS (/usr/bin/time -v) of the whole process, and the
 # mean goodput per host over the same span in both. htsim's sink loggers sample every flow's
 # cumulative ack (every 1 ms for NDP, asked here with -logtime; every 10 ms for DCTCP, fixed in
 # its example); a flow's rate is the growth of its cumulative ack from the sample at the start
@@ -72,7 +73,9 @@ htsim_ndp=$work/htsim/sim/datacenter/htsim_ndp
 htsim_dctcp=$work/htsim/sim/datacenter/old_tests/htsim_dctcp_permutation
 parse_output=$work/htsim/sim/parse_output
 if [[ -n ${SHOAL_BIN:-} ]]; then
-    shoal=$SHOAL_BIN
+    # Absolute: the runs below happen in their own folders.
+    shoal=$(cd "$(dirname "$SHOAL_BIN")" && pwd)/$(basename "$SHOAL_BIN")
+    [[ -x $shoal ]] || { echo "$0: SHOAL_BIN=$SHOAL_BIN is not an executable" >&2; exit 2; }
 else
     (cd "$repo" && cargo build --release -q -p shoal-cli)
     shoal=$repo/target/release/shoal
@@ -135,6 +138,14 @@ echo "| run | transport | htsim wall s | shoal wall s | htsim / shoal | htsim pe
 echo "|---|---|---|---|---|---|---|---|---|---|"
 
 cm=$repo/scenarios/htsim-permutation.cm
+# One untimed NDP run of each first, so that no timed run pays for loading its binary and
+# inputs from disk (a first run after a build took 2.33 s where the next took 1.36 s).
+mkdir -p "$work/warm-up"
+cd "$work/warm-up"
+timed htsim "$htsim_ndp" -tm "$cm" -nodes 432 -cwnd 23 -q 8 -strat perm -linkspeed 10000 \
+    -end 10000 -log sink -logtime 1 -o htsim.log >/dev/null
+timed shoal "$shoal" run "$repo/scenarios/htsim-ndp-permutation.toml" --out shoal-out --force \
+    --quiet >/dev/null
 for transport in ndp dctcp; do
     count=$runs
     [[ $transport == ndp ]] && count=$ndp_runs
