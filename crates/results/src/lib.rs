@@ -34,7 +34,7 @@ pub const REVISION: &str = env!("SHOAL_REVISION");
 
 /// How long a writer waits for another one's transaction before giving up. Runs write a few
 /// short transactions each, so a wait this long means something holds the file locked.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What went wrong, naming the database file.
 #[derive(Debug, thiserror::Error)]

@@ -115,20 +115,42 @@ pub(crate) fn run_of_row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
     })
 }
 
+/// Sets WAL mode and returns the mode SQLite reports. Switching needs the file to itself for a
+/// moment, and SQLite answers "busy" at once, without the connection's busy handler, when
+/// another connection is switching or recovering the log at that instant (seen when processes
+/// and threads open a new file together); so a busy answer is retried here, up to the same
+/// timeout the busy handler has.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
+    const PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+    let mut tries = crate::BUSY_TIMEOUT.as_millis() / PAUSE.as_millis();
+    loop {
+        tries = tries.saturating_sub(1);
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && tries > 0 =>
+            {
+                std::thread::sleep(PAUSE);
+            }
+            answer => return answer,
+        }
+    }
+}
+
 /// WAL (readers and one writer at a time across processes), foreign keys, and the tables
 /// when the file is new.
 pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-                Error::Invalid {
-                    path: path.to_owned(),
-                    reason: "is not a SQLite database (not a shoal results database)".to_owned(),
-                }
+    let mode = switch_to_wal(conn).map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            Error::Invalid {
+                path: path.to_owned(),
+                reason: "is not a SQLite database (not a shoal results database)".to_owned(),
             }
-            e => sql(path, "cannot switch to WAL mode", e),
-        })?;
+        }
+        e => sql(path, "cannot switch to WAL mode", e),
+    })?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(Error::Invalid {
             path: path.to_owned(),
