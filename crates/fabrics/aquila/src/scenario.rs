@@ -328,7 +328,7 @@ impl FabricKind for Kind {
         clique.validate(keys)?;
         let df = &clique.spec.dragonfly;
         let bootstrap = BootstrapSpec::read(input.text, keys, df)?;
-        let failure = FailureSpec::read(input.text, keys, df)?;
+        let failure = FailureSpec::read(input.text, keys, df, clique.spec.hop_limit)?;
         let clique = CliqueSpec {
             bootstrap,
             failure,
