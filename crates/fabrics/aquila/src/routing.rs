@@ -274,9 +274,25 @@ impl Router {
         Ok(())
     }
 
-    /// Hops of the longest route a cell can take under these tables, in any mode: what the
-    /// header's hop count must allow. With every link working, [`ROUTE_HOPS`].
+    /// Hops of the longest route a cell can take in any mode, what the header's hop count
+    /// must allow: with every link working, [`ROUTE_HOPS`]. After a removal, a cell the
+    /// earlier tables routed may sit where the new ones would never send one (a pod that has
+    /// lost its link onward, say) and route on from there, so the bound runs over every state
+    /// a cell on the routing VCs can be in, whatever tables put it there: the hops that led
+    /// there (at most 0 from an endpoint; 1 from a local link at level 0; 2 from a global
+    /// link at level 0; 3 from a local link at level 1; 4 from a global link at level 1, whose
+    /// far end is in the destination's pod, since every table sends a second global hop
+    /// there; a cell that came in over a local link at level 2 is at its destination) plus
+    /// the longest route on from it. Not covered: a cell already on the escape VCs when the tables change
+    /// again, which routes on from the new distances.
     pub fn longest_route(&self) -> u16 {
+        const ENTRIES: [(InKind, u8, u16); 5] = [
+            (InKind::Endpoint, 0, 0),
+            (InKind::Local, 0, 1),
+            (InKind::Global, 0, 2),
+            (InKind::Local, 1, 3),
+            (InKind::Global, 1, 4),
+        ];
         if self.escape.is_none() {
             return ROUTE_HOPS;
         }
@@ -287,9 +303,17 @@ impl Router {
         for non_minimal in [false, true] {
             for d in 0..tins {
                 memo.fill(u16::MAX);
-                for s in (0..tins).filter(|&s| s != d) {
-                    let hops = self.longest_from(s, InKind::Endpoint, 0, d, non_minimal, &mut memo);
-                    longest = longest.max(hops);
+                for x in (0..tins).filter(|&x| x != d) {
+                    for (from, level, before) in ENTRIES {
+                        if from == InKind::Global
+                            && level == 1
+                            && self.df.pod_of(x) != self.df.pod_of(d)
+                        {
+                            continue;
+                        }
+                        let on = self.longest_from(x, from, level, d, non_minimal, &mut memo);
+                        longest = longest.max(before + on);
+                    }
                 }
             }
         }

@@ -192,12 +192,24 @@ mod tests {
         }
     }
 
+    /// The limit must cover the longest route of every table on the way, and no more.
     #[test]
     fn the_last_link_needs_a_hop_limit_for_the_escape_routes() {
-        let e = error(LAST, 6);
-        assert!(e.starts_with("clique.hop_limit: 6 hops"), "{e}");
+        let df = clique();
+        let topo = df.build().unwrap();
+        let mut r = Router::new(&df, &topo, LevelRule::AfterEveryGlobal);
+        r.remove_link(5, 0).unwrap();
+        let first = r.longest_route();
+        r.remove_link(5, 1).unwrap();
+        let need = first.max(r.longest_route()) as u8;
+        assert!(need > crate::spec::defaults::HOP_LIMIT, "{need}");
+        let e = error(LAST, need - 1);
+        assert!(
+            e.starts_with(&format!("clique.hop_limit: {} hops", need - 1)),
+            "{e}"
+        );
         assert!(e.contains("failure.links[1]"), "{e}");
-        let f = FailureSpec::read(LAST, &NO_KEYS, &clique(), 7)
+        let f = FailureSpec::read(LAST, &NO_KEYS, &df, need)
             .unwrap()
             .unwrap();
         assert_eq!(f.links.len(), 2);
