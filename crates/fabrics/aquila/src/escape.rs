@@ -24,7 +24,9 @@
 //! a removal that would disconnect it. Among the legal routes the tables offer the shortest:
 //! every hop on a shortest legal route is a candidate, so adaptive modes still choose by
 //! queue depth. The two escape VCs are shared by the ten traffic classes (there are only two),
-//! so an escaped cell gives up its class's VCs, and control cells their strict priority.
+//! so an escaped cell gives up its class's VCs: in the simulator's output scheduler a control
+//! cell loses its strict priority and a bulk cell its 1-for-8 weight (both are served as
+//! low-latency data).
 //!
 //! The ranks change when a removal changes distances from TiN 0. A cell already on VC 31
 //! whose remaining down route a later removal cut has no legal hop left; the simulator drops

@@ -10,7 +10,8 @@
 //! the head of its FIFO. After the controller's delay the SDN removes the link from the tables
 //! ([`crate::routing::Router::remove_link`]) and the TiNs at its ends arbitrate again, so a
 //! waiting cell takes a route of the new tables; where those have no route on its class's
-//! VCs, it takes the escape VCs (`crate::escape`).
+//! VCs, it takes the escape VCs (`crate::escape`). A cell on VC 31 that a later removal left
+//! with no route at all is dropped and counted (`stranded_drops`).
 
 use super::{NONE, Sim, VCS};
 use crate::routing::Candidates;
