@@ -283,8 +283,8 @@ impl Router {
     /// link at level 0; 3 from a local link at level 1; 4 from a global link at level 1, whose
     /// far end is in the destination's pod, since every table sends a second global hop
     /// there; a cell that came in over a local link at level 2 is at its destination) plus
-    /// the longest route on from it. Not covered: a cell already on the escape VCs when the tables change
-    /// again, which routes on from the new distances.
+    /// the longest route on from it. Not covered: a cell already on the escape VCs when the
+    /// tables change again, which routes on from the new distances.
     pub fn longest_route(&self) -> u16 {
         const ENTRIES: [(InKind, u8, u16); 5] = [
             (InKind::Endpoint, 0, 0),

@@ -1776,9 +1776,6 @@ impl<'a> Sim<'a> {
             Some(p) => base + p,
             None => base + self.router.ports(tin) as u32 + c.dst_host % self.spec.hosts_per_tin,
         };
-        if hop.level >= LEVELS && c.level < LEVELS {
-            self.counters.escaped_cells += 1;
-        }
         let cell = &mut self.cells[id as usize];
         cell.out = out;
         cell.out_level = hop.level;
@@ -2010,6 +2007,9 @@ impl<'a> Sim<'a> {
         // before it came in.
         let ser_out = self.rate[out as usize].serialize(c.words as u64 * WORD as u64);
         let cell = &mut self.cells[id as usize];
+        if cell.out_level >= LEVELS && cell.level < LEVELS {
+            self.counters.escaped_cells += 1;
+        }
         cell.level = cell.out_level;
         cell.ready = now.max(Time(c.tail.0.saturating_sub(ser_out.0)));
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;

@@ -426,4 +426,49 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("hop limit of 6 is below"), "{e}");
     }
+
+    /// A cell on VC 31 may have no route left after a later removal (the ranks or its down
+    /// route changed): the tables then give it no candidate, and the simulator drops it.
+    #[test]
+    fn a_later_removal_can_strand_a_cell_on_the_escape_vcs() {
+        let df = Dragonfly {
+            pods: 5,
+            tins_per_pod: 4,
+            local_links: 1,
+            global_links: 1,
+            local_ports: 3,
+            global_ports: 1,
+            ..Spec::aquila().dragonfly
+        };
+        let topo = df.build().unwrap();
+        let mut first = Router::new(&df, &topo, LevelRule::AfterEveryGlobal);
+        first.remove_link(5, 0).unwrap();
+        let mut c = Candidates::default();
+        let down = crate::routing::ESCAPE_DOWN;
+        let routed: Vec<(u32, u32)> = (0..df.tins())
+            .flat_map(|x| (0..df.tins()).map(move |d| (x, d)))
+            .filter(|&(x, d)| {
+                x != d && {
+                    first.candidates(x, crate::routing::InKind::Local, down, d, false, &mut c);
+                    !c.minimal.is_empty()
+                }
+            })
+            .collect();
+        let mut stranded = 0;
+        for (x, p) in (0..df.tins()).flat_map(|x| (0..topo.ports(x) as u32).map(move |p| (x, p))) {
+            let mut second = Router::new(&df, &topo, LevelRule::AfterEveryGlobal);
+            second.remove_link(5, 0).unwrap();
+            if first.is_removed(x, p) || second.remove_link(x, p).is_err() {
+                continue;
+            }
+            stranded += routed
+                .iter()
+                .filter(|&&(y, d)| {
+                    second.candidates(y, crate::routing::InKind::Local, down, d, false, &mut c);
+                    c.minimal.is_empty() && c.non_minimal.is_empty()
+                })
+                .count();
+        }
+        assert!(stranded > 0);
+    }
 }
