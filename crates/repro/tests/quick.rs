@@ -297,7 +297,7 @@ fn aquila_bootstrap() {
 /// claim holds.
 #[test]
 fn aquila_failure() {
-    common::check_claims("aquila-failure", true, 5, |_| false);
+    common::check_claims("aquila-failure", true, 6, |_| false);
 }
 
 /// Stardust Fig. 10(b) at k = 6: the pair's 1 MB flows over Stardust finish in under 1 ms and

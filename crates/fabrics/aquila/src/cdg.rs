@@ -4,9 +4,12 @@
 //! deadlock when this graph has no cycle (endpoints always drain their ejection channels).
 //!
 //! Classes are left out: a cell never changes class and every class routes alike on its own
-//! VCs, so each class's graph is a copy of this one with no edge between copies.
+//! VCs, so each class's graph is a copy of this one with no edge between copies, except that
+//! all copies lead into the same two escape VCs (levels 3 and 4 here), which lead nowhere
+//! else. A cycle through them would have to stay on them, and they are in the graph: so this
+//! one graph is acyclic exactly when the whole one is.
 
-use crate::routing::{Candidates, Hop, InKind, LEVELS, Mode, Router, route_hash};
+use crate::routing::{Candidates, ESCAPE_VCS, Hop, InKind, LEVELS, Mode, Router, route_hash};
 use shoal_topology::{DragonflyPort, NodeIdx, PortIdx};
 
 /// A channel: a network port of a TiN at one level (VC).
@@ -23,7 +26,14 @@ pub struct Cdg {
     base: Vec<u32>,
     /// Successors of each channel, sorted, no duplicates.
     edges: Vec<Vec<u32>>,
+    /// (TiN, destination) pairs where a cell the routes lead there finds no candidate.
+    dead_ends: Vec<(NodeIdx, NodeIdx)>,
+    /// Channels some route takes.
+    used: Vec<bool>,
 }
+
+/// VCs a channel of the graph may be on: the levels, then the escape VCs.
+const CHANNEL_VCS: u8 = LEVELS + ESCAPE_VCS;
 
 impl Cdg {
     /// Every dependency that `mode` can create from any source to any destination.
@@ -32,12 +42,14 @@ impl Cdg {
         let mut base = vec![0u32];
         for x in 0..tins {
             let last = *base.last().expect("nonempty");
-            base.push(last + router.ports(x) as u32 * u32::from(LEVELS));
+            base.push(last + router.ports(x) as u32 * u32::from(CHANNEL_VCS));
         }
         let channels = *base.last().expect("nonempty") as usize;
         let mut cdg = Cdg {
             base,
             edges: vec![Vec::new(); channels],
+            dead_ends: Vec::new(),
+            used: vec![false; channels],
         };
         let mut c = Candidates::default();
         let mut seen = vec![u32::MAX; channels];
@@ -48,9 +60,14 @@ impl Cdg {
                     let (mut x, mut from, mut level, mut held) = (s, InKind::Endpoint, 0, None);
                     loop {
                         router.candidates(x, from, level, d, mode.non_minimal(), &mut c);
+                        if c.minimal.is_empty() && c.non_minimal.is_empty() {
+                            cdg.dead_ends.push((x, d));
+                            break;
+                        }
                         let hop = deterministic(&c, mode, route_hash(s, d, x));
                         let Some(port) = hop.port else { break };
                         let ch = cdg.id(x, port, hop.level);
+                        cdg.used[ch as usize] = true;
                         if let Some(h) = held {
                             cdg.edges[h as usize].push(ch);
                         }
@@ -67,6 +84,10 @@ impl Cdg {
                 .collect();
             while let Some((x, from, level, held)) = stack.pop() {
                 router.candidates(x, from, level, d, mode.non_minimal(), &mut c);
+                if c.minimal.is_empty() && c.non_minimal.is_empty() {
+                    cdg.dead_ends.push((x, d));
+                    continue;
+                }
                 let hops: &[Hop] = if mode == Mode::Valiant && !c.non_minimal.is_empty() {
                     &c.non_minimal
                 } else if mode == Mode::Valiant {
@@ -79,6 +100,7 @@ impl Cdg {
                 for &hop in hops {
                     let Some(port) = hop.port else { continue };
                     let ch = cdg.id(x, port, hop.level);
+                    cdg.used[ch as usize] = true;
                     if let Some(h) = held {
                         cdg.edges[h as usize].push(ch);
                     }
@@ -94,15 +116,31 @@ impl Cdg {
             e.sort_unstable();
             e.dedup();
         }
+        cdg.dead_ends.sort_unstable();
+        cdg.dead_ends.dedup();
         cdg
     }
 
     fn id(&self, x: NodeIdx, port: PortIdx, level: u8) -> u32 {
         assert!(
-            level < LEVELS,
-            "TiN {x} port {port}: level {level} needs a fourth VC"
+            level < CHANNEL_VCS,
+            "TiN {x} port {port}: level {level} needs a VC beyond the escape VCs"
         );
-        self.base[x as usize] + port * u32::from(LEVELS) + u32::from(level)
+        self.base[x as usize] + port * u32::from(CHANNEL_VCS) + u32::from(level)
+    }
+
+    /// Where a cell the routes lead somewhere finds no candidate there: (TiN, destination).
+    /// Empty means every source reaches every destination, since an acyclic graph has no
+    /// endless route.
+    pub fn dead_ends(&self) -> &[(NodeIdx, NodeIdx)] {
+        &self.dead_ends
+    }
+
+    /// Channels on the escape VCs that some route takes.
+    pub fn escape_channels(&self) -> usize {
+        (0..self.used.len() as u32)
+            .filter(|&c| self.used[c as usize] && self.channel(c).level >= LEVELS)
+            .count()
     }
 
     pub fn channel(&self, id: u32) -> Channel {
@@ -110,8 +148,8 @@ impl Cdg {
         let off = id - self.base[x];
         Channel {
             tin: x as NodeIdx,
-            port: off / u32::from(LEVELS),
-            level: (off % u32::from(LEVELS)) as u8,
+            port: off / u32::from(CHANNEL_VCS),
+            level: (off % u32::from(CHANNEL_VCS)) as u8,
         }
     }
 
@@ -188,12 +226,16 @@ pub fn describe(router: &Router, cycle: &[Channel]) -> String {
                 DragonflyPort::Local { tin, .. } => format!("local to TiN {tin}"),
                 DragonflyPort::Global { pod } => format!("global to pod {pod}"),
             };
+            let vc = if c.level < LEVELS {
+                format!("L{}", c.level)
+            } else {
+                format!("escape VC {}", crate::routing::vc(0, c.level))
+            };
             format!(
-                "pod {} TiN {} port {} ({kind}) L{}",
+                "pod {} TiN {} port {} ({kind}) {vc}",
                 df.pod_of(c.tin),
                 df.tin_in_pod(c.tin),
                 c.port,
-                c.level
             )
         })
         .collect::<Vec<_>>()

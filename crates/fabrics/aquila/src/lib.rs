@@ -3,7 +3,8 @@
 //!
 //! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
-//! - [`control`]: the SDN control plane (§4): the in-band bootstrap in waves.
+//! - [`control`]: the SDN control plane (§4): the in-band bootstrap in waves, link failures.
+//! - [`escape`]: the escape routes on VCs 30 and 31 for destinations a removed link cut off.
 //! - [`cliquemap`]: CliqueMap-like key-value lookups (§5), by 1RMA or by IP RPC.
 //! - [`ipgnet`]: IP over GNet (§3.3), the RTS/CTS/CTD ingress and egress, sans-IO.
 //! - [`islip`]: the crossbar arbiter, one request per (input port, VC).
@@ -21,6 +22,7 @@ pub mod bench;
 pub mod cdg;
 pub mod cliquemap;
 pub mod control;
+pub mod escape;
 pub mod ipgnet;
 pub mod islip;
 pub mod rma;

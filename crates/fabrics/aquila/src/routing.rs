@@ -4,8 +4,9 @@
 //! A TiN's table is indexed by what the paper's SDN flows match on (§4.2): the input port's
 //! class (endpoint, local, global), the VC the cell arrived on, and the destination. The VC
 //! encodes the cell's *level*: how far it is along its route. With 10 traffic classes and 3
-//! levels each, VC = class · 3 + level; VCs 30 and 31 are the paper's two escape VCs, which
-//! only failure avoidance uses (not modelled yet).
+//! levels each, VC = class · 3 + level; VCs 30 and 31 are the paper's two escape VCs, shared
+//! by every class, which the SDN's tables use only once a removed link leaves a cell no route
+//! on its class's VCs (`crate::escape`: levels [`ESCAPE_UP`] and [`ESCAPE_DOWN`]).
 //!
 //! # Routes
 //!
@@ -40,7 +41,19 @@
 //!   [20]: a cycle of local channels would need a closed walk, whose lowest TiN is a valley.
 //!
 //! `crate::cdg` builds the channel dependency graph these routes induce and checks it.
+//!
+//! # After the SDN removes a link
+//!
+//! The removed ports leave the candidate lists; a pod that held its links to another pod only
+//! through them no longer counts as holding one; detours at the source no longer go through a
+//! pod without a link to the destination's pod, a TiN without a global link to such a pod, or
+//! (inside a pod) a TiN without a link to the destination. A cell whose lists are then both
+//! empty (a minimal mode at the source, or any cell past it: the tables have no detours there)
+//! takes the escape routes of `crate::escape` on VCs 30 and 31 to its destination. Only a
+//! removal that would cut the clique in two is refused.
 
+use crate::escape::Escape;
+pub use crate::escape::{ESCAPE_DOWN, ESCAPE_UP};
 use crate::wire::VCS;
 use shoal_topology::{Dragonfly, DragonflyPort, NodeIdx, PortIdx, Topology};
 
@@ -51,10 +64,17 @@ pub const CLASSES: u8 = 10;
 /// The paper's two escape VCs follow the classes' VCs.
 pub const ESCAPE_VCS: u8 = 2;
 const _: () = assert!((CLASSES * LEVELS + ESCAPE_VCS) as usize == VCS);
+/// The longest route of the tables with every link working: local, global, local, global,
+/// local.
+pub const ROUTE_HOPS: u16 = 5;
 
-/// The VC of class `class` at level `level`.
+/// The VC of class `class` at level `level`; the escape levels name the shared escape VCs.
 pub const fn vc(class: u8, level: u8) -> u8 {
-    class * LEVELS + level
+    if level < LEVELS {
+        class * LEVELS + level
+    } else {
+        CLASSES * LEVELS + level - LEVELS
+    }
 }
 
 /// The routing modes of §3.2, and Valiant's as the Dragonfly literature's reference.
@@ -151,6 +171,8 @@ pub struct Router {
     rule: LevelRule,
     /// `removed[x][p]`: the SDN has removed port `p` of `x` from the tables (a failed link).
     removed: Vec<Vec<bool>>,
+    /// The escape tables, built at the first removal (none while every link works).
+    escape: Option<Escape>,
 }
 
 impl Router {
@@ -200,16 +222,15 @@ impl Router {
             far,
             rule,
             removed,
+            escape: None,
         }
     }
 
     /// The SDN's reaction to a failed link (§3.2: adaptive routing avoids it "until the SDN
     /// routing engine removes the entries of the link that lost connectivity"): both ends
-    /// of the link from port `port` of `x` leave the tables, and a pod that held a global link
-    /// only through it no longer counts as holding one. The last link between two TiNs of a
-    /// pod, or between two pods, is refused: the minimal routes would need a detour at every
-    /// hop, which these tables (non-minimal only at the source) do not have; so is a TiN's
-    /// last global link.
+    /// of the link from port `port` of `x` leave the tables, a pod that held a global link
+    /// only through it no longer counts as holding one, and the escape tables are computed
+    /// anew. Refused when the working links left would not connect every TiN to every other.
     pub fn remove_link(&mut self, x: NodeIdx, port: PortIdx) -> Result<(), String> {
         let Some(&(y, py, kind)) = self.far.get(x as usize).and_then(|f| f.get(port as usize))
         else {
@@ -220,47 +241,22 @@ impl Router {
                 "the link on port {port} of TiN {x} is removed already"
             ));
         }
-        let (p, q) = (self.df.pod_of(x), self.df.pod_of(y));
-        let t = self.df.tins_per_pod;
-        // Links left between the two TiNs (local) or the two pods (global).
-        let remaining = match kind {
-            InKind::Global => self
-                .holders(p, q)
-                .iter()
-                .map(|&i| {
-                    self.globals[(p * t + i) as usize]
-                        .iter()
-                        .filter(|&&(_, pod)| pod == q)
-                        .count()
-                })
-                .sum::<usize>(),
-            _ => (0..self.far[x as usize].len())
-                .filter(|&i| !self.removed[x as usize][i] && self.far[x as usize][i].0 == y)
-                .count(),
-        };
-        if remaining <= 1 {
-            return Err(format!(
-                "the link on port {port} of TiN {x} is the last between {}: not modelled",
-                if kind == InKind::Global {
-                    "its pods"
-                } else {
-                    "its TiNs"
-                }
-            ));
-        }
-        // A TiN reached on a minimal route as its pod's holder may find its link gone and
-        // leave over any other global link (a detour); with none left it would have no route.
-        if kind == InKind::Global
-            && (self.globals[x as usize].len() <= 1 || self.globals[y as usize].len() <= 1)
-        {
-            return Err(format!(
-                "the link on port {port} of TiN {x} is the last global link of TiN {x} or of \
-                 TiN {y}: not modelled"
-            ));
-        }
         self.removed[x as usize][port as usize] = true;
         self.removed[y as usize][py as usize] = true;
+        match Escape::new(&self.far, &self.removed) {
+            Ok(escape) => self.escape = Some(escape),
+            Err(cut) => {
+                self.removed[x as usize][port as usize] = false;
+                self.removed[y as usize][py as usize] = false;
+                return Err(format!(
+                    "removing the link on port {port} of TiN {x} (to TiN {y}) would leave no \
+                     working path between TiN 0 and TiN {cut}: no table can route around it"
+                ));
+            }
+        }
         if kind == InKind::Global {
+            let (p, q) = (self.df.pod_of(x), self.df.pod_of(y));
+            let t = self.df.tins_per_pod;
             self.globals[x as usize].retain(|&(g, _)| g != port);
             self.globals[y as usize].retain(|&(g, _)| g != py);
             for (a, b) in [(p, q), (q, p)] {
@@ -276,6 +272,82 @@ impl Router {
             }
         }
         Ok(())
+    }
+
+    /// Hops of the longest route a cell can take in any mode, what the header's hop count
+    /// must allow: with every link working, [`ROUTE_HOPS`]. After a removal, a cell the
+    /// earlier tables routed may sit where the new ones would never send one (a pod that has
+    /// lost its link onward, say) and route on from there, so the bound runs over every state
+    /// a cell on the routing VCs can be in, whatever tables put it there: the hops that led
+    /// there (at most 0 from an endpoint; 1 from a local link at level 0; 2 from a global
+    /// link at level 0; 3 from a local link at level 1; 4 from a global link at level 1, whose
+    /// far end is in the destination's pod, since every table sends a second global hop
+    /// there; a cell that came in over a local link at level 2 is at its destination) plus
+    /// the longest route on from it. Not covered: a cell already on the escape VCs when the
+    /// tables change again, which routes on from the new distances.
+    pub fn longest_route(&self) -> u16 {
+        const ENTRIES: [(InKind, u8, u16); 5] = [
+            (InKind::Endpoint, 0, 0),
+            (InKind::Local, 0, 1),
+            (InKind::Global, 0, 2),
+            (InKind::Local, 1, 3),
+            (InKind::Global, 1, 4),
+        ];
+        if self.escape.is_none() {
+            return ROUTE_HOPS;
+        }
+        let tins = self.df.tins();
+        let states = tins as usize * 3 * usize::from(LEVELS + ESCAPE_VCS);
+        let mut memo = vec![u16::MAX; states];
+        let mut longest = 0;
+        for non_minimal in [false, true] {
+            for d in 0..tins {
+                memo.fill(u16::MAX);
+                for x in (0..tins).filter(|&x| x != d) {
+                    for (from, level, before) in ENTRIES {
+                        if from == InKind::Global
+                            && level == 1
+                            && self.df.pod_of(x) != self.df.pod_of(d)
+                        {
+                            continue;
+                        }
+                        let on = self.longest_from(x, from, level, d, non_minimal, &mut memo);
+                        longest = longest.max(before + on);
+                    }
+                }
+            }
+        }
+        longest
+    }
+
+    /// Hops of the longest route from a cell's state to `d` (memoised per state; the routes
+    /// are acyclic, `crate::cdg`).
+    fn longest_from(
+        &self,
+        x: NodeIdx,
+        from: InKind,
+        level: u8,
+        d: NodeIdx,
+        non_minimal: bool,
+        memo: &mut [u16],
+    ) -> u16 {
+        let state = (x as usize * 3 + from as usize) * usize::from(LEVELS + ESCAPE_VCS)
+            + usize::from(level);
+        if memo[state] != u16::MAX {
+            return memo[state];
+        }
+        let mut c = Candidates::default();
+        self.candidates(x, from, level, d, non_minimal, &mut c);
+        let mut longest = 0;
+        for hop in c.minimal.iter().chain(&c.non_minimal) {
+            if let Some(port) = hop.port {
+                let (y, _, kind) = self.far_end(x, port);
+                let rest = self.longest_from(y, kind, hop.level, d, non_minimal, memo);
+                longest = longest.max(rest + 1);
+            }
+        }
+        memo[state] = longest;
+        longest
     }
 
     /// Whether the SDN has removed port `port` of `x` from the tables.
@@ -312,7 +384,9 @@ impl Router {
 
     /// Every candidate for a cell at TiN `x` that came in over `from` at `level`, bound for
     /// TiN `d`. Non-minimal candidates are listed only for a just-injected cell and when
-    /// `non_minimal` is set.
+    /// `non_minimal` is set; after a removal the minimal list may be empty while the
+    /// non-minimal one is not (the detour is then the route). Both lists empty: the cell has
+    /// no route (only a cell on VC 31 whose route a later removal cut).
     pub fn candidates(
         &self,
         x: NodeIdx,
@@ -328,6 +402,30 @@ impl Router {
             out.minimal.push(Hop { port: None, level });
             return;
         }
+        let Some(escape) = &self.escape else {
+            self.routing_candidates(x, from, level, d, non_minimal, out);
+            return;
+        };
+        if level < LEVELS {
+            self.routing_candidates(x, from, level, d, non_minimal, out);
+            if !out.minimal.is_empty() || !out.non_minimal.is_empty() {
+                return;
+            }
+        }
+        let (far, removed) = (&self.far[x as usize], &self.removed[x as usize]);
+        escape.hops(x, level, d, far, removed, &mut out.minimal);
+    }
+
+    /// The routing VCs' candidates (`x` is not `d`).
+    fn routing_candidates(
+        &self,
+        x: NodeIdx,
+        from: InKind,
+        level: u8,
+        d: NodeIdx,
+        non_minimal: bool,
+        out: &mut Candidates,
+    ) {
         let df = &self.df;
         let (p, q) = (df.pod_of(x), df.pod_of(d));
         let me = df.tin_in_pod(x);
@@ -345,18 +443,26 @@ impl Router {
         };
         let global_level = self.next_level(from, level, true);
         let detour = non_minimal && from == InKind::Endpoint;
+        // Only after a removal may a detour lead where the tables have no onward route.
+        let pruned = self.escape.is_some();
         if p == q {
             let dt = df.tin_in_pod(d);
             local(dt, &mut out.minimal);
             if detour {
                 for t in 0..df.tins_per_pod {
-                    if t != me && t != dt && !(t < me && t < dt) {
+                    if t != me
+                        && t != dt
+                        && !(t < me && t < dt)
+                        && (!pruned || self.linked(p * df.tins_per_pod + t, dt))
+                    {
                         local(t, &mut out.non_minimal);
                     }
                 }
             }
             return;
         }
+        // A pod a detour may go through towards Q.
+        let via = |pod: u32| pod != q && (!pruned || !self.holders(pod, q).is_empty());
         let own = self.globals[x as usize]
             .iter()
             .filter(|&&(_, pod)| pod == q)
@@ -370,11 +476,15 @@ impl Router {
         if out.minimal.is_empty() {
             if from == InKind::Local && level == 0 {
                 // A detour's second TiN: it holds no link to Q, so any of its global links.
-                out.minimal
-                    .extend(self.globals[x as usize].iter().map(|&(port, _)| Hop {
-                        port: Some(port),
-                        level: global_level,
-                    }));
+                out.minimal.extend(
+                    self.globals[x as usize]
+                        .iter()
+                        .filter(|&&(_, pod)| via(pod))
+                        .map(|&(port, _)| Hop {
+                            port: Some(port),
+                            level: global_level,
+                        }),
+                );
                 return;
             }
             for &h in holders {
@@ -385,16 +495,28 @@ impl Router {
             out.non_minimal.extend(
                 self.globals[x as usize]
                     .iter()
-                    .filter(|&&(_, pod)| pod != q)
+                    .filter(|&&(_, pod)| via(pod))
                     .map(|&(port, _)| Hop {
                         port: Some(port),
                         level: global_level,
                     }),
             );
             for t in (0..df.tins_per_pod).filter(|&t| t != me && !holders.contains(&t)) {
-                local(t, &mut out.non_minimal);
+                if !pruned
+                    || self.globals[(p * df.tins_per_pod + t) as usize]
+                        .iter()
+                        .any(|&(_, pod)| via(pod))
+                {
+                    local(t, &mut out.non_minimal);
+                }
             }
         }
+    }
+
+    /// Whether TiN `x` keeps a local link to TiN `t` (in-pod index) of its pod.
+    fn linked(&self, x: NodeIdx, t: u32) -> bool {
+        (0..self.df.local_links)
+            .any(|k| !self.removed[x as usize][self.df.local_port(x, t, k) as usize])
     }
 }
 

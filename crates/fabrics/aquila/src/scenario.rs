@@ -328,7 +328,7 @@ impl FabricKind for Kind {
         clique.validate(keys)?;
         let df = &clique.spec.dragonfly;
         let bootstrap = BootstrapSpec::read(input.text, keys, df)?;
-        let failure = FailureSpec::read(input.text, keys, df)?;
+        let failure = FailureSpec::read(input.text, keys, df, clique.spec.hop_limit)?;
         let clique = CliqueSpec {
             bootstrap,
             failure,
@@ -428,8 +428,10 @@ impl ResolvedFabric for CliqueSpec {
         if self.failure.is_some() {
             return Err(value(
                 "failure",
-                "flow runs do not model failures (cells lost with a link are not resent, so \
-                 flows would stall): `shoal repro aquila-failure` runs this table",
+                "flow runs do not model failures: the paper gives nothing that recovers a cell \
+                 lost with a link (no reassembly or grant timeout, no resend), so flows would \
+                 stall (docs/results/aquila-failure.md); `shoal repro aquila-failure` runs this \
+                 table",
             ));
         }
         Ok(Box::new(Clique {

@@ -262,6 +262,16 @@ impl Ev {
     }
 }
 
+/// What routing a head cell came to.
+enum Routed {
+    Chosen,
+    /// Every candidate is on a failed link the SDN has not removed yet.
+    Waits,
+    /// The tables have no route for it (`crate::escape`: a cell on VC 31 whose route a later
+    /// removal cut).
+    Stranded,
+}
+
 /// A cell in the fabric (no payload bytes: DESIGN.md principle 7).
 #[derive(Clone, Copy, Debug)]
 struct Cell {
@@ -550,6 +560,10 @@ pub struct Counters {
     pub hop_limit_drops: u64,
     /// Cells lost with a failed link: on its wire or in its output queues when it failed.
     pub link_failure_drops: u64,
+    /// Cells that moved onto the escape VCs (`crate::escape`), and cells on them that a later
+    /// removal left with no route (dropped, counted).
+    pub escaped_cells: u64,
+    pub stranded_drops: u64,
     pub events: u64,
     /// Events by kind, in the order of [`EVENT_KINDS`]: where a run's events go.
     pub events_by_kind: [u64; EVENT_KINDS.len()],
@@ -1732,9 +1746,8 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell; false
-    /// when every candidate is on a failed link (the cell waits for the SDN's new tables).
-    fn route(&mut self, tin: u32, id: u32) -> bool {
+    /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell.
+    fn route(&mut self, tin: u32, id: u32) -> Routed {
         let c = self.cells[id as usize];
         let mode = self.mode_of(&c);
         let allow = mode.non_minimal();
@@ -1743,10 +1756,14 @@ impl<'a> Sim<'a> {
             .candidates(tin, c.from, c.level, c.dst_tin, allow, &mut cand);
         let mut forced = false;
         if self.down_links > 0 {
+            if cand.minimal.is_empty() && cand.non_minimal.is_empty() {
+                self.cand = cand;
+                return Routed::Stranded;
+            }
             match self.avoid_failed(tin, &mut cand) {
                 None => {
                     self.cand = cand;
-                    return false;
+                    return Routed::Waits;
                 }
                 Some(f) => forced = f,
             }
@@ -1765,7 +1782,7 @@ impl<'a> Sim<'a> {
         if non_min {
             cell.non_minimal = true;
         }
-        true
+        Routed::Chosen
     }
 
     /// Data cells and 1RMA's Req and Resp (§3.4: freely reordered, adaptively routed) follow
@@ -1892,10 +1909,17 @@ impl<'a> Sim<'a> {
                             blocked = true;
                             continue;
                         }
-                        // No route while every candidate is on a failed link: the cell
-                        // waits for the SDN's new tables, whose update wakes this TiN.
-                        if !self.route(tin, id) {
-                            continue;
+                        match self.route(tin, id) {
+                            Routed::Chosen => {}
+                            // Every candidate is on a failed link: the cell waits for the
+                            // SDN's new tables, whose update wakes this TiN.
+                            Routed::Waits => continue,
+                            Routed::Stranded => {
+                                self.counters.stranded_drops += 1;
+                                self.drop_head(now, port, v as u8, id);
+                                blocked = true;
+                                continue;
+                            }
                         }
                         let c = self.cells[id as usize];
                         oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
@@ -1983,6 +2007,9 @@ impl<'a> Sim<'a> {
         // before it came in.
         let ser_out = self.rate[out as usize].serialize(c.words as u64 * WORD as u64);
         let cell = &mut self.cells[id as usize];
+        if cell.out_level >= LEVELS && cell.level < LEVELS {
+            self.counters.escaped_cells += 1;
+        }
         cell.level = cell.out_level;
         cell.ready = now.max(Time(c.tail.0.saturating_sub(ser_out.0)));
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
@@ -2332,6 +2359,7 @@ impl<'a> Sim<'a> {
             - self.counters.credit_overflows
             - self.counters.hop_limit_drops
             - self.counters.link_failure_drops
+            - self.counters.stranded_drops
     }
 
     /// Whether every credit is back where it started and every FIFO empty.

@@ -9,7 +9,9 @@
 //! minimal candidates all failed leaves non-minimally; a cell with no candidate left waits at
 //! the head of its FIFO. After the controller's delay the SDN removes the link from the tables
 //! ([`crate::routing::Router::remove_link`]) and the TiNs at its ends arbitrate again, so a
-//! waiting cell takes a route of the new tables.
+//! waiting cell takes a route of the new tables; where those have no route on its class's
+//! VCs, it takes the escape VCs (`crate::escape`). A cell on VC 31 that a later removal left
+//! with no route at all is dropped and counted (`stranded_drops`).
 
 use super::{NONE, Sim, VCS};
 use crate::routing::Candidates;
@@ -76,6 +78,14 @@ impl Sim<'_> {
             ));
         }
         self.router.remove_link(tin, port)?;
+        let longest = self.router.longest_route();
+        if longest > u16::from(self.spec.hop_limit) {
+            return Err(format!(
+                "a hop limit of {} is below the longest route of the tables without the link \
+                 on port {port} of TiN {tin} ({longest} hops)",
+                self.spec.hop_limit
+            ));
+        }
         let far = self.tin[self.far[a] as usize];
         self.wake_arbiter(tin, now);
         self.wake_arbiter(far, now);
