@@ -48,7 +48,9 @@ pub struct ReproArgs {
     /// --scale "nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000"; xfabric-fig5 takes flows,
     /// warmup_s, periods and clusters, e.g. --scale "flows=250000 warmup_s=120" (the paper's
     /// trace); fig17 takes nodes, fractions (failed, comma-separated), flows and load (without
-    /// failures), e.g. --scale "fractions=0,0.2,0.4,0.5 load=0.5". Checked before anything
+    /// failures), e.g. --scale "fractions=0,0.2,0.4,0.5 load=0.5"; stardust-fig9 takes
+    /// utilisations (some of the figure's points, each a long run), e.g. --scale
+    /// "utilisations=0.95,1.2". Checked before anything
     /// runs: every experiment named must take every key given (the others take none). Not
     /// with --quick, whose scale is fixed.
     #[arg(long, value_name = "SETTINGS", conflicts_with = "quick")]

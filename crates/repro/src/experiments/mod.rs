@@ -202,7 +202,7 @@ pub(crate) const ALL: &[Experiment] = &[
         summary: "two tiers, 128K flows: traversal latency and last-stage queue vs M/D/1, FCI at 120%",
         run: stardust_fig9::run,
         timed: false,
-        scale: None,
+        scale: Some(stardust_fig9::SCALE),
     },
     Experiment {
         name: "aquila-bootstrap",
