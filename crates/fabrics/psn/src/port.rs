@@ -72,6 +72,9 @@ fn ps_per_byte(rate: Rate) -> u32 {
 pub struct Ports {
     pub ports: Vec<Port>,
     pub first: Vec<u32>,
+    /// Each port's node again, for arrivals: a packet arriving through a port needs only its
+    /// node, and reading it here (5 KB for the k = 12 fat-tree) spares the port's own line.
+    node_of: Vec<u16>,
     /// Each port's link rate (read to serialize only when `Port::ps_per_byte` is 0).
     pub rates: Vec<Rate>,
     /// Each port's PFC state (untouched without PFC).
@@ -107,9 +110,11 @@ impl Ports {
             }
         }
         let pfc = vec![PfcPort::default(); ports.len()];
+        let node_of = ports.iter().map(|p| p.node).collect();
         Ports {
             ports,
             first,
+            node_of,
             rates,
             pfc,
         }
@@ -119,6 +124,12 @@ impl Ports {
     #[inline]
     pub fn global(&self, n: u32, p: u32) -> u32 {
         self.first[n as usize] + p
+    }
+
+    /// Node that owns port `gp`.
+    #[inline]
+    pub fn node(&self, gp: u32) -> u32 {
+        u32::from(self.node_of[gp as usize])
     }
 
     /// Time to serialize `bytes` on port `gp`'s link: exactly `Rate::serialize`.

@@ -767,7 +767,7 @@ impl<'a, T: Transport> Sim<'a, T> {
     }
 
     fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
-        let node = self.ports.ports[gp as usize].node();
+        let node = self.ports.node(gp);
         // Without a rewiring every generation stays 0 (`start_tx`).
         if self.rewiring.is_some()
             && self.pkts.get(pkt).link_gen != self.ports.ports[gp as usize].link_gen
