@@ -26,13 +26,13 @@ pub struct Port {
     ps_per_byte: u32,
     /// Node that owns the port (topologies have at most `u16::MAX` nodes).
     node: u16,
+    /// Node at the far end of the link (that of `peer`): an arrival event names it, so that
+    /// the arrival reads no port at all.
+    peer_node: u16,
     /// The owner is a switch (not a host): fixed, since a rewiring keeps the hosts.
     pub switch: bool,
     /// A wake-up event for this port is pending.
     pub wake_pending: bool,
-    /// How many times the link into this port was rewired; packets on the wire carry the value
-    /// they were sent under.
-    pub link_gen: u32,
 }
 
 const _: () = assert!(size_of::<Port>() == 64);
@@ -42,6 +42,12 @@ impl Port {
     #[inline]
     pub fn node(&self) -> u32 {
         u32::from(self.node)
+    }
+
+    /// Node at the far end of the link.
+    #[inline]
+    pub fn peer_node(&self) -> u32 {
+        u32::from(self.peer_node)
     }
 }
 
@@ -72,9 +78,9 @@ fn ps_per_byte(rate: Rate) -> u32 {
 pub struct Ports {
     pub ports: Vec<Port>,
     pub first: Vec<u32>,
-    /// Each port's node again, for arrivals: a packet arriving through a port needs only its
-    /// node, and reading it here (5 KB for the k = 12 fat-tree) spares the port's own line.
-    node_of: Vec<u16>,
+    /// How many times the link into each port was rewired; packets on the wire carry the
+    /// value they were sent under (read only when a rewiring can change it).
+    pub link_gen: Vec<u32>,
     /// Each port's link rate (read to serialize only when `Port::ps_per_byte` is 0).
     pub rates: Vec<Rate>,
     /// Each port's PFC state (untouched without PFC).
@@ -97,24 +103,24 @@ impl Ports {
                 let link = topo.link(n, p);
                 rates.push(link.rate);
                 ports.push(Port {
-                    node: u16::try_from(n).expect("a topology has at most u16::MAX nodes"),
+                    node: node_index(n),
                     peer: first[link.peer as usize] + link.peer_port,
+                    peer_node: node_index(link.peer),
                     switch: !topo.is_host(n),
                     ps_per_byte: ps_per_byte(link.rate),
                     delay: link.delay,
                     queue: OutQueue::default(),
                     busy_until: Time::ZERO,
                     wake_pending: false,
-                    link_gen: 0,
                 });
             }
         }
         let pfc = vec![PfcPort::default(); ports.len()];
-        let node_of = ports.iter().map(|p| p.node).collect();
+        let link_gen = vec![0; ports.len()];
         Ports {
             ports,
             first,
-            node_of,
+            link_gen,
             rates,
             pfc,
         }
@@ -126,10 +132,15 @@ impl Ports {
         self.first[n as usize] + p
     }
 
-    /// Node that owns port `gp`.
-    #[inline]
-    pub fn node(&self, gp: u32) -> u32 {
-        u32::from(self.node_of[gp as usize])
+    /// Port `gp` takes the link to global port `peer` of node `peer_node`: if that is a new
+    /// far end, packets on the old link's wire are cut (its generation moves on).
+    pub fn connect(&mut self, gp: u32, peer: u32, peer_node: u32) {
+        let port = &mut self.ports[gp as usize];
+        if port.peer != peer {
+            port.peer = peer;
+            port.peer_node = node_index(peer_node);
+            self.link_gen[gp as usize] += 1;
+        }
     }
 
     /// Time to serialize `bytes` on port `gp`'s link: exactly `Rate::serialize`.
@@ -143,6 +154,11 @@ impl Ports {
         self.rates[gp as usize] = rate;
         self.ports[gp as usize].ps_per_byte = ps_per_byte(rate);
     }
+}
+
+/// A node's index as a port stores it.
+fn node_index(n: u32) -> u16 {
+    u16::try_from(n).expect("a topology has at most u16::MAX nodes")
 }
 
 /// [`Ports::serialize`] for a caller that holds `port` (port `gp`) mutably borrowed.

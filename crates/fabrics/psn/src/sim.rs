@@ -27,8 +27,8 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    /// Packet `pkt` arrives at global port `port` (the receiving end of a link).
-    Arrive { port: u32, pkt: u32 },
+    /// Packet `pkt` arrives at node `node` (through the port its `ingress` names).
+    Arrive { node: u32, pkt: u32 },
     /// Port `port` finished serializing and has packets waiting.
     Wake { port: u32 },
     /// The flow with record `flow` asked to be woken.
@@ -268,7 +268,7 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
         source: &mut dyn FlowSource,
     ) -> Result<(), FabricError> {
         match ev {
-            Ev::Arrive { port, pkt } => self.arrive(now, port, pkt, source),
+            Ev::Arrive { node, pkt } => self.arrive(now, node, pkt, source),
             Ev::Wake { port } => {
                 let p = &mut self.ports.ports[port as usize];
                 p.wake_pending = false;
@@ -733,12 +733,14 @@ impl<'a, T: Transport> Sim<'a, T> {
         let (peer, arrival, node) = (port.peer, done + port.delay, port.node());
         let more = !port.queue.is_empty();
         port.wake_pending |= more;
+        // The packet enters the next node through the far port (`ingress` was read above).
+        p.ingress = peer;
         if self.rewiring.is_some() {
-            // Without a rewiring every generation stays 0, and reading the far port here
-            // would cost a cache line per packet-hop.
-            p.link_gen = self.ports.ports[peer as usize].link_gen;
+            // Without a rewiring every generation stays 0.
+            p.link_gen = self.ports.link_gen[peer as usize];
         }
-        self.q.schedule(arrival, Ev::Arrive { port: peer, pkt });
+        let at = port.peer_node();
+        self.q.schedule(arrival, Ev::Arrive { node: at, pkt });
         self.hops += 1;
         if switch {
             self.node_bytes[node as usize] -= wire as u64;
@@ -766,19 +768,18 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
     }
 
-    fn arrive(&mut self, now: Time, gp: u32, pkt: u32, source: &mut dyn FlowSource) {
-        let node = self.ports.node(gp);
+    fn arrive(&mut self, now: Time, node: u32, pkt: u32, source: &mut dyn FlowSource) {
         // Without a rewiring every generation stays 0 (`start_tx`).
-        if self.rewiring.is_some()
-            && self.pkts.get(pkt).link_gen != self.ports.ports[gp as usize].link_gen
-        {
+        if self.rewiring.is_some() && {
+            let p = self.pkts.get(pkt);
+            p.link_gen != self.ports.link_gen[p.ingress as usize]
+        } {
             // The link was rewired under the packet: the crosspoint cut it.
             self.pkts.remove(pkt);
             self.lost_rewiring += 1;
             return;
         }
         if self.pkts.get(pkt).dst != node {
-            self.pkts.get_mut(pkt).ingress = gp;
             self.forward(now, node, pkt);
             return;
         }
@@ -908,12 +909,8 @@ impl<'a, T: Transport> Sim<'a, T> {
         let link = topo.link(n, p);
         let gp = self.ports.global(n, p);
         let peer = self.ports.global(link.peer, link.peer_port);
-        let port = &mut self.ports.ports[gp as usize];
-        if port.peer != peer {
-            port.peer = peer;
-            port.link_gen += 1;
-        }
-        port.delay = link.delay;
+        self.ports.connect(gp, peer, link.peer);
+        self.ports.ports[gp as usize].delay = link.delay;
         self.ports.set_rate(gp, link.rate);
     }
 
