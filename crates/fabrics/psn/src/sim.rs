@@ -681,6 +681,9 @@ impl<'a, T: Transport> Sim<'a, T> {
     }
 
     /// Starts port `gp` now if its link is free, else makes sure it wakes when it is.
+    // Inlined into each packet-hop's `enqueue`: as a call its register saves cost about 9
+    // instructions a hop.
+    #[inline(always)]
     fn kick(&mut self, now: Time, gp: u32) {
         let port = &mut self.ports.ports[gp as usize];
         if port.wake_pending || port.queue.is_empty() {
