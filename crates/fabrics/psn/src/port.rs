@@ -83,12 +83,13 @@ pub struct Ports {
     pub link_gen: Vec<u32>,
     /// Each port's link rate (read to serialize only when `Port::ps_per_byte` is 0).
     pub rates: Vec<Rate>,
-    /// Each port's PFC state (untouched without PFC).
+    /// Each port's PFC state (empty without PFC).
     pub pfc: Vec<PfcPort>,
 }
 
 impl Ports {
-    pub fn new(topo: &Topology) -> Ports {
+    /// The ports of `topo`, with PFC state if `pfc`.
+    pub fn new(topo: &Topology, pfc: bool) -> Ports {
         let mut first = Vec::with_capacity(topo.nodes() + 1);
         let mut total = 0u32;
         for n in 0..topo.nodes() {
@@ -115,7 +116,11 @@ impl Ports {
                 });
             }
         }
-        let pfc = vec![PfcPort::default(); ports.len()];
+        let pfc = if pfc {
+            vec![PfcPort::default(); ports.len()]
+        } else {
+            Vec::new()
+        };
         let link_gen = vec![0; ports.len()];
         Ports {
             ports,
@@ -203,7 +208,7 @@ mod tests {
             }
             .build()
             .expect("a valid leaf-spine");
-            let mut ports = Ports::new(&topo);
+            let mut ports = Ports::new(&topo, false);
             for size in sizes {
                 assert_eq!(
                     ports.serialize(0, size),

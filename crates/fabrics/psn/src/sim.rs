@@ -196,7 +196,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             transport,
             limits,
             q: Calendar::new(),
-            ports: Ports::new(topo),
+            ports: Ports::new(topo, net.pfc.is_some()),
             pkts: PacketSlab::default(),
             mtu,
             slot_of: Vec::new(),
