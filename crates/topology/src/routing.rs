@@ -28,13 +28,26 @@ enum SetNumbers {
 }
 
 impl SetNumbers {
-    fn narrowed(numbers: Vec<u32>, sets: usize) -> SetNumbers {
-        if sets <= 1 << 8 {
-            SetNumbers::Byte(numbers.into_iter().map(|s| s as u8).collect())
-        } else if sets <= 1 << 16 {
-            SetNumbers::Half(numbers.into_iter().map(|s| s as u16).collect())
-        } else {
-            SetNumbers::Word(numbers)
+    /// `rows` rows of the empty set, one byte each.
+    fn new(rows: usize) -> SetNumbers {
+        SetNumbers::Byte(vec![EMPTY as u8; rows])
+    }
+
+    /// Sets row `row` to set `number`, first widening every row if `number` needs it (written
+    /// narrow from the start, so that building the table never holds a `u32` per row).
+    fn put(&mut self, row: usize, number: u32) {
+        match self {
+            SetNumbers::Byte(v) if number <= u8::MAX as u32 => v[row] = number as u8,
+            SetNumbers::Half(v) if number <= u16::MAX as u32 => v[row] = number as u16,
+            SetNumbers::Word(v) => v[row] = number,
+            SetNumbers::Byte(v) => {
+                *self = SetNumbers::Half(v.iter().map(|&n| u16::from(n)).collect());
+                self.put(row, number);
+            }
+            SetNumbers::Half(v) => {
+                *self = SetNumbers::Word(v.iter().map(|&n| u32::from(n)).collect());
+                self.put(row, number);
+            }
         }
     }
 
@@ -88,12 +101,11 @@ impl Routes {
         });
         let first = if stubs { hosts } else { 0 };
         let rows = (nodes - first) * hosts;
-        let mut set = vec![EMPTY; rows];
         let mut routes = Routes {
             first,
             hosts,
             dist: vec![0; rows],
-            set: SetNumbers::Word(Vec::new()),
+            set: SetNumbers::new(rows),
             starts: vec![0],
             pool: vec![0],
         };
@@ -157,10 +169,9 @@ impl Routes {
                         }
                     };
                 }
-                set[row] = last[n];
+                routes.set.put(row, last[n]);
             }
         }
-        routes.set = SetNumbers::narrowed(set, routes.starts.len());
         Ok(routes)
     }
 
@@ -233,16 +244,21 @@ pub(crate) fn count_paths(topo: &Topology, a: NodeIdx, b: NodeIdx) -> u64 {
 mod tests {
     use super::*;
 
-    /// Every width reads back the numbers it was given, and the width follows the count of
-    /// sets (a topology with more than 65,536 distinct sets is too large to build in a test).
+    /// Every width reads back the numbers it was given, those written before a widening
+    /// included, and the width follows the largest number (a topology with more than 65,536
+    /// distinct sets is too large to build in a test).
     #[test]
     fn set_numbers_take_the_narrowest_width_that_holds_them() {
         for (sets, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
-            let numbers: Vec<u32> = (0..3 * sets as u32).map(|i| i % sets as u32).collect();
-            let narrowed = SetNumbers::narrowed(numbers.clone(), sets);
-            assert_eq!(narrowed.bytes(), numbers.len() * width, "{sets} sets");
+            let rows = 3 * sets;
+            let numbers: Vec<u32> = (0..rows as u32).map(|i| i % sets as u32).collect();
+            let mut table = SetNumbers::new(rows);
             for (row, &n) in numbers.iter().enumerate() {
-                assert_eq!(narrowed.get(row), n as usize);
+                table.put(row, n);
+            }
+            assert_eq!(table.bytes(), rows * width, "{sets} sets");
+            for (row, &n) in numbers.iter().enumerate() {
+                assert_eq!(table.get(row), n as usize);
             }
         }
     }
