@@ -5,16 +5,69 @@
 //! its rows would be pure repetition, and three quarters of a k=16 fat-tree's nodes are hosts.
 //! Such hosts are "stubs" and the rows start at the first switch; on a torus every node has rows.
 //!
-//! Row `(n - first) * hosts + dst` holds the hop distance and the start of the row's ECMP set in
-//! a shared pool. Sets are interned: an edge switch sends every remote destination to the same
-//! "all up ports" set, so storing each distinct set once keeps the pool tiny, and a row costs one
-//! `u32` plus one `u16` whatever the size of its set.
+//! Row `(n - first) * hosts + dst` holds the hop distance and the number of the row's ECMP set.
+//! Sets are interned: an edge switch sends every remote destination to the same "all up ports"
+//! set, so storing each distinct set once keeps the pool tiny, and a row costs a `u16` distance
+//! plus a set number as narrow as the count of distinct sets allows (one byte in a fat-tree),
+//! whatever the size of its set. The set numbers are what a packet reads at every hop, at rows
+//! spread over the table: on the htsim DCTCP example (k = 12) they were 311 KB as `u32`s, an
+//! eighth of the simulated L2 misses per packet-hop, and are 78 KB as bytes (BENCHMARKS.md).
 
 use crate::graph::{Link, NodeIdx, PortIdx, Topology, TopologyError};
 use std::collections::BTreeMap;
 
-/// The start in `pool` of the empty set, used for `n == dst`.
+/// The number of the empty set, used for `n == dst`; it starts `pool`.
 const EMPTY: u32 = 0;
+
+/// Each row's set number, in the narrowest width that holds every number of the table.
+#[derive(Clone)]
+enum SetNumbers {
+    Byte(Vec<u8>),
+    Half(Vec<u16>),
+    Word(Vec<u32>),
+}
+
+impl SetNumbers {
+    /// `rows` rows of the empty set, one byte each.
+    fn new(rows: usize) -> SetNumbers {
+        SetNumbers::Byte(vec![EMPTY as u8; rows])
+    }
+
+    /// Sets row `row` to set `number`, first widening every row if `number` needs it (written
+    /// narrow from the start, so that building the table never holds a `u32` per row).
+    fn put(&mut self, row: usize, number: u32) {
+        match self {
+            SetNumbers::Byte(v) if number <= u8::MAX as u32 => v[row] = number as u8,
+            SetNumbers::Half(v) if number <= u16::MAX as u32 => v[row] = number as u16,
+            SetNumbers::Word(v) => v[row] = number,
+            SetNumbers::Byte(v) => {
+                *self = SetNumbers::Half(v.iter().map(|&n| u16::from(n)).collect());
+                self.put(row, number);
+            }
+            SetNumbers::Half(v) => {
+                *self = SetNumbers::Word(v.iter().map(|&n| u32::from(n)).collect());
+                self.put(row, number);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, row: usize) -> usize {
+        match self {
+            SetNumbers::Byte(v) => v[row] as usize,
+            SetNumbers::Half(v) => v[row] as usize,
+            SetNumbers::Word(v) => v[row] as usize,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            SetNumbers::Byte(v) => v.len(),
+            SetNumbers::Half(v) => v.len() * size_of::<u16>(),
+            SetNumbers::Word(v) => v.len() * size_of::<u32>(),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub(crate) struct Routes {
@@ -23,8 +76,10 @@ pub(crate) struct Routes {
     hosts: usize,
     /// Hop distance of each row.
     dist: Vec<u16>,
-    /// Start in `pool` of each row's ECMP set.
-    set: Vec<u32>,
+    /// Each row's ECMP set, by number.
+    set: SetNumbers,
+    /// Start in `pool` of each set, by number.
+    starts: Vec<u32>,
     /// Interned sets, each stored as its length followed by its ports in ascending order, so the
     /// length and the ports share a cache line.
     pool: Vec<PortIdx>,
@@ -50,7 +105,8 @@ impl Routes {
             first,
             hosts,
             dist: vec![0; rows],
-            set: vec![EMPTY; rows],
+            set: SetNumbers::new(rows),
+            starts: vec![0],
             pool: vec![0],
         };
         let mut interned: BTreeMap<Vec<PortIdx>, u32> = BTreeMap::new();
@@ -100,25 +156,26 @@ impl Routes {
                         scratch.push(p as PortIdx);
                     }
                 }
-                if routes.set_at(last[n]) != scratch.as_slice() {
+                if routes.set_at(routes.starts[last[n] as usize]) != scratch.as_slice() {
                     last[n] = match interned.get(scratch.as_slice()) {
-                        Some(&start) => start,
+                        Some(&number) => number,
                         None => {
-                            let start = routes.pool.len() as u32;
+                            let number = routes.starts.len() as u32;
+                            routes.starts.push(routes.pool.len() as u32);
                             routes.pool.push(scratch.len() as PortIdx);
                             routes.pool.extend_from_slice(&scratch);
-                            interned.insert(scratch.clone(), start);
-                            start
+                            interned.insert(scratch.clone(), number);
+                            number
                         }
                     };
                 }
-                routes.set[row] = last[n];
+                routes.set.put(row, last[n]);
             }
         }
         Ok(routes)
     }
 
-    #[inline]
+    #[inline(always)]
     fn set_at(&self, start: u32) -> &[PortIdx] {
         let start = start as usize;
         let len = self.pool[start] as usize;
@@ -126,21 +183,21 @@ impl Routes {
     }
 
     /// Whether `n` is a host with one port to a switch and no rows of its own.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_stub(&self, n: NodeIdx) -> bool {
         (n as usize) < self.first
     }
 
     /// The row of a node that is not a stub.
-    #[inline]
+    #[inline(always)]
     fn row(&self, n: NodeIdx, dst: NodeIdx) -> usize {
         (n as usize - self.first) * self.hosts + dst as usize
     }
 
     /// The ECMP set of a node that is not a stub.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_hops(&self, n: NodeIdx, dst: NodeIdx) -> &[PortIdx] {
-        self.set_at(self.set[self.row(n, dst)])
+        self.set_at(self.starts[self.set.get(self.row(n, dst))])
     }
 
     /// The distance from a node that is not a stub.
@@ -151,7 +208,8 @@ impl Routes {
 
     pub(crate) fn bytes(&self) -> usize {
         self.dist.len() * size_of::<u16>()
-            + self.set.len() * size_of::<u32>()
+            + self.set.bytes()
+            + self.starts.len() * size_of::<u32>()
             + self.pool.len() * size_of::<PortIdx>()
     }
 }
@@ -180,4 +238,28 @@ pub(crate) fn count_paths(topo: &Topology, a: NodeIdx, b: NodeIdx) -> u64 {
         std::mem::swap(&mut layer, &mut next);
     }
     count[b as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every width reads back the numbers it was given, those written before a widening
+    /// included, and the width follows the largest number (a topology with more than 65,536
+    /// distinct sets is too large to build in a test).
+    #[test]
+    fn set_numbers_take_the_narrowest_width_that_holds_them() {
+        for (sets, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
+            let rows = 3 * sets;
+            let numbers: Vec<u32> = (0..rows as u32).map(|i| i % sets as u32).collect();
+            let mut table = SetNumbers::new(rows);
+            for (row, &n) in numbers.iter().enumerate() {
+                table.put(row, n);
+            }
+            assert_eq!(table.bytes(), rows * width, "{sets} sets");
+            for (row, &n) in numbers.iter().enumerate() {
+                assert_eq!(table.get(row), n as usize);
+            }
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use shoal_base::{Dur, Rate};
-use shoal_topology::{FatTree, LeafSpine, Link, NodeIdx, Topology, Torus};
+use shoal_topology::{Direct, FatTree, LeafSpine, Link, NodeIdx, Topology, Torus};
 
 /// Hop distances from every node to `dst`, by a BFS over `Topology::link` alone.
 fn bfs_from(t: &Topology, dst: NodeIdx) -> Vec<u32> {
@@ -111,6 +111,36 @@ fn fat_trees_satisfy_the_invariants() {
         .unwrap();
         check_invariants(&t);
     }
+}
+
+/// A 9-cube: from node `n` towards `dst` the ECMP set is the ports of the bits in which they
+/// differ, so the table holds all 512 subsets of nine ports, more than a byte numbers: the
+/// rows take two-byte set numbers, and route as the BFS says.
+#[test]
+fn a_hypercube_has_more_sets_than_a_byte_numbers() {
+    let dim = 9u32;
+    let hosts = 1u32 << dim;
+    let links = (0..hosts)
+        .flat_map(|n| (0..dim).map(move |p| (n, p)))
+        .filter(|&(n, p)| n & 1 << p == 0)
+        .map(|(n, p)| [(n, p), (n | 1 << p, p)])
+        .collect();
+    let t = Direct {
+        hosts,
+        ports_per_host: dim,
+        links,
+        rate: Rate::gbps(10),
+        link_delay: Dur::from_ns(100),
+    }
+    .build()
+    .unwrap();
+    check_invariants(&t);
+    let far = hosts - 1;
+    assert_eq!(t.next_hops(0, far), (0..dim).collect::<Vec<_>>());
+    // A u16 distance and a u16 set number per (node, host) row, plus the 512 sets.
+    let rows = (hosts * hosts) as usize;
+    let sets = 512 * 4 + (dim as usize * 256 + 512) * 4;
+    assert_eq!(t.routing_bytes(), rows * 4 + sets);
 }
 
 #[test]

@@ -23,8 +23,9 @@ pub struct Packet {
     /// Path entropy: switches hash it to pick among equal-cost ports (ECMP hashes a flow
     /// constant; spraying a per-packet value).
     pub entropy: u32,
-    /// Global port it entered the node holding it through (`NO_PORT` at its source), for PFC's
-    /// per-ingress accounting.
+    /// Global port it entered the node holding it through, or on the wire the port it will
+    /// enter the next node through (`NO_PORT` at its source), for PFC's per-ingress accounting
+    /// and the rewiring check of an arrival.
     pub ingress: u32,
     /// The generation of the receiving port's link when the packet was put on the wire: if the
     /// link was rewired since, the packet is lost ([`crate::rewire`]).

@@ -9,61 +9,66 @@ use crate::queue::OutQueue;
 use shoal_base::{Dur, Rate, Time};
 use shoal_topology::Topology;
 
-/// One output port and the link it drives.
+/// One output port and the link it drives: what a packet-hop reads and writes, in one cache
+/// line. As a 96-byte record it spanned two lines at every hop; the rarely read state (the
+/// rate behind an inexact serialization, PFC's) lives beside it in [`Ports`].
+#[repr(align(64))]
 pub struct Port {
-    /// Node that owns the port.
-    pub node: u32,
-    /// Global index of the port at the far end of the link (where packets arrive).
-    pub peer: u32,
-    /// The owner is a switch (not a host): fixed, since a rewiring keeps the hosts.
-    pub switch: bool,
-    rate: Rate,
-    /// Picoseconds per byte at `rate` when that is a whole number (0 otherwise): a
-    /// multiplication instead of the division of `Rate::serialize`, once per packet-hop.
-    ps_per_byte: u64,
-    pub delay: Dur,
     pub queue: OutQueue,
     /// The link is busy serializing until this time.
     pub busy_until: Time,
+    pub delay: Dur,
+    /// Global index of the port at the far end of the link (where packets arrive).
+    pub peer: u32,
+    /// Picoseconds per byte at the link's rate when that is a whole number that fits (0
+    /// otherwise): a multiplication instead of the division of `Rate::serialize`, once per
+    /// packet-hop.
+    ps_per_byte: u32,
+    /// Node that owns the port (topologies have at most `u16::MAX` nodes).
+    node: u16,
+    /// Node at the far end of the link (that of `peer`): an arrival event names it, so that
+    /// the arrival reads no port at all.
+    peer_node: u16,
+    /// The owner is a switch (not a host): fixed, since a rewiring keeps the hosts.
+    pub switch: bool,
     /// A wake-up event for this port is pending.
     pub wake_pending: bool,
-    /// PFC: the far end asked this port to stop sending.
-    pub paused: bool,
-    /// PFC: bytes held at this port's node that came in through this port.
-    pub ingress_bytes: u64,
-    /// PFC: this node has paused the far end of this port's link.
-    pub pausing: bool,
-    /// Bytes queued at the most (both lanes), over the run.
-    pub max_bytes: u64,
-    /// How many times the link into this port was rewired; packets on the wire carry the value
-    /// they were sent under.
-    pub link_gen: u32,
 }
 
+const _: () = assert!(size_of::<Port>() == 64);
+
 impl Port {
-    /// Gives the link a new rate (a rewiring).
-    pub fn set_rate(&mut self, rate: Rate) {
-        self.rate = rate;
-        self.ps_per_byte = ps_per_byte(rate);
+    /// Node that owns the port.
+    #[inline]
+    pub fn node(&self) -> u32 {
+        u32::from(self.node)
     }
 
-    /// Time to serialize `bytes` on the link: exactly `Rate::serialize`.
+    /// Node at the far end of the link.
     #[inline]
-    pub fn serialize(&self, bytes: u64) -> Dur {
-        if self.ps_per_byte > 0 {
-            Dur(bytes * self.ps_per_byte)
-        } else {
-            self.rate.serialize(bytes)
-        }
+    pub fn peer_node(&self) -> u32 {
+        u32::from(self.peer_node)
     }
+}
+
+/// PFC's state of one port.
+#[derive(Clone, Copy, Default)]
+pub struct PfcPort {
+    /// The far end asked this port to stop sending.
+    pub paused: bool,
+    /// Bytes held at this port's node that came in through this port.
+    pub ingress_bytes: u64,
+    /// This node has paused the far end of this port's link.
+    pub pausing: bool,
 }
 
 /// Picoseconds per byte at `rate` if `rate` divides a byte's 8·10^12 bit-picoseconds (10 Gb/s:
-/// 800), else 0. Then `Rate::serialize`'s rounded-up quotient is exact, so the product equals it.
-fn ps_per_byte(rate: Rate) -> u64 {
+/// 800) and the quotient fits a `u32`, else 0. Then `Rate::serialize`'s rounded-up quotient is
+/// exact, so the product equals it.
+fn ps_per_byte(rate: Rate) -> u32 {
     const PS_BITS: u64 = 8 * 1_000_000_000_000;
     if rate.0 > 0 && PS_BITS.is_multiple_of(rate.0) {
-        PS_BITS / rate.0
+        u32::try_from(PS_BITS / rate.0).unwrap_or(0)
     } else {
         0
     }
@@ -73,10 +78,18 @@ fn ps_per_byte(rate: Rate) -> u64 {
 pub struct Ports {
     pub ports: Vec<Port>,
     pub first: Vec<u32>,
+    /// How many times the link into each port was rewired; packets on the wire carry the
+    /// value they were sent under (read only when a rewiring can change it).
+    pub link_gen: Vec<u32>,
+    /// Each port's link rate (read to serialize only when `Port::ps_per_byte` is 0).
+    pub rates: Vec<Rate>,
+    /// Each port's PFC state (empty without PFC).
+    pub pfc: Vec<PfcPort>,
 }
 
 impl Ports {
-    pub fn new(topo: &Topology) -> Ports {
+    /// The ports of `topo`, with PFC state if `pfc`.
+    pub fn new(topo: &Topology, pfc: bool) -> Ports {
         let mut first = Vec::with_capacity(topo.nodes() + 1);
         let mut total = 0u32;
         for n in 0..topo.nodes() {
@@ -85,34 +98,81 @@ impl Ports {
         }
         first.push(total);
         let mut ports = Vec::with_capacity(total as usize);
+        let mut rates = Vec::with_capacity(total as usize);
         for n in 0..topo.nodes() as u32 {
             for p in 0..topo.ports(n) as u32 {
                 let link = topo.link(n, p);
+                rates.push(link.rate);
                 ports.push(Port {
-                    node: n,
+                    node: node_index(n),
                     peer: first[link.peer as usize] + link.peer_port,
+                    peer_node: node_index(link.peer),
                     switch: !topo.is_host(n),
-                    rate: link.rate,
                     ps_per_byte: ps_per_byte(link.rate),
                     delay: link.delay,
                     queue: OutQueue::default(),
                     busy_until: Time::ZERO,
                     wake_pending: false,
-                    paused: false,
-                    ingress_bytes: 0,
-                    pausing: false,
-                    max_bytes: 0,
-                    link_gen: 0,
                 });
             }
         }
-        Ports { ports, first }
+        let pfc = if pfc {
+            vec![PfcPort::default(); ports.len()]
+        } else {
+            Vec::new()
+        };
+        let link_gen = vec![0; ports.len()];
+        Ports {
+            ports,
+            first,
+            link_gen,
+            rates,
+            pfc,
+        }
     }
 
     /// Global index of node `n`'s port `p`.
     #[inline]
     pub fn global(&self, n: u32, p: u32) -> u32 {
         self.first[n as usize] + p
+    }
+
+    /// Port `gp` takes the link to global port `peer` of node `peer_node`: if that is a new
+    /// far end, packets on the old link's wire are cut (its generation moves on).
+    pub fn connect(&mut self, gp: u32, peer: u32, peer_node: u32) {
+        let port = &mut self.ports[gp as usize];
+        if port.peer != peer {
+            port.peer = peer;
+            port.peer_node = node_index(peer_node);
+            self.link_gen[gp as usize] += 1;
+        }
+    }
+
+    /// Time to serialize `bytes` on port `gp`'s link: exactly `Rate::serialize`.
+    #[inline]
+    pub fn serialize(&self, gp: u32, bytes: u64) -> Dur {
+        serialize(&self.ports[gp as usize], &self.rates, gp, bytes)
+    }
+
+    /// Gives port `gp`'s link a new rate (a rewiring).
+    pub fn set_rate(&mut self, gp: u32, rate: Rate) {
+        self.rates[gp as usize] = rate;
+        self.ports[gp as usize].ps_per_byte = ps_per_byte(rate);
+    }
+}
+
+/// A node's index as a port stores it.
+fn node_index(n: u32) -> u16 {
+    u16::try_from(n).expect("a topology has at most u16::MAX nodes")
+}
+
+/// [`Ports::serialize`] for a caller that holds `port` (port `gp`) mutably borrowed.
+#[inline]
+pub fn serialize(port: &Port, rates: &[Rate], gp: u32, bytes: u64) -> Dur {
+    if port.ps_per_byte > 0 {
+        Dur(bytes * u64::from(port.ps_per_byte))
+    } else {
+        rates[gp as usize].serialize(bytes)
     }
 }
 
@@ -122,8 +182,8 @@ mod tests {
     use shoal_topology::leaf_spine::LeafSpine;
 
     /// The per-port shortcut gives `Rate::serialize`'s picoseconds for every size, at rates that
-    /// divide a byte's bit-picoseconds (the shortcut) and at rates that do not (the division),
-    /// before and after a rewiring changes the rate.
+    /// divide a byte's bit-picoseconds (the shortcut), at rates that do not or whose quotient
+    /// does not fit a `u32` (1 kb/s: the division), before and after a rewiring changes the rate.
     #[test]
     fn a_port_serializes_exactly_as_its_rate_does() {
         let rates = [
@@ -134,6 +194,7 @@ mod tests {
             Rate::gbps(400),
             Rate(3_000_000_007),
             Rate(7),
+            Rate(1_000),
         ];
         let sizes = [0, 1, 40, 64, 1500, 4095, 9000, 65_536, 2_000_000];
         for (i, &rate) in rates.iter().enumerate() {
@@ -147,19 +208,19 @@ mod tests {
             }
             .build()
             .expect("a valid leaf-spine");
-            let mut port = Ports::new(&topo).ports.swap_remove(0);
+            let mut ports = Ports::new(&topo, false);
             for size in sizes {
                 assert_eq!(
-                    port.serialize(size),
+                    ports.serialize(0, size),
                     rate.serialize(size),
                     "{rate:?}, {size} B"
                 );
             }
             let next = rates[(i + 1) % rates.len()];
-            port.set_rate(next);
+            ports.set_rate(0, next);
             for size in sizes {
                 assert_eq!(
-                    port.serialize(size),
+                    ports.serialize(0, size),
                     next.serialize(size),
                     "{next:?}, {size} B"
                 );
