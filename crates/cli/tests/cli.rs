@@ -1188,7 +1188,11 @@ fn repro_refuses_scale_settings_the_experiments_would_not_use_as_given() {
             &["fig10", "--scale", "nodes=8"][..],
             "fig10 runs at its own scale and takes no settings; the experiments that do: \
              fig15-baselines (nodes, loads, flows, torus_flows), fig17 (nodes, fractions, \
-             flows, load), xfabric-fig5",
+             flows, load), stardust-fig9 (utilisations), xfabric-fig5",
+        ),
+        (
+            &["stardust-fig9", "--scale", "utilisations=0.85"],
+            "0.85 is not one of the figure's points",
         ),
         (
             &["fig17", "fig15-baselines", "--scale", "fractions=0,0.2"],
