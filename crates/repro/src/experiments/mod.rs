@@ -263,7 +263,7 @@ pub(crate) const ALL: &[Experiment] = &[
     Experiment {
         name: "stardust-fig10b",
         figure: "Stardust Fig. 10(b)",
-        summary: "FCT between one pair of the 432-node fat-tree while every other host sources four long flows: TCP over Stardust against DCTCP and DCQCN",
+        summary: "FCT between one pair of the 432-node fat-tree while every other host sources four long flows: TCP over Stardust against DCTCP, DCQCN and MPTCP",
         run: stardust_fig10b::run,
         timed: false,
         scale: None,
