@@ -111,6 +111,20 @@ fn stardust_models() {
     assert_eq!(claims.iter().filter(|c| !c.pass).count(), 3);
 }
 
+/// Stardust's Fig. 11 with our prices and watts (the paper's are lost): always the cheapest
+/// and the fabric's power saving hold; the halving and the whole network's power saving miss,
+/// each saying why.
+#[test]
+fn stardust_fig11_cost_and_power() {
+    common::check_known_misses("stardust-fig11", true, |c| {
+        c.claim.starts_with("a large DCN's cost cut in half")
+            || c.claim.contains("of the entire network's power")
+    });
+    for c in common::run("stardust-fig11", true) {
+        assert_eq!(c.pass, !c.claim.contains("[miss:"), "{}", c.claim);
+    }
+}
+
 /// Aquila's Dragonfly claims on the 9 x 4 clique. Three are known misses that say why:
 /// uniform random saturates below 1 (raw cells and RTS/CTS alike) and hop-by-hop Valiant
 /// stays below its bound; every other claim holds.

@@ -29,6 +29,7 @@ mod stardust_failures;
 mod stardust_fig10a;
 mod stardust_fig10b;
 mod stardust_fig10c;
+mod stardust_fig11;
 mod stardust_fig7;
 mod stardust_fig9;
 mod stardust_incast;
@@ -153,6 +154,14 @@ pub(crate) const ALL: &[Experiment] = &[
         figure: "Stardust App. A, B, E, §4-§6",
         summary: "models: fat-tree counts, parallelism, credit size, element memory, reachability, M/D/1",
         run: stardust_models::run,
+        timed: false,
+        scale: None,
+    },
+    Experiment {
+        name: "stardust-fig11",
+        figure: "Stardust Fig. 11, §7",
+        summary: "models: cost and power of Stardust against fat-trees of 25G, 50G and 100G links, 1K-1M hosts (our prices and watts: the paper's are lost)",
+        run: stardust_fig11::run,
         timed: false,
         scale: None,
     },
