@@ -113,11 +113,12 @@ fn claims(spec: &StardustCostSpec, pts: &[Point]) -> Vec<Claim> {
     if (lowest - 0.5).abs() > 0.1 {
         half.push_str(&format!(
             " [miss: the cheapest fat-tree needs no more tiers than Stardust at {same_tiers} of \
-             {} host counts (the 25G one has its 128-port radix), so Stardust saves only the \
+             {} host counts (the 25G one has its {}-port radix), so Stardust saves only the \
              elements' {} price and the cheaper bundling; halving needs fat-trees of more \
              tiers than Stardust's (Table 2: links and transceivers grow with every tier), and \
              the paper's prices and its fat-trees' devices are lost with Table 3 and Fig. 10(d)]",
             pts.len(),
+            spec.device_lanes,
             spec.fe_cost_ratio
         ));
     }
