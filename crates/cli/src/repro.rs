@@ -151,7 +151,9 @@ fn figures_folder(dir: &Path) -> Result<()> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {shown}: cannot create the folder for the figures"))?;
-    let probe = dir.join(".shoal-repro-write-check");
+    // Named by process, so that two runs started at once on the same folder do not remove
+    // each other's probe.
+    let probe = dir.join(format!(".shoal-repro-write-check.{}", std::process::id()));
     std::fs::write(&probe, b"")
         .with_context(|| format!("--out {shown}: cannot write files into the folder"))?;
     std::fs::remove_file(&probe)

@@ -1150,7 +1150,12 @@ fn repro_refuses_an_unusable_out_folder_before_running() {
     let o = shoal(&["repro", "fig10", "--quick", "--out", out.to_str().unwrap()]);
     assert!(stderr(&o).contains("running fig10"), "{}", stderr(&o));
     assert!(out.is_dir());
-    assert!(!out.join(".shoal-repro-write-check").exists());
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".shoal-repro-write-check"))
+        .collect();
+    assert!(left.is_empty(), "probe left behind: {left:?}");
 }
 
 /// A scale at which no claim can be checked is refused before anything runs, rather than

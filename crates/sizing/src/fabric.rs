@@ -106,7 +106,8 @@ impl SizingModel for StardustModel<'_> {
                     cost_usd: Some(n.cost_usd),
                     note: format!(
                         "{} tier(s) of {}-port {what} over {} ToRs/adapters of {} servers, \
-                         {} links of {gbps}G, {} transceivers; fabric {:.1} kW; our prices: \
+                         {} links of {gbps}G, {} transceivers; fabric {:.1} kW; lookup table {:.1} kbit \
+                         a switch (App. C); our prices: \
                          ToR ${}, transceivers ${}/${}/${} (25/50/100G), fibre ${}/fibre-m + \
                          ${}, DAC ${}; cost relative to the cheapest fat-tree",
                         n.tiers,
@@ -116,6 +117,7 @@ impl SizingModel for StardustModel<'_> {
                         n.bundles,
                         n.transceivers,
                         n.fabric_watts / 1e3,
+                        n.table_bits / 1e3,
                         spec.tor_usd,
                         p[0],
                         p[1],

@@ -17,7 +17,7 @@
 
 use crate::error::{SizingError, check_range};
 use serde::Serialize;
-use shoal_stardust::models::{fat_tree, hosts};
+use shoal_stardust::models::{element_table_bits, ethernet_table_bits, fat_tree, hosts};
 
 /// Fig. 11's inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -96,6 +96,9 @@ pub struct NetworkCost {
     /// ToRs and switches; and with every transceiver.
     pub devices_watts: f64,
     pub total_watts: f64,
+    /// Appendix C: the lookup table each switch above the ToRs holds, bits: an exact-match
+    /// IPv4 entry per host in a fat-tree's switch, an entry per adapter in a Fabric Element.
+    pub table_bits: f64,
 }
 
 /// Sizes the network of `hosts` hosts, Stardust or a fat-tree with links bundled `bundle`
@@ -206,6 +209,13 @@ pub fn network(
         fabric_watts,
         devices_watts,
         total_watts: devices_watts + optics_watts,
+        // An element's links stay unbundled whatever its transceivers carry: its table names
+        // one of all its lanes.
+        table_bits: if stardust {
+            element_table_bits(host_count as f64, d as f64, spec.device_lanes as f64)
+        } else {
+            ethernet_table_bits(host_count as f64, k)
+        },
     })
 }
 
@@ -294,6 +304,19 @@ mod tests {
                 // Table 2: n t bundles per ToR.
                 assert_eq!(n.bundles, n.tiers as u64 * (40 / n.bundle) as u64 * n.tors);
             }
+        }
+    }
+
+    #[test]
+    fn element_tables_hold_adapters_and_switch_tables_hosts() {
+        let s = StardustCostSpec::default();
+        let [sd, fat @ ..] = compare(&s, 20_000).unwrap();
+        // 500 adapters of 40 servers, a link of 128 (7 bits) each, however they are carried.
+        let bits = |radix: u32| f64::from(radix).log2().ceil();
+        assert_eq!(sd.table_bits, 500.0 * 7.0);
+        for f in fat {
+            assert_eq!(f.table_bits, 20_000.0 * (32.0 + bits(f.radix)));
+            assert!(f.table_bits > 40.0 * sd.table_bits);
         }
     }
 

@@ -83,6 +83,21 @@ pub fn queue_drain_s(cells: f64, cell_bytes: f64, link_bps: f64) -> f64 {
     cells * cell_bytes * 8.0 / link_bps
 }
 
+/// Appendix C: the forwarding table of a ToR-class switch (device A) in a network of `hosts`
+/// end hosts: an exact-match IPv4 entry per host, 32 bits of address and a port of a
+/// `radix`-port device, N × (32 + log2 k) bits. A port number takes ⌈log2 k⌉ bits (the paper
+/// writes log2 k; the two agree for a power-of-two radix).
+pub fn ethernet_table_bits(hosts: f64, radix: f64) -> f64 {
+    hosts * (32.0 + radix.log2().ceil())
+}
+
+/// Appendix C: a Fabric Element's (device B) reachability table points to Fabric Adapters,
+/// not hosts: (N / d) × log2 k bits with d servers per adapter (the paper's 40), one entry per
+/// adapter (⌈N / d⌉: a partly filled adapter still needs its entry).
+pub fn element_table_bits(hosts: f64, servers_per_adapter: f64, radix: f64) -> f64 {
+    (hosts / servers_per_adapter).ceil() * radix.log2().ceil()
+}
+
 /// Appendix E's inputs (Table 4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reachability {
@@ -240,6 +255,22 @@ pub fn ethernet_fabric(streams: &[EthStream], middle: f64, port: f64) -> Vec<f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn appendix_c_tables_by_hand() {
+        // 10,240 hosts, 128-port devices: 10,240 x (32 + 7) bits against 256 adapters x 7.
+        assert_eq!(ethernet_table_bits(10_240.0, 128.0), 399_360.0);
+        assert_eq!(element_table_bits(10_240.0, 40.0, 128.0), 1_792.0);
+        // A radix between powers of two needs the next power's bits; a partial adapter counts.
+        assert_eq!(ethernet_table_bits(1.0, 100.0), 39.0);
+        assert_eq!(element_table_bits(41.0, 40.0, 100.0), 14.0);
+        // For a power-of-two radix the ratio is d (32 + log2 k) / log2 k at whole adapters.
+        for (n, k) in [(4_000.0, 64.0), (400_000.0, 256.0)] {
+            let r = ethernet_table_bits(n, k) / element_table_bits(n, 40.0, k);
+            let b = f64::log2(k);
+            assert!((r - 40.0 * (32.0 + b) / b).abs() < 1e-9, "{r}");
+        }
+    }
 
     #[test]
     fn table_2_counts_add_up_tier_by_tier() {

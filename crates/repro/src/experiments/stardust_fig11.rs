@@ -253,6 +253,7 @@ mod tests {
             fabric_watts,
             devices_watts: total_watts,
             total_watts,
+            table_bits: 1.0,
         };
         Point {
             hosts,
