@@ -116,12 +116,21 @@ pub(crate) fn run(
             if f == 0 {
                 stardust_losses += LOSSES.iter().map(|c| p.out.counters[*c]).sum::<u64>();
             }
-            let drops = p.out.counters.get("packets_dropped").copied().unwrap_or(0);
-            let timeouts = p.out.counters.get("retransmission_timeouts").copied();
+            let count = |c: &str| p.out.counters.get(c).copied().unwrap_or(0);
+            // The packet engine counts its timeouts as `retransmission_timeouts`, Stardust's
+            // hosts as `tcp_timeouts`; Stardust's status refreshes (a VOQ asking again every
+            // `reassembly_timeout_us` until credit comes) share the destination's link.
+            let timeouts = count("retransmission_timeouts") + count("tcp_timeouts");
             line += &format!(
-                " {label} first {:.1} last {:.1} us (drops {drops}, timeouts {timeouts:?});",
-                p.first, p.last
+                " {label} first {:.1} last {:.1} us (drops {}, timeouts {timeouts}",
+                p.first,
+                p.last,
+                count("packets_dropped")
             );
+            if f == 0 {
+                line += &format!(", status refreshes {}", count("status_refreshes"));
+            }
+            line += ");";
             points[f].push((n as f64, p.first, p.last));
         }
         progress(&line);
