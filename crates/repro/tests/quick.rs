@@ -301,7 +301,7 @@ fn stardust_fig10a_permutation() {
 
 /// Stardust Fig. 10(c) at k = 6: incasts of 4 to 53 backends. Stardust's last completion is
 /// far below DCTCP's, not equal to it: DCTCP's 53 senders overflow the 100-packet queue and
-/// wait out htsim's 250 ms minimum RTO (529 drops, 51 timeouts); Stardust loses nothing and
+/// wait out htsim's 250 ms minimum RTO (478 drops, 48 timeouts); Stardust loses nothing and
 /// its first completion is 0.98 of its last; MPTCP is slower than both.
 #[test]
 fn stardust_fig10c_incast() {
