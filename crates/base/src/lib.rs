@@ -7,6 +7,7 @@
 pub mod fifo;
 pub mod hint;
 pub mod ids;
+pub mod par;
 pub mod rate;
 pub mod rng;
 pub mod time;

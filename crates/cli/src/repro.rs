@@ -60,8 +60,9 @@ pub struct ReproArgs {
     /// other.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     jobs: Option<u64>,
-    /// Threads inside each run of an experiment: the fast Shoal engine (the default wherever
-    /// it covers the rack) cuts the rack into as many parts run side by side; other fabrics
+    /// Threads inside each experiment: the fast Shoal engine (the default wherever it covers
+    /// the rack) cuts the rack into as many parts run side by side; stardust-fig9 runs that
+    /// many of its points at once and stardust-failures its three simulations; other fabrics
     /// and the node engine use one. Claims are identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
@@ -247,7 +248,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     let (alone, together): (Vec<usize>, Vec<usize>) =
         (0..names.len()).partition(|&i| timed(&names[i]));
     let mut results: Vec<Option<_>> = (0..names.len()).map(|_| None).collect();
-    let batch = batch::map(
+    let batch = shoal_base::par::map(
         &together,
         batch::threads(args.jobs, per_run),
         |_, &i| run(&names[i]),

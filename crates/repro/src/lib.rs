@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod at_once;
 mod claim;
 mod experiments;
 mod plot;
@@ -27,8 +28,9 @@ pub struct Options {
     /// `flows`, `load`; stardust-fig9: `utilisations`); each refuses keys it does not know, and an experiment that takes none
     /// refuses any (`check_scale`). `None` runs each at its own scale.
     pub scale: Option<String>,
-    /// Threads inside each run (`Fabric::set_threads`: the fast Shoal engine cuts its rack into
-    /// as many parts); results do not depend on it. 0 counts as 1.
+    /// Threads inside each experiment (`Fabric::set_threads`: the fast Shoal engine cuts its
+    /// rack into as many parts; stardust-fig9 and stardust-failures run as many of their
+    /// simulations at once); results do not depend on it. 0 counts as 1.
     pub threads: usize,
 }
 

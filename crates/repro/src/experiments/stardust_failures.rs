@@ -61,21 +61,16 @@ fn three_runs(
     failures: [Option<Failure>; 3],
     opts: &Options,
 ) -> Result<[RunOutput; 3], ReproError> {
-    let outs: Vec<Result<RunOutput, ReproError>> = if opts.threads > 1 {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = failures
-                .map(|f| s.spawn(move || run_one(base, f)))
-                .into_iter()
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
-    } else {
-        failures.into_iter().map(|f| run_one(base, f)).collect()
-    };
-    let outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let outs = shoal_base::par::map(
+        &failures,
+        opts.threads,
+        |_, f| run_one(base, *f),
+        Result::is_err,
+    );
+    let outs = outs
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ReproError("not run after an earlier failure".into()))))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(outs
         .try_into()
         .unwrap_or_else(|_| unreachable!("three runs in, three out")))

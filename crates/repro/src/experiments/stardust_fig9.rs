@@ -29,6 +29,7 @@
 //! - at 1.2: the effective utilisation 0.9 ± 0.05;
 //! - no cell lost, dropped or given up in any run.
 
+use crate::at_once;
 use crate::plot::emit;
 use crate::point;
 use crate::scale::Settings;
@@ -149,37 +150,48 @@ pub(crate) fn run(
     if opts.quick {
         base = set(&base, &quick_settings())?;
     }
-    let mut pts = Vec::new();
     // Quick mode's scale is fixed (`Options::scale`).
     let us = if opts.quick {
         UTILISATIONS.to_vec()
     } else {
         utilisations(opts.scale.as_deref())?
     };
-    for u in us {
-        let p = run_point(&base, u)?;
-        let t = &p.obs.traversal;
-        let us = |q: f64| t.quantile(q).map_or(f64::NAN, |d| d.as_us_f64());
-        progress(&format!(
-            "u {u}: carried {:.3} (cells {:.3}), traversal p50 {:.2} us p99.99 \
-             {:.2} us max {:.2} us, last-stage P(Q>=8) {:.2e}, max queue {}, FCI marks {}, \
-             pauses {}, {} cells measured, losses {:?}",
-            p.u_eff,
-            p.rho_cells,
-            us(0.5),
-            us(0.9999),
-            t.max().map_or(f64::NAN, |d| d.as_us_f64()),
-            p.obs.queue_tail(8),
-            p.obs.last_stage_queue.len().saturating_sub(1),
-            p.out.counters["fe_fci_marked"],
-            p.out.counters["fe_pauses"],
-            p.obs.last_stage_cells,
-            LOSSES.map(|k| p.out.counters[k]),
-        ));
-        pts.push(p);
-    }
+    // Each point is its own simulation from the same scenario: with `--threads` they run at
+    // once, and the results do not depend on it.
+    let pts = at_once::map(
+        &us,
+        opts.threads,
+        |&u| {
+            let p = run_point(&base, u)?;
+            let line = point_line(u, &p);
+            Ok((p, line))
+        },
+        progress,
+    )?;
     plot(opts, &pts, progress)?;
     Ok(claims(&pts))
+}
+
+/// A point's progress line: what the claims and figures read from it.
+fn point_line(u: f64, p: &Point) -> String {
+    let t = &p.obs.traversal;
+    let us = |q: f64| t.quantile(q).map_or(f64::NAN, |d| d.as_us_f64());
+    format!(
+        "u {u}: carried {:.3} (cells {:.3}), traversal p50 {:.2} us p99.99 \
+         {:.2} us max {:.2} us, last-stage P(Q>=8) {:.2e}, max queue {}, FCI marks {}, \
+         pauses {}, {} cells measured, losses {:?}",
+        p.u_eff,
+        p.rho_cells,
+        us(0.5),
+        us(0.9999),
+        t.max().map_or(f64::NAN, |d| d.as_us_f64()),
+        p.obs.queue_tail(8),
+        p.obs.last_stage_queue.len().saturating_sub(1),
+        p.out.counters["fe_fci_marked"],
+        p.out.counters["fe_pauses"],
+        p.obs.last_stage_cells,
+        LOSSES.map(|k| p.out.counters[k]),
+    )
 }
 
 /// The `--scale` settings stardust-fig9 takes.

@@ -43,6 +43,21 @@ pub fn run_on(name: &str, quick: bool, threads: usize) -> Vec<Claim> {
     claims
 }
 
+/// Runs experiment `name` again with `threads` threads and checks it makes `claims` exactly:
+/// text, numbers and verdicts.
+pub fn same_on_threads(name: &str, quick: bool, threads: usize, claims: &[Claim]) {
+    let text = |c: &[Claim]| -> Vec<(String, String, bool)> {
+        c.iter()
+            .map(|c| (c.claim.clone(), c.ours.clone(), c.pass))
+            .collect()
+    };
+    assert_eq!(
+        text(&run_on(name, quick, threads)),
+        text(claims),
+        "{name} on {threads} threads"
+    );
+}
+
 /// The claim whose text starts with `starts` exists and passes.
 pub fn holds(claims: &[Claim], starts: &str) {
     let c = claims
