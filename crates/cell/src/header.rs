@@ -7,8 +7,7 @@
 //! A view built with `new_checked` never panics, whatever its setters later write. One built
 //! with `new_unchecked` over a buffer shorter than [`HEADER_LEN`] panics on the first access.
 
-use crate::word::Word;
-use crate::{Error, HEADER_LEN};
+use crate::HEADER_LEN;
 
 /// Where each field sits in the header, read as one big-endian `u64`.
 pub(crate) mod field {
@@ -31,49 +30,15 @@ pub(crate) mod field {
     const _: () = assert!(crate::word::tiles(&ALL), "header fields must tile the word");
 }
 
-/// A read/write view of an 8-byte cell header at the start of `buffer`.
-///
-/// Longer buffers are fine (e.g. a whole cell); only the first [`HEADER_LEN`] bytes are used.
-/// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header<T: AsRef<[u8]>> {
-    word: Word<T>,
+crate::header_view! {
+    /// A read/write view of an 8-byte cell header at the start of `buffer`.
+    ///
+    /// Longer buffers are fine (e.g. a whole cell); only the first [`HEADER_LEN`] bytes are used.
+    /// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
+    pub struct Header;
 }
 
 impl<T: AsRef<[u8]>> Header<T> {
-    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Header {
-            word: Word::new(buffer),
-        }
-    }
-
-    /// Wraps `buffer` after checking it holds a whole header.
-    pub fn new_checked(buffer: T) -> Result<Self, Error> {
-        let header = Self::new_unchecked(buffer);
-        header.check_len()?;
-        Ok(header)
-    }
-
-    /// `Err(Truncated)` if the buffer is shorter than [`HEADER_LEN`].
-    pub fn check_len(&self) -> Result<(), Error> {
-        match self.word.short() {
-            Some(got) => Err(Error::Truncated {
-                need: HEADER_LEN,
-                got,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    pub fn into_inner(self) -> T {
-        self.word.into_inner()
-    }
-
-    fn get(&self, bits: field::Bits) -> u64 {
-        self.word.get(bits)
-    }
-
     // The narrowing casts below cannot lose bits: each field is at most 15 bits wide.
 
     /// Final destination node.
@@ -118,27 +83,9 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn payload_len(&self) -> u8 {
         self.get(field::LEN) as u8
     }
-
-    /// The CRC as stored in byte 7.
-    pub fn crc(&self) -> u8 {
-        self.word.crc()
-    }
-
-    /// The CRC that bytes 0..=6 should carry.
-    pub fn computed_crc(&self) -> u8 {
-        self.word.computed_crc()
-    }
-
-    pub fn verify_crc(&self) -> bool {
-        self.word.verify_crc()
-    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
-    fn set(&mut self, bits: field::Bits, value: u64) {
-        self.word.set(bits, value);
-    }
-
     // Setters keep only the low bits that fit the field, like a hardware register would.
     // `HeaderRepr::emit` is the range-checked way to write a header.
 
@@ -177,64 +124,18 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     pub fn set_payload_len(&mut self, value: u8) {
         self.set(field::LEN, value.into());
     }
-
-    /// Stores an arbitrary CRC byte (fault injection, tests); [`Header::fill_crc`] is the norm.
-    pub fn set_crc(&mut self, value: u8) {
-        self.set(field::CRC, value.into());
-    }
-
-    /// Computes the CRC over bytes 0..=6 and stores it in byte 7.
-    pub fn fill_crc(&mut self) {
-        self.word.fill_crc();
-    }
 }
 
-/// A view of one whole cell: the header followed by the payload area.
-///
-/// The cell size is the buffer length (64 B in the paper, any size >= [`HEADER_LEN`] here).
-/// Only the first `payload_len` bytes of the area are payload; the rest is padding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cell<T: AsRef<[u8]>> {
-    buffer: T,
+crate::cell_view! {
+    /// A view of one whole cell: the header followed by the payload area.
+    ///
+    /// The cell size is the buffer length (64 B in the paper, any size >= [`HEADER_LEN`] here).
+    /// Only the first `payload_len` bytes of the area are payload; the rest is padding.
+    pub struct Cell(Header);
+    needs |header| HEADER_LEN + usize::from(header.payload_len());
 }
 
 impl<T: AsRef<[u8]>> Cell<T> {
-    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Cell { buffer }
-    }
-
-    /// Wraps `buffer` after checking it holds a header and the payload length it declares.
-    pub fn new_checked(buffer: T) -> Result<Self, Error> {
-        let cell = Self::new_unchecked(buffer);
-        cell.check_len()?;
-        Ok(cell)
-    }
-
-    /// `Err(Truncated)` if the buffer is shorter than a header, or than header + `payload_len`.
-    pub fn check_len(&self) -> Result<(), Error> {
-        let got = self.buffer.as_ref().len();
-        if got < HEADER_LEN {
-            return Err(Error::Truncated {
-                need: HEADER_LEN,
-                got,
-            });
-        }
-        let need = HEADER_LEN + usize::from(self.header().payload_len());
-        if got < need {
-            return Err(Error::Truncated { need, got });
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    pub fn header(&self) -> Header<&[u8]> {
-        Header::new_unchecked(self.buffer.as_ref())
-    }
-
     /// Cell size in bytes: the buffer length.
     pub fn cell_len(&self) -> usize {
         self.buffer.as_ref().len()
@@ -244,36 +145,12 @@ impl<T: AsRef<[u8]>> Cell<T> {
     pub fn payload_capacity(&self) -> usize {
         self.cell_len().saturating_sub(HEADER_LEN)
     }
-
-    /// The `payload_len` valid bytes. If a setter has since raised `payload_len` past the
-    /// buffer end, the slice stops at the end instead of panicking.
-    pub fn payload(&self) -> &[u8] {
-        let range = self.payload_range();
-        &self.buffer.as_ref()[range]
-    }
-
-    fn payload_range(&self) -> core::ops::Range<usize> {
-        let end = HEADER_LEN + usize::from(self.header().payload_len());
-        HEADER_LEN..end.min(self.cell_len())
-    }
-}
-
-impl<T: AsRef<[u8]> + AsMut<[u8]>> Cell<T> {
-    pub fn header_mut(&mut self) -> Header<&mut [u8]> {
-        Header::new_unchecked(self.buffer.as_mut())
-    }
-
-    /// The `payload_len` valid bytes, writable; clipped at the buffer end like [`Cell::payload`].
-    pub fn payload_mut(&mut self) -> &mut [u8] {
-        let range = self.payload_range();
-        &mut self.buffer.as_mut()[range]
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DEFAULT_CELL_LEN;
+    use crate::{DEFAULT_CELL_LEN, Error};
 
     /// Every field as (name, bits, setter), to check that each setter touches its bits only.
     type Setter = fn(&mut Header<&mut [u8]>, u64);
@@ -335,17 +212,6 @@ mod tests {
         h.set_crc(good ^ 0x5a);
         assert!(!h.verify_crc());
         assert_eq!((h.feedback(), h.lcd(), h.dst(), h.src()), (321, true, 9, 4));
-    }
-
-    #[test]
-    fn all_zero_and_all_one_headers_fail_the_crc() {
-        for byte in [0x00, 0xff] {
-            let buf = [byte; HEADER_LEN];
-            assert!(
-                !Header::new_unchecked(&buf[..]).verify_crc(),
-                "{byte:#04x} passed"
-            );
-        }
     }
 
     #[test]

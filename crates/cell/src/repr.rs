@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::header::{Header, field};
+use crate::word::check_widths;
 use crate::{Error, HEADER_LEN, MAX_FEEDBACK};
 
 /// What a cell carries, derived from its (`len`, `sop`, `eop`) fields.
@@ -50,10 +51,7 @@ impl HeaderRepr {
     /// kind rules and `src != dst`. To read feedback and lcd from a corrupted cell, use the
     /// [`Header`] getters directly.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(header: &Header<&T>) -> Result<Self, Error> {
-        let (stored, computed) = (header.crc(), header.computed_crc());
-        if stored != computed {
-            return Err(Error::Crc { stored, computed });
-        }
+        header.check_crc()?;
         let kind = match (header.payload_len(), header.sop(), header.eop()) {
             (0, _, true) => return Err(Error::Malformed("end-of-packet set on a cell with len 0")),
             (0, false, false) => CellKind::Idle,
@@ -121,23 +119,14 @@ impl HeaderRepr {
 
     /// Every field within its width, then the rules `parse` enforces.
     fn check(&self) -> Result<(), Error> {
-        let fields = [
+        check_widths(&[
             ("dst", u64::from(self.dst), field::DST),
             ("src", u64::from(self.src), field::SRC),
             ("seq", u64::from(self.seq), field::SEQ),
             ("feedback", u64::from(self.feedback), field::FEEDBACK),
             ("class", u64::from(self.class), field::CLASS),
             ("len", u64::from(self.kind.payload_len()), field::LEN),
-        ];
-        for (name, value, bits) in fields {
-            if value > bits.max() {
-                return Err(Error::FieldRange {
-                    field: name,
-                    value,
-                    max: bits.max(),
-                });
-            }
-        }
+        ])?;
         if let CellKind::Data { len: 0, .. } = self.kind {
             return Err(Error::Malformed("data cell with len 0"));
         }

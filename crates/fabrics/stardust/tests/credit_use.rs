@@ -4,38 +4,29 @@
 //! credit rate once per window by the fraction of cells marked in it and raises it in windows
 //! without marks.
 
+mod common;
+
 use shoal_base::rng::stream;
 use shoal_base::{Dur, Rate, Time};
 use shoal_stardust::adapter::{Adapter, FULL_RATE};
 use shoal_stardust::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::{AdapterConfig, FciReaction};
 use shoal_stardust::reach::ReachTable;
 
 fn cfg(keep: Dur) -> AdapterConfig {
     AdapterConfig {
         fas: 2,
-        ports: 1,
-        classes: 1,
         port_rate: Rate::gbps(10),
-        credit_bytes: 4096,
         credit_speedup_ppm: 30_000,
         cell_bytes: 512,
-        cell_header_bytes: 16,
-        control_bytes: 64,
-        egress_buffer_bytes: 1 << 20,
-        ingress_buffer_bytes: 1 << 30,
-        ingress_full: IngressFull::Drop,
-        reassembly_timeout: Dur::from_us(50),
         credit_keep: keep,
-        class_policy: ClassPolicy::Strict,
         fci: FciReaction {
             decrease: 1 << 15, // 0.5
             interval: Dur::from_us(5),
             increase: 1 << 11, // 1/32
             min_rate: 1 << 14, // 0.25
         },
-        permutation_rounds: 3,
-        low_latency: LowLatency::NONE,
+        ..common::adapter_config()
     }
 }
 

@@ -2,39 +2,21 @@
 //! adapter, no window of time carries more credit than the port rate plus the speed-up allows
 //! (one credit of slack), and the credited bytes plus the buffer never exceed the buffer.
 
+mod common;
+
 use proptest::prelude::*;
+use shoal_base::Time;
 use shoal_base::rng::stream;
-use shoal_base::{Dur, Rate, Time};
 use shoal_stardust::adapter::Adapter;
 use shoal_stardust::cell::{Body, Cell, Control};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::AdapterConfig;
 use shoal_stardust::reach::ReachTable;
 
 fn cfg(speedup_ppm: u32, buffer: u64) -> AdapterConfig {
     AdapterConfig {
-        fas: 8,
-        ports: 1,
-        classes: 1,
-        port_rate: Rate::gbps(50),
-        credit_bytes: 4096,
         credit_speedup_ppm: speedup_ppm,
-        cell_bytes: 256,
-        cell_header_bytes: 16,
-        control_bytes: 64,
         egress_buffer_bytes: buffer,
-        ingress_buffer_bytes: 1 << 30,
-        ingress_full: IngressFull::Drop,
-        reassembly_timeout: Dur::from_us(50),
-        credit_keep: Dur::ZERO,
-        class_policy: ClassPolicy::Strict,
-        fci: FciReaction {
-            decrease: 1 << 13,
-            interval: Dur::from_us(5),
-            increase: 1 << 11,
-            min_rate: 1 << 14,
-        },
-        permutation_rounds: 3,
-        low_latency: LowLatency::NONE,
+        ..common::adapter_config()
     }
 }
 

@@ -4,12 +4,14 @@
 //! traffic loses nothing (no cell dropped, no packet given up, every byte delivered in order)
 //! and the egress buffer never holds more than the credits allow; runs are deterministic.
 
+mod common;
+
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::{AdapterConfig, IngressFull, LowLatency};
 use shoal_stardust::hosts::HostTransport;
 use shoal_stardust::reachability::ReachConfig;
-use shoal_stardust::{NetParams, Network, Stardust};
+use shoal_stardust::{Network, Stardust};
 use shoal_topology::CellClos;
 use shoal_transport::TcpConfig;
 use shoal_workload::{Flow, IterSource};
@@ -20,27 +22,11 @@ fn adapter(fas: u32, ports: u16) -> AdapterConfig {
     AdapterConfig {
         fas,
         ports,
-        classes: 1,
         port_rate: PORT,
-        credit_bytes: 4096,
-        credit_speedup_ppm: 20_000,
-        cell_bytes: 256,
-        cell_header_bytes: 16,
-        control_bytes: 64,
         egress_buffer_bytes: 256 * 1024,
         ingress_buffer_bytes: 32 << 20,
         ingress_full: IngressFull::Pause,
-        reassembly_timeout: Dur::from_us(50),
-        credit_keep: Dur::ZERO,
-        class_policy: ClassPolicy::Strict,
-        fci: FciReaction {
-            decrease: 1 << 13,
-            interval: Dur::from_us(5),
-            increase: 1 << 11,
-            min_rate: 1 << 14,
-        },
-        permutation_rounds: 3,
-        low_latency: LowLatency::NONE,
+        ..common::adapter_config()
     }
 }
 
@@ -68,15 +54,7 @@ fn single_tier(fas: u32, fes: u32, link: Rate, a: AdapterConfig) -> Network {
     }
     .build()
     .unwrap();
-    let p = NetParams {
-        pool_cells_per_link: 128,
-        fci_threshold: 32,
-        packet_bytes: 1500,
-        header_bytes: 40,
-        host_delay: Dur::from_ns(100),
-        seed: 7,
-        reach: reach(),
-    };
+    let p = common::net_params(7, reach());
     Network::new(topo, a, p)
 }
 

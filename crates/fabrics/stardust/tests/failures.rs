@@ -5,12 +5,14 @@
 //! reassembly), and carry the load on what is left, FCI slowing the credits where the
 //! capacity towards an adapter shrank.
 
+mod common;
+
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::{AdapterConfig, IngressFull};
 use shoal_stardust::models::Reachability as Model;
 use shoal_stardust::reachability::ReachConfig;
-use shoal_stardust::{Failure, NetParams, Network, Stardust};
+use shoal_stardust::{Failure, Network, Stardust};
 use shoal_topology::CellClos;
 use shoal_workload::{Flow, IterSource};
 
@@ -42,38 +44,12 @@ fn network(port_gbps: u64) -> Network {
     .unwrap();
     let a = AdapterConfig {
         fas: FAS,
-        ports: 1,
-        classes: 1,
         port_rate: Rate::gbps(port_gbps),
-        credit_bytes: 4096,
-        credit_speedup_ppm: 20_000,
-        cell_bytes: 256,
-        cell_header_bytes: 16,
-        control_bytes: 64,
-        egress_buffer_bytes: 1 << 20,
         ingress_buffer_bytes: 32 << 20,
         ingress_full: IngressFull::Pause,
-        reassembly_timeout: Dur::from_us(50),
-        credit_keep: Dur::ZERO,
-        class_policy: ClassPolicy::Strict,
-        fci: FciReaction {
-            decrease: 1 << 13,
-            interval: Dur::from_us(5),
-            increase: 1 << 11,
-            min_rate: 1 << 14,
-        },
-        permutation_rounds: 3,
-        low_latency: LowLatency::NONE,
+        ..common::adapter_config()
     };
-    let p = NetParams {
-        pool_cells_per_link: 128,
-        fci_threshold: 32,
-        packet_bytes: 1500,
-        header_bytes: 40,
-        host_delay: Dur::from_ns(100),
-        seed: 3,
-        reach: REACH,
-    };
+    let p = common::net_params(3, REACH);
     Network::new(topo, a, p)
 }
 

@@ -3,12 +3,14 @@
 //! one such VOQ's bytes than its rate times T plus its burst and one packet, every packet goes
 //! in the end, and no status asks for credit. The credited class beside it still waits.
 
+mod common;
+
 use proptest::prelude::*;
 use shoal_base::rng::stream;
 use shoal_base::{Dur, Rate, Time};
 use shoal_stardust::adapter::Adapter;
 use shoal_stardust::cell::{Body, Cell, Control, Packet};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::{AdapterConfig, LowLatency};
 use shoal_stardust::reach::ReachTable;
 
 const LINKS: u32 = 4;
@@ -16,32 +18,13 @@ const LINKS: u32 = 4;
 fn cfg(rate: Rate, burst_bytes: u32) -> AdapterConfig {
     AdapterConfig {
         fas: 2,
-        ports: 1,
         classes: 2,
-        port_rate: Rate::gbps(50),
-        credit_bytes: 4096,
-        credit_speedup_ppm: 20_000,
-        cell_bytes: 256,
-        cell_header_bytes: 16,
-        control_bytes: 64,
-        egress_buffer_bytes: 1 << 20,
-        ingress_buffer_bytes: 1 << 30,
-        ingress_full: IngressFull::Drop,
-        reassembly_timeout: Dur::from_us(50),
-        credit_keep: Dur::ZERO,
-        class_policy: ClassPolicy::Strict,
-        fci: FciReaction {
-            decrease: 1 << 13,
-            interval: Dur::from_us(5),
-            increase: 1 << 11,
-            min_rate: 1 << 14,
-        },
-        permutation_rounds: 3,
         low_latency: LowLatency {
             classes: 0b10,
             rate,
             burst_bytes,
         },
+        ..common::adapter_config()
     }
 }
 

@@ -4,13 +4,15 @@
 //! its packets back to back in order. Then the egress reassembly: whatever order a stream's
 //! cells arrive in, every packet comes out exactly once, whole and in order.
 
+mod common;
+
 use proptest::prelude::*;
 use rand::seq::SliceRandom;
 use shoal_base::rng::stream;
-use shoal_base::{Dur, Rate, Time};
+use shoal_base::{Dur, Time};
 use shoal_stardust::adapter::Adapter;
 use shoal_stardust::cell::{Body, Cell, Control, Data, FIRST, LAST, Packet};
-use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::config::AdapterConfig;
 use shoal_stardust::reach::ReachTable;
 use shoal_stardust::reassembly::{Freed, Stream};
 
@@ -19,26 +21,10 @@ fn cfg(cell_bytes: u32, credit_bytes: u32) -> AdapterConfig {
         fas: 3,
         ports: 2,
         classes: 2,
-        port_rate: Rate::gbps(50),
         credit_bytes,
-        credit_speedup_ppm: 20_000,
         cell_bytes,
-        cell_header_bytes: 16,
-        control_bytes: 64,
-        egress_buffer_bytes: 1 << 20,
-        ingress_buffer_bytes: 1 << 30,
-        ingress_full: IngressFull::Drop,
         reassembly_timeout: Dur::from_us(100),
-        credit_keep: Dur::ZERO,
-        class_policy: ClassPolicy::Strict,
-        fci: FciReaction {
-            decrease: 1 << 13,
-            interval: Dur::from_us(5),
-            increase: 1 << 11,
-            min_rate: 1 << 14,
-        },
-        permutation_rounds: 3,
-        low_latency: LowLatency::NONE,
+        ..common::adapter_config()
     }
 }
 

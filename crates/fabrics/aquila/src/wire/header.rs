@@ -5,10 +5,10 @@
 //! port and VC). [`super::HeaderRepr::parse`] is the validating path.
 //!
 //! A view built with `new_checked` never panics, whatever its setters later write. One built
-//! with `new_unchecked` over a buffer shorter than [`HEADER_LEN`] panics on the first access.
+//! with `new_unchecked` over a buffer shorter than [`super::HEADER_LEN`] panics on the first
+//! access.
 
-use super::{Error, GnetAddr, HEADER_LEN, WORD};
-use shoal_cell::word::Word;
+use super::{GnetAddr, WORD};
 
 /// Where each field sits in the header, read as one big-endian `u64`.
 pub(crate) mod field {
@@ -33,49 +33,15 @@ pub(crate) mod field {
     );
 }
 
-/// A read/write view of an 8-byte GNet routing header at the start of `buffer`.
-///
-/// Longer buffers are fine (a whole cell); only the first [`HEADER_LEN`] bytes are used.
-/// Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header<T: AsRef<[u8]>> {
-    word: Word<T>,
+shoal_cell::header_view! {
+    /// A read/write view of an 8-byte GNet routing header at the start of `buffer`.
+    ///
+    /// Longer buffers are fine (a whole cell); only the first [`super::HEADER_LEN`] bytes are
+    /// used. Setters do not touch the CRC: call [`Header::fill_crc`] after the last one.
+    pub struct Header;
 }
 
 impl<T: AsRef<[u8]>> Header<T> {
-    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Header {
-            word: Word::new(buffer),
-        }
-    }
-
-    /// Wraps `buffer` after checking it holds a whole header.
-    pub fn new_checked(buffer: T) -> Result<Self, Error> {
-        let header = Self::new_unchecked(buffer);
-        header.check_len()?;
-        Ok(header)
-    }
-
-    /// `Err(Truncated)` if the buffer is shorter than [`HEADER_LEN`].
-    pub fn check_len(&self) -> Result<(), Error> {
-        match self.word.short() {
-            Some(got) => Err(Error::Truncated {
-                need: HEADER_LEN,
-                got,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    pub fn into_inner(self) -> T {
-        self.word.into_inner()
-    }
-
-    fn get(&self, bits: field::Bits) -> u64 {
-        self.word.get(bits)
-    }
-
     // The narrowing casts below cannot lose bits: each field is at most 16 bits wide.
 
     /// Destination GNet address.
@@ -121,27 +87,9 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn reserved(&self) -> u8 {
         self.get(field::RESERVED) as u8
     }
-
-    /// The CRC as stored in byte 7.
-    pub fn crc(&self) -> u8 {
-        self.word.crc()
-    }
-
-    /// The CRC that bytes 0..=6 should carry.
-    pub fn computed_crc(&self) -> u8 {
-        self.word.computed_crc()
-    }
-
-    pub fn verify_crc(&self) -> bool {
-        self.word.verify_crc()
-    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
-    fn set(&mut self, bits: field::Bits, value: u64) {
-        self.word.set(bits, value);
-    }
-
     // Setters keep only the low bits that fit the field, like a hardware register would.
     // `HeaderRepr::emit` is the range-checked way to write a header.
 
@@ -177,11 +125,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.set(field::RESERVED, value.into());
     }
 
-    /// Stores an arbitrary CRC byte (fault injection, tests); [`Header::fill_crc`] is the norm.
-    pub fn set_crc(&mut self, value: u8) {
-        self.set(field::CRC, value.into());
-    }
-
     /// What a switch does on each hop: one hop fewer, and a new CRC (the hop count is covered).
     /// Returns false, changing nothing, when no hop is left.
     pub fn take_hop(&mut self) -> bool {
@@ -193,90 +136,21 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.fill_crc();
         true
     }
-
-    /// Computes the CRC over bytes 0..=6 and stores it in byte 7.
-    pub fn fill_crc(&mut self) {
-        self.word.fill_crc();
-    }
 }
 
-/// A view of one whole cell: the header followed by the payload area.
-///
-/// The cell is the first `len_words · 8` bytes of the buffer; a longer buffer (a FIFO slot of
-/// the largest size) is fine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cell<T: AsRef<[u8]>> {
-    buffer: T,
-}
-
-impl<T: AsRef<[u8]>> Cell<T> {
-    /// Wraps `buffer` without checking its length (see the module docs for what that risks).
-    pub const fn new_unchecked(buffer: T) -> Self {
-        Cell { buffer }
-    }
-
-    /// Wraps `buffer` after checking it holds a header and the length that header declares.
-    pub fn new_checked(buffer: T) -> Result<Self, Error> {
-        let cell = Self::new_unchecked(buffer);
-        cell.check_len()?;
-        Ok(cell)
-    }
-
-    /// `Err(Truncated)` if the buffer is shorter than a header, or than the declared length.
-    pub fn check_len(&self) -> Result<(), Error> {
-        let got = self.buffer.as_ref().len();
-        if got < HEADER_LEN {
-            return Err(Error::Truncated {
-                need: HEADER_LEN,
-                got,
-            });
-        }
-        let need = self.header().cell_len();
-        if got < need {
-            return Err(Error::Truncated { need, got });
-        }
-        Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    pub fn header(&self) -> Header<&[u8]> {
-        Header::new_unchecked(self.buffer.as_ref())
-    }
-
-    /// The payload area: bytes 8 up to the declared length. If a setter has since raised the
-    /// length past the buffer end, the slice stops at the end instead of panicking; a length
-    /// below one header gives an empty payload.
-    pub fn payload(&self) -> &[u8] {
-        let range = self.payload_range();
-        &self.buffer.as_ref()[range]
-    }
-
-    fn payload_range(&self) -> core::ops::Range<usize> {
-        let len = self.buffer.as_ref().len();
-        let end = self.header().cell_len().min(len);
-        HEADER_LEN.min(end)..end
-    }
-}
-
-impl<T: AsRef<[u8]> + AsMut<[u8]>> Cell<T> {
-    pub fn header_mut(&mut self) -> Header<&mut [u8]> {
-        Header::new_unchecked(self.buffer.as_mut())
-    }
-
-    /// The payload area, writable; clipped like [`Cell::payload`].
-    pub fn payload_mut(&mut self) -> &mut [u8] {
-        let range = self.payload_range();
-        &mut self.buffer.as_mut()[range]
-    }
+shoal_cell::cell_view! {
+    /// A view of one whole cell: the header followed by the payload area.
+    ///
+    /// The cell is the first `len_words · 8` bytes of the buffer; a longer buffer (a FIFO slot
+    /// of the largest size) is fine.
+    pub struct Cell(Header);
+    needs |header| header.cell_len();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::MAX_CELL_LEN;
+    use crate::wire::{Error, HEADER_LEN, MAX_CELL_LEN};
 
     /// Every field as (name, bits, setter), to check that each setter touches its bits only.
     type Setter = fn(&mut Header<&mut [u8]>, u64);
@@ -339,14 +213,6 @@ mod tests {
         let mut h = Header::new_unchecked(&mut buf[..]);
         assert!(!h.take_hop(), "no hop left");
         assert_eq!(buf, before);
-    }
-
-    #[test]
-    fn all_zero_and_all_one_headers_fail_the_crc() {
-        for byte in [0x00, 0xff] {
-            let buf = [byte; HEADER_LEN];
-            assert!(!Header::new_unchecked(&buf[..]).verify_crc());
-        }
     }
 
     #[test]

@@ -1,0 +1,55 @@
+//! Fixtures the integration tests share: the Fabric Adapter most of them start from (each test
+//! names what it changes) and the network parameters of the whole-fabric tests.
+#![allow(dead_code)] // each test file uses its own subset
+
+use shoal_base::{Dur, Rate};
+use shoal_stardust::NetParams;
+use shoal_stardust::config::{AdapterConfig, ClassPolicy, FciReaction, IngressFull, LowLatency};
+use shoal_stardust::reachability::ReachConfig;
+
+/// One 50 Gb/s port and one class on each of 8 adapters: 4096-byte credits with a 2 % speed-up,
+/// 256-byte cells with 16-byte headers, a 1 MiB egress buffer, an ingress too large to fill
+/// (a full one drops), a 50 µs reassembly timeout, no credit kept, FCI windows of 5 µs (a cut
+/// of 1/8 times the fraction marked, 1/32 back in a window without marks, never below 1/4),
+/// no low-latency class.
+pub fn adapter_config() -> AdapterConfig {
+    AdapterConfig {
+        fas: 8,
+        ports: 1,
+        classes: 1,
+        port_rate: Rate::gbps(50),
+        credit_bytes: 4096,
+        credit_speedup_ppm: 20_000,
+        cell_bytes: 256,
+        cell_header_bytes: 16,
+        control_bytes: 64,
+        egress_buffer_bytes: 1 << 20,
+        ingress_buffer_bytes: 1 << 30,
+        ingress_full: IngressFull::Drop,
+        reassembly_timeout: Dur::from_us(50),
+        credit_keep: Dur::ZERO,
+        class_policy: ClassPolicy::Strict,
+        fci: FciReaction {
+            decrease: 1 << 13,
+            interval: Dur::from_us(5),
+            increase: 1 << 11,
+            min_rate: 1 << 14,
+        },
+        permutation_rounds: 3,
+        low_latency: LowLatency::NONE,
+    }
+}
+
+/// The whole-fabric tests' network: 128 cells of element pool per link, FCI above 32 cells,
+/// 1500-byte packets with 40-byte headers, 100 ns at the hosts.
+pub fn net_params(seed: u64, reach: ReachConfig) -> NetParams {
+    NetParams {
+        pool_cells_per_link: 128,
+        fci_threshold: 32,
+        packet_bytes: 1500,
+        header_bytes: 40,
+        host_delay: Dur::from_ns(100),
+        seed,
+        reach,
+    }
+}
