@@ -8,17 +8,22 @@
 //! 99th percentile to the bounds, the stricter reading, and plot the median beside it.
 //!
 //! Full scale: `scenarios/aquila-fig6-uniform.toml` (512 hosts on 32 × 8 TiNs, loads 0.1-0.9,
-//! 20,000 messages a point). Quick mode: 72 hosts on 9 pods of 4 TiNs with 4 global links
-//! between pods (a pod's 32 global links carry 816 Gb/s for 400 Gb/s of injection, about the
-//! full scenario's 2:1), loads 0.3, 0.7 and 0.9, 3,000 messages a point, RTTs from 10 µs.
+//! each point 1 ms after 20 µs of warm-up: the issue's definition of a point; the hosts' queues
+//! take a few hundred µs to fill at load 0.7, and a shorter window measures that transient).
+//! Quick mode: 72 hosts on 9 pods of 4 TiNs with 4 global links between pods (a pod's 32 global
+//! links carry 816 Gb/s for 400 Gb/s of injection, about the full scenario's 2:1), loads 0.3,
+//! 0.7 and 0.9, each 200 µs after 10 µs of warm-up: at 0.7 its p99 is within 4% of the same
+//! clique's over 1 ms (docs/results/aquila-fig6.md), in a fifth of the time.
 //!
 //! Tolerances, fixed before the first run: the paper gives bounds, so each claim is one-sided:
 //! the 99th percentile at load 0.7 at most 20 µs, at load 0.9 (our "near line rate") at most
-//! 40 µs.
+//! 40 µs. A miss names the data cells' own fabric latency beside it, and the two admission
+//! parameters that the RTT's queueing depends on (measured in docs/results/aquila-fig6.md).
 
 use crate::plot::emit;
 use crate::point;
 use crate::{Claim, Options, ReproError};
+use shoal_aquila::scenario::CliqueSpec;
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
 use toml::Value;
@@ -49,7 +54,7 @@ fn points(base: &Scenario, quick: bool) -> Result<Vec<(f64, Scenario)>, ReproErr
                     ("clique.local_ports", int(6)),
                     ("clique.global_ports", int(8)),
                     ("workload.load", Value::Float(load)),
-                    ("run.completed_flows", int(3000)),
+                    ("run.until_us", int(210)),
                     ("run.measure_from_us", int(10)),
                 ])
                 .map_err(|e| ReproError(e.to_string()))?;
@@ -59,14 +64,28 @@ fn points(base: &Scenario, quick: bool) -> Result<Vec<(f64, Scenario)>, ReproErr
         .collect()
 }
 
+/// What one load point measured.
+struct Point {
+    load: f64,
+    /// Fabric RTT median and 99th percentile, µs.
+    p50: f64,
+    p99: f64,
+    /// The data cells' fabric latency, 99th percentile, µs.
+    cell_p99: f64,
+    /// Payload delivered over what the hosts could send in the window.
+    carried: f64,
+    /// The admission parameters the RTT's queueing depends on: packets a host's ingress
+    /// announces ahead of sending them, packets an egress port grants at once.
+    ingress_packets: u32,
+    cts_window: u32,
+}
+
 pub(crate) fn run(
     opts: &Options,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Claim>, ReproError> {
     let base = point::scenario("aquila-fig6-uniform")?;
-    let mut p50 = Vec::new();
-    let mut p99 = Vec::new();
-    let mut carried_at = Vec::new();
+    let mut measured = Vec::new();
     for (load, s) in points(&base, opts.quick)? {
         progress(&format!("load {load} ({} hosts)", s.nodes()));
         let out = point::run(&s, opts)?;
@@ -76,31 +95,49 @@ pub(crate) fn run(
                 .copied()
                 .ok_or_else(|| ReproError(format!("load {load}: no {k} (no RTT measured)")))
         };
-        let (median, tail, n) = (get("rtt_p50_ns")?, get("rtt_p99_ns")?, get("rtt_samples")?);
+        let us = |k: &str| get(k).map(|ns| ns as f64 / 1e3);
+        let clique = &s
+            .spec::<CliqueSpec>()
+            .ok_or_else(|| ReproError(format!("{}: not an Aquila clique", s.origin)))?
+            .spec;
         // Payload delivered over what the hosts could send in the window: whether the fabric
         // carried the offered load or the hosts' queues grew (RTS/CTS keeps those out of the
         // fabric, and out of the RTT).
         let capacity = s.node_rate().0 as f64 * s.nodes() as f64 * point::window_s(&s, &out);
-        let carried = out.delivered_bytes.iter().sum::<u64>() as f64 * 8.0 / capacity;
-        carried_at.push((load, carried));
+        let p = Point {
+            load,
+            p50: us("rtt_p50_ns")?,
+            p99: us("rtt_p99_ns")?,
+            cell_p99: us("cell_latency_p99_ns")?,
+            carried: out.delivered_bytes.iter().sum::<u64>() as f64 * 8.0 / capacity,
+            ingress_packets: clique.ingress_packets,
+            cts_window: clique.cts_window,
+        };
         progress(&format!(
-            "load {load}: RTT median {:.2} us, p99 {:.2} us ({n} packets, carried \
-             {carried:.2} of line rate, {} CTD, {} messages unfinished)",
-            median as f64 / 1e3,
-            tail as f64 / 1e3,
+            "load {load}: RTT median {:.2} us, p99 {:.2} us ({} packets; data cells' fabric \
+             latency p99 {:.2} us), carried {:.2} of line rate, {} ECN marks, {} CTD, {} \
+             messages unfinished",
+            p.p50,
+            p.p99,
+            get("rtt_samples")?,
+            p.cell_p99,
+            p.carried,
+            c.get("ecn_marks").copied().unwrap_or(0),
             c.get("ctd_drops").copied().unwrap_or(0),
             c.get("flows_unfinished").copied().unwrap_or(0)
         ));
-        p50.push((load, median as f64 / 1e3));
-        p99.push((load, tail as f64 / 1e3));
+        measured.push(p);
     }
+    let series = |what: &str, f: fn(&Point) -> f64| {
+        Series::new(what, measured.iter().map(|p| (p.load, f(p))).collect())
+    };
     let fig = Figure {
         title: String::new(),
         x: Axis::linear("offered load"),
         y: Axis::linear("fabric RTT (µs)"),
         series: vec![
-            Series::new("median", p50),
-            Series::new("99th percentile", p99.clone()),
+            series("median", |p| p.p50),
+            series("99th percentile", |p| p.p99),
         ],
         kind: Kind::Lines,
     };
@@ -109,19 +146,27 @@ pub(crate) fn run(
     Ok(BOUNDS
         .iter()
         .map(|&(load, bound, what)| {
-            let at =
-                |v: &[(f64, f64)]| v.iter().find(|(l, _)| (l - load).abs() < 1e-9).map(|p| p.1);
-            let ours = at(&p99);
-            let carried = at(&carried_at).unwrap_or(0.0);
+            let at = measured.iter().find(|p| (p.load - load).abs() < 1e-9);
+            let pass = at.is_some_and(|p| p.p99 <= bound);
+            let mut claim = format!("99th-percentile fabric RTT {what} below {bound:.0} us{size}");
+            if let Some(p) = at.filter(|_| !pass) {
+                claim.push_str(&format!(
+                    " [miss: the data cells' own fabric latency has a p99 of {:.2} us; the \
+                     RTT counts from the RTS, which a host's ingress sends up to {} packets \
+                     ahead of their data, and each waits for its CTS (at most {} packets \
+                     granted per egress port): the tail is IP over GNet's admission queues]",
+                    p.cell_p99, p.ingress_packets, p.cts_window
+                ));
+            }
             Claim::new(
                 FIG,
-                &format!("99th-percentile fabric RTT {what} below {bound:.0} us{size}"),
+                &claim,
                 format!("< {bound:.0} us"),
-                ours.map_or("not run".to_string(), |us| {
-                    format!("{us:.2} us (carried {carried:.2} of line rate)")
+                at.map_or("not run".to_string(), |p| {
+                    format!("{:.2} us (carried {:.2} of line rate)", p.p99, p.carried)
                 }),
                 format!("<= {bound:.0} us (one-sided)"),
-                ours.is_some_and(|us| us <= bound),
+                pass,
             )
         })
         .collect())
