@@ -6,7 +6,7 @@
 //! - [`event_loop`]: the run loop every event-driven fabric shares ([`EventFabric`]).
 //! - [`plugin`]: a fabric as a scenario names it: its own table, checks and resolved form.
 //! - [`config`]: what a fabric needs to read and write its table.
-//! - [`bench`]: wall clock and peak memory for the benchmarks.
+//! - [`bench`](mod@bench): wall clock and peak memory for the benchmarks.
 
 #![forbid(unsafe_code)]
 

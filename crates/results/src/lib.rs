@@ -251,7 +251,7 @@ impl Db {
     }
 
     /// Records a run handed to a batch system, as `pending` (its start time the submission's);
-    /// [`Db::set_job`] names its job, [`Db::begin`] starts it where it runs.
+    /// [`Db::set_jobs`] names its job, [`Db::begin`] starts it where it runs.
     pub fn submit(&mut self, run: &NewRun) -> Result<RunId> {
         self.insert(run, Status::Pending, "cannot record the submitted run")
     }

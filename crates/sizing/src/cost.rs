@@ -36,7 +36,7 @@ use serde::Serialize;
 /// keeps of each.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct AreaModel {
-    /// "50% of the total area is attributed to memory" [62].
+    /// "50% of the total area is attributed to memory" \[62\].
     pub memory: f64,
     /// "20% to packet processing logic".
     pub logic: f64,

@@ -35,7 +35,7 @@ impl SwitchPart {
         watts: 350.0,
     };
 
-    /// §5, "extrapolating from today's circuit switches [76], we estimate that a 64×50 Gbps
+    /// §5, "extrapolating from today's circuit switches \[76\], we estimate that a 64×50 Gbps
     /// circuit switch would consume 38.5 W".
     pub const CIRCUIT: SwitchPart = SwitchPart {
         ports: 64,
@@ -59,7 +59,7 @@ impl SwitchPart {
 /// Shoal's routing and congestion control add (Appendix B).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct NicPower {
-    /// §5 [77]: "a typical power consumption of 12.4 W for today's 100 Gbps NICs".
+    /// §5 \[77\]: "a typical power consumption of 12.4 W for today's 100 Gbps NICs".
     pub watts_per_100g: f64,
     /// §5: "the same 10x reduction in power consumption" as other SoC-integrated parts.
     pub soc_integration: f64,

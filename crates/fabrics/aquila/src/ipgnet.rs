@@ -4,7 +4,7 @@
 //!
 //! - Every IP packet is announced by an **RTS** (16 B, on its own deterministically routed VC,
 //!   so the RTSs of one flow arrive in the order they were sent) before any of its data enters
-//!   the fabric; the ingress buffers the packet meanwhile ([`Ingress`]).
+//!   the fabric; the ingress buffers the packet meanwhile (the hosts of `sim.rs`).
 //! - The egress queues RTSs in FIFOs per (port, CoS) — 4 ports × 8 CoS = 32 queues — and its
 //!   **CTS scheduler** grants a packet only when its reassembly space is free and fewer than
 //!   `window` granted packets are still arriving; it shares the port among the CoS queues by

@@ -1,7 +1,7 @@
 //! Aquila (NSDI 2022): a ToR-in-NIC (TiN) chip that is both a NIC and a cell switch, TiNs wired
 //! as a Dragonfly clique, GNet cells on credit-flow-controlled links.
 //!
-//! - [`bench`]: `shoal bench --aquila`, cell-hops per second on a clique at full load.
+//! - [`bench`](mod@bench): `shoal bench --aquila`, cell-hops per second on a clique at full load.
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
 //! - [`control`]: the SDN control plane (§4): the in-band bootstrap in waves, link failures.
 //! - [`escape`]: the escape routes on VCs 30 and 31 for destinations a removed link cut off.

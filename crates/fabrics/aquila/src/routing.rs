@@ -38,7 +38,7 @@
 //! - **Turns inside a pod.** The only local-to-local move at one level is the intra-pod detour
 //!   `x → t → d` at level 0. We allow it unless `t` is below both `x` and `d` in TiN order (no
 //!   "valley"), a concrete instance of the turn rules the paper likens to the odd-even model of
-//!   [20]: a cycle of local channels would need a closed walk, whose lowest TiN is a valley.
+//!   \[20\]: a cycle of local channels would need a closed walk, whose lowest TiN is a valley.
 //!
 //! `crate::cdg` builds the channel dependency graph these routes induce and checks it.
 //!

@@ -1,5 +1,5 @@
 //! Swift (Kumar et al., SIGCOMM 2020), the delay-based congestion control §5 says both of the
-//! paper's workloads run ("基于延迟的拥塞控制 [33]"): Pony Express's IP connections and 1RMA's
+//! paper's workloads run ("基于延迟的拥塞控制 \[33\]"): Pony Express's IP connections and 1RMA's
 //! reads. Sans-IO: the simulator tells a connection's [`Swift`] what it measured and asks it
 //! whether the next packet (or read) may go.
 //!

@@ -6,7 +6,7 @@
 //! by hashing, hosts whose NIC queue feeds their one link, and a sans-IO transport pair per flow
 //! (`shoal-transport`). The topology (`shoal-topology`) supplies links and next hops.
 //!
-//! - [`build`]: the transports ([`TRANSPORTS`], one entry each), a transport chosen at run
+//! - [`build`](mod@build): the transports ([`TRANSPORTS`], one entry each), a transport chosen at run
 //!   time, and the ideal FCT for slowdowns.
 //! - [`scenario`]: the `[network]` table of a scenario file.
 //! - [`config`]: queue discipline and size, path choice, header sizes.
@@ -16,7 +16,7 @@
 //! - [`rewire`]: a controller that rewires a direct network during a run (XFabric).
 //! - [`r2c2`]: R2C2's max-min rate computation over the routes of all known flows (torus).
 //! - `sim`: the event loop.
-//! - [`bench`]: htsim's permutation examples, timed.
+//! - [`bench`](mod@bench): htsim's permutation examples, timed.
 
 #![forbid(unsafe_code)]
 

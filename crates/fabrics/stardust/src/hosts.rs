@@ -2,7 +2,7 @@
 //! on top of Stardust". Each flow has a NewReno sender at its source host and a receiver at
 //! its destination host (`shoal_transport`'s, unchanged); data segments and their acks are
 //! ordinary host packets to the fabric, so acks cross it too, through their own VOQs and
-//! credits. The fabric's packets name a handle into [`Segments`], which says whose segment
+//! credits. The fabric's packets name a handle into `Segments`, which says whose segment
 //! it is and where it goes.
 
 use shoal_base::Time;

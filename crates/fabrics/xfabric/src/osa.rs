@@ -2,7 +2,7 @@
 //! switch, the topology computed as OSA computes it. The paper compares against OSA's topology
 //! algorithm only, without its flexible link capacities, and so does this module.
 //!
-//! OSA (Chen et al., NSDI 2012, the paper's [13]) computes its topology as a maximum-weight
+//! OSA (Chen et al., NSDI 2012, the paper's \[13\]) computes its topology as a maximum-weight
 //! b-matching of the demand graph with b = d, then repairs it to be connected; the XFabric paper
 //! names the algorithm but details neither step. Choices made here:
 //! - **Simple b-matching**: two SoCs share at most one circuit. §2 describes a fully
@@ -68,11 +68,11 @@ impl BMatching {
 /// An exact maximum-weight simple b-matching of the pair demands `D{a,b}` of `demand`.
 ///
 /// 1. **The fractional bound.** The linear relaxation is solved exactly, with its dual
-///    ([`fractional_b_matching`]): no b-matching weighs more than half its doubled bound.
+///    (`fractional_b_matching`): no b-matching weighs more than half its doubled bound.
 /// 2. **Rounding.** The edges with no dual slack (those an optimum meeting the bound uses), heaviest
 ///    first, ties in a fixed random order (or, if that falls short, the relaxation's whole edges
 ///    first), wherever both ends have a free port; then augmenting trails
-///    over those edges fill the SoCs the dual wants full ([`Rounding::augment`]); then any edge
+///    over those edges fill the SoCs the dual wants full (`Rounding::augment`); then any edge
 ///    that still fits. When that weighs `⌊bound⌋` it is optimal (weights are integers) and nothing
 ///    else runs: so it is on every demand of Fig. 3 at 343 SoCs, tied or not (the tied Fig. 3(b)
 ///    instance at k = 8, which kept the blossom algorithm alone busy for minutes, in a second).
@@ -81,7 +81,7 @@ impl BMatching {
 ///    therefore lies only in b-matchings lighter than the rounding, and is dropped. The rounding
 ///    keeps all its edges, so the kept graph's optimum is the whole graph's.
 /// 4. **Exact solve** of the kept edges by the gadget reduction and the blossom algorithm, on
-///    tie-broken weights ([`Perturbed`]) that keep an optimum of the true weights and spare the
+///    tie-broken weights (`Perturbed`) that keep an optimum of the true weights and spare the
 ///    blossom algorithm long runs of equal-weight augmentations.
 pub fn max_weight_b_matching(demand: &DemandMatrix, b: usize) -> Result<BMatching, Error> {
     check_degree(b)?;
