@@ -21,6 +21,7 @@
 //! quick network (32 adapters x 8 links), measured for 150 us. `--threads 3` runs the three
 //! simulations (no failure, the link, the element) at once.
 
+use crate::at_once;
 use crate::experiments::stardust_fig9::{link_data_bps, quick_settings, set, spec};
 use crate::point;
 use crate::{Claim, Options, ReproError};
@@ -51,29 +52,6 @@ fn run_one(base: &Scenario, failure: Option<Failure>) -> Result<RunOutput, Repro
     fabric
         .run(flows.as_mut(), base.limits, &mut NoProgress)
         .map_err(|e| ReproError(e.to_string()))
-}
-
-/// The run without a failure and the two with one: independent simulations, so with
-/// `--threads` above 1 they run at once (at full scale each takes about half an hour of CPU);
-/// the results do not depend on it.
-fn three_runs(
-    base: &Scenario,
-    failures: [Option<Failure>; 3],
-    opts: &Options,
-) -> Result<[RunOutput; 3], ReproError> {
-    let outs = shoal_base::par::map(
-        &failures,
-        opts.threads,
-        |_, f| run_one(base, *f),
-        Result::is_err,
-    );
-    let outs = outs
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ReproError("not run after an earlier failure".into()))))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(outs
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("three runs in, three out")))
 }
 
 pub(crate) fn run(
@@ -146,12 +124,32 @@ pub(crate) fn run(
     };
     let bound_us = model.recovery() * 1e6 + r.timeout().0 as f64 / 1e6;
 
-    let runs = three_runs(
-        &base,
-        [None, Some(failures[0].1), Some(failures[1].1)],
-        opts,
+    // The run without a failure and the two with one are independent simulations (at full
+    // scale each takes over half an hour of CPU): with `--threads` they run at once, and each
+    // reports when it ends; the results do not depend on it.
+    let runs = [
+        (None, "without a failure".to_string()),
+        (
+            Some(failures[0].1),
+            format!("where {} fails", failures[0].0),
+        ),
+        (
+            Some(failures[1].1),
+            format!("where {} fails", failures[1].0),
+        ),
+    ];
+    let outs = at_once::map(
+        &runs,
+        opts.threads,
+        |(failure, what)| {
+            let out = run_one(&base, *failure)?;
+            Ok((out, format!("the run {what} ended")))
+        },
+        progress,
     )?;
-    let [baseline, with_failure @ ..] = runs;
+    let [baseline, with_failure @ ..]: [RunOutput; 3] = outs
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("three runs in, three out"));
     let mut claims = Vec::new();
     for ((what, _), run) in failures.into_iter().zip(with_failure) {
         let c = |k: &str| run.counters[k];

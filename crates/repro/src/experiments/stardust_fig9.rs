@@ -172,19 +172,21 @@ pub(crate) fn run(
     Ok(claims(&pts))
 }
 
-/// A point's progress line: what the claims and figures read from it.
+/// A point's progress line: what the claims read from it (P(Q>=2) for the rising tail), so
+/// that points run in separate groups can still be read together.
 fn point_line(u: f64, p: &Point) -> String {
     let t = &p.obs.traversal;
     let us = |q: f64| t.quantile(q).map_or(f64::NAN, |d| d.as_us_f64());
     format!(
         "u {u}: carried {:.3} (cells {:.3}), traversal p50 {:.2} us p99.99 \
-         {:.2} us max {:.2} us, last-stage P(Q>=8) {:.2e}, max queue {}, FCI marks {}, \
+         {:.2} us max {:.2} us, last-stage P(Q>=2) {:.2e} P(Q>=8) {:.2e}, max queue {}, FCI marks {}, \
          pauses {}, {} cells measured, losses {:?}",
         p.u_eff,
         p.rho_cells,
         us(0.5),
         us(0.9999),
         t.max().map_or(f64::NAN, |d| d.as_us_f64()),
+        p.obs.queue_tail(2),
         p.obs.queue_tail(8),
         p.obs.last_stage_queue.len().saturating_sub(1),
         p.out.counters["fe_fci_marked"],
