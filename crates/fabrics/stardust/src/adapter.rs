@@ -64,9 +64,16 @@ struct Voq {
     keep_until: Time,
     give_back_armed: bool,
     /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
-    /// refresh entry for it waits in `Adapter::refresh`.
+    /// refresh entry for it waits in `Adapter::refresh`, due at `refresh_at` (entries at other
+    /// times are stale: a new request brings the refresh forward).
     asked_at: Time,
     refresh_armed: bool,
+    refresh_at: Time,
+    /// Refreshes sent since the VOQ last asked anew (empty, then not): the next waits the
+    /// refresh period times 2^this (capped by `AdapterConfig::status_refresh_doublings`).
+    /// Credits put the next refresh off but keep its wait, so a destination that answers each
+    /// of its VOQs seldom is asked about as seldom.
+    refresh_doublings: u8,
     /// Low-latency VOQs: the token bucket as a virtual clock (the time at which it would be
     /// full again), and whether a release waits in `Adapter::low_latency_due`.
     bucket_at: Time,
@@ -106,7 +113,7 @@ pub struct AdapterStats {
     /// Cells that found no link to their destination (dropped).
     pub unroutable_cells: u64,
     pub packets_out: u64,
-    /// VOQs that asked for credit again, unanswered for the refresh period.
+    /// VOQs that asked for credit again, without credit for their refresh wait.
     pub status_refreshes: u64,
     pub reassembly_drops: u64,
     pub lost_cells: u64,
@@ -294,6 +301,7 @@ impl Adapter {
         }
         if !voq.requested {
             voq.requested = true;
+            voq.refresh_doublings = 0;
             self.ask(now, q, dst, port, class);
         }
         self.release(now, dst, port, class);
@@ -308,11 +316,8 @@ impl Adapter {
         voq.status_seq = voq.status_seq.wrapping_add(1);
         voq.asked_at = now;
         let seq = voq.status_seq;
-        if !voq.refresh_armed {
-            voq.refresh_armed = true;
-            self.refresh
-                .push(Reverse((now + self.cfg.reassembly_timeout, q as u32)));
-        }
+        let wait = self.cfg.refresh_wait(voq.refresh_doublings);
+        self.arm_refresh(q, now + wait);
         self.send_control(
             dst,
             Control::Status {
@@ -325,10 +330,20 @@ impl Adapter {
         );
     }
 
-    /// Asks again for the VOQs whose "on" nothing has answered for the refresh period (the
-    /// reassembly timeout: the scale on which a cell counts as lost).
+    /// Makes sure VOQ `q` looks at its refresh by `at`: one entry waits per VOQ, and one due
+    /// later (a wait grown long before the VOQ emptied and asked anew) is replaced, left
+    /// stale in the heap.
+    fn arm_refresh(&mut self, q: usize, at: Time) {
+        let voq = &mut self.voqs[q];
+        if !voq.refresh_armed || at < voq.refresh_at {
+            voq.refresh_armed = true;
+            voq.refresh_at = at;
+            self.refresh.push(Reverse((at, q as u32)));
+        }
+    }
+
+    /// Asks again for the VOQs that have had no credit for their refresh wait.
     fn refresh_due(&mut self, now: Time) {
-        let period = self.cfg.reassembly_timeout;
         while let Some(&Reverse((t, q))) = self.refresh.peek() {
             if t > now {
                 break;
@@ -336,16 +351,19 @@ impl Adapter {
             self.refresh.pop();
             let q = q as usize;
             let voq = &mut self.voqs[q];
+            if !voq.refresh_armed || voq.refresh_at != t {
+                continue;
+            }
             voq.refresh_armed = false;
             if !voq.requested {
                 continue;
             }
-            if voq.asked_at + period > now {
-                voq.refresh_armed = true;
-                let at = voq.asked_at + period;
-                self.refresh.push(Reverse((at, q as u32)));
+            let due = voq.asked_at + self.cfg.refresh_wait(voq.refresh_doublings);
+            if due > now {
+                self.arm_refresh(q, due);
                 continue;
             }
+            voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
             let (dst, port, class) = self.cfg.voq_of(q);
             self.stats.status_refreshes += 1;
             self.ask(now, q, dst, port, class);

@@ -98,6 +98,9 @@ pub struct AdapterConfig {
     pub ingress_buffer_bytes: u64,
     pub ingress_full: IngressFull,
     pub reassembly_timeout: Dur,
+    /// A VOQ unanswered asks again after the reassembly timeout, then after twice as long,
+    /// and so on, up to 2^this times it (0: after every timeout); a new request starts over.
+    pub status_refresh_doublings: u32,
     /// An empty VOQ keeps up to one credit's worth of unspent credit this long after its last
     /// status (zero: it returns it at once); shorter than the reassembly timeout, which is
     /// the scheduler's write-off hold.
@@ -110,6 +113,19 @@ pub struct AdapterConfig {
 }
 
 impl AdapterConfig {
+    /// How long a VOQ that has asked again `refreshes` times since its request waits, after
+    /// its last status or credit, before asking again: the reassembly timeout (the scale on
+    /// which a cell counts as lost), doubled after each refresh up to
+    /// `status_refresh_doublings` times. Ours: the paper does not say how a request is kept
+    /// alive. A fixed period made a destination serving n VOQs, each answered once per n
+    /// credits of its port's time, receive n refreshes per period (44% of its link at Fig.
+    /// 10(c)'s n = 431); a lost "on" (the one loss a refresh repairs: a scheduler that has a
+    /// VOQ on keeps crediting it) is still asked again one period after the request.
+    pub fn refresh_wait(&self, refreshes: u8) -> Dur {
+        let d = u32::from(refreshes).min(self.status_refresh_doublings);
+        Dur(self.reassembly_timeout.0.saturating_mul(1 << d))
+    }
+
     /// Payload a data cell holds.
     pub fn cell_payload(&self) -> u32 {
         self.cell_bytes - self.cell_header_bytes

@@ -70,6 +70,10 @@ pub mod defaults {
     /// scheduler writes off what an off VOQ owes after the whole timeout, and the data sent
     /// against kept credit must reach it first).
     pub const CREDIT_KEEP_US: f64 = 25.0;
+    /// Ours (the paper does not say how a request is kept alive): a VOQ without credit asks
+    /// again after 50 µs, then 100, 200, ... up to 64 times it (3.2 ms), so a destination
+    /// that answers each of n VOQs once per n credits is not asked n times per 50 µs.
+    pub const STATUS_REFRESH_DOUBLINGS: i64 = 6;
     /// §6.2: "128 × 256B × 256" of element memory for 256 links: 128 cells per link.
     pub const POOL_CELLS_PER_LINK: i64 = 128;
     /// Ours: FCI above a quarter of a link's share of the pool.
@@ -128,6 +132,7 @@ const CREDIT_BYTES: IntRule = IntRule::new("stardust.credit_bytes", 64, 1 << 24)
 const POOL: IntRule = IntRule::new("stardust.pool_cells_per_link", 1, 1 << 20);
 const FCI_THRESHOLD: IntRule = IntRule::new("stardust.fci_threshold_cells", 0, 1 << 20);
 const ROUNDS: IntRule = IntRule::new("stardust.permutation_rounds", 1, 1 << 20);
+const REFRESH_DOUBLINGS: IntRule = IntRule::new("stardust.status_refresh_doublings", 0, 20);
 const REACH_BITMAP: IntRule = IntRule::new("stardust.reach_bitmap", 1, MAX_BITMAP as i64);
 const REACH_CONFIRM: IntRule = IntRule::new("stardust.reach_confirm", 1, 1024);
 const REACH_ERROR_WINDOW: IntRule = IntRule::new("stardust.reach_error_window", 1, 64);
@@ -170,6 +175,7 @@ struct RawStardust {
     ingress_buffer_mb: Option<f64>,
     ingress_full: Option<String>,
     reassembly_timeout_us: Option<f64>,
+    status_refresh_doublings: Option<i64>,
     credit_keep_us: Option<f64>,
     pool_cells_per_link: Option<i64>,
     fci_threshold_cells: Option<i64>,
@@ -366,6 +372,7 @@ impl StardustSpec {
         POOL.check(self.pool_cells_per_link as i64)?;
         FCI_THRESHOLD.check(self.fci_threshold as i64)?;
         ROUNDS.check(a.permutation_rounds as i64)?;
+        REFRESH_DOUBLINGS.check(a.status_refresh_doublings as i64)?;
         let r = &self.reach;
         REACH_BITMAP.check(r.bitmap as i64)?;
         REACH_CONFIRM.check(r.confirm as i64)?;
@@ -663,6 +670,20 @@ impl FabricKind for Kind {
                 .unwrap_or(d::REASSEMBLY_TIMEOUT_US),
             true,
         )?;
+        let doublings =
+            REFRESH_DOUBLINGS.read(raw.status_refresh_doublings, d::STATUS_REFRESH_DOUBLINGS)?;
+        // Room to add the longest wait to any time of a run.
+        if timeout.checked_mul(4u64 << doublings).is_none() {
+            return Err(value(
+                keys.blame(&[
+                    "stardust.reassembly_timeout_us",
+                    "stardust.status_refresh_doublings",
+                ]),
+                "the longest refresh wait (the timeout times 2^doublings) is longer than the \
+                 simulator can count",
+            )
+            .into());
+        }
         let keep = keys.us(
             "stardust.credit_keep_us",
             raw.credit_keep_us.unwrap_or(d::CREDIT_KEEP_US),
@@ -691,6 +712,7 @@ impl FabricKind for Kind {
             ingress_buffer_bytes: (mb * 1024.0 * 1024.0).round() as u64,
             ingress_full,
             reassembly_timeout: Dur(timeout),
+            status_refresh_doublings: doublings,
             credit_keep: Dur(keep),
             class_policy,
             fci: FciReaction {
@@ -908,6 +930,7 @@ impl ResolvedFabric for StardustSpec {
             "reassembly_timeout_us",
             float(a.reassembly_timeout.as_us_f64()),
         );
+        t.kv("status_refresh_doublings", a.status_refresh_doublings);
         t.kv("credit_keep_us", float(a.credit_keep.as_us_f64()));
         t.kv("pool_cells_per_link", self.pool_cells_per_link);
         t.kv("fci_threshold_cells", self.fci_threshold);

@@ -335,7 +335,7 @@ fn a_burst_of_lost_cells_is_given_up_at_once() {
 fn a_voq_whose_request_goes_unanswered_asks_again() {
     // A status "on" lost with a failed link must not leave the VOQ waiting for ever: after
     // the refresh period (the reassembly timeout, 100 us here) without a credit it asks again,
-    // with a newer sequence number; a credit resets the clock.
+    // with a newer sequence number; a credit puts the next refresh off (by the doubled wait).
     let c = cfg(256, 4096);
     let mut a = adapter(c);
     a.handle_packet(
@@ -392,8 +392,87 @@ fn a_voq_whose_request_goes_unanswered_asks_again() {
         },
     );
     drain(&mut a, at);
-    let next = Time::ZERO + Dur::from_us(200);
-    a.handle_timeout(next);
-    assert!(status(drain(&mut a, next)).is_empty(), "answered at 150 us");
-    assert_eq!(a.poll_timeout(), Some(Time::ZERO + Dur::from_us(250)));
+    for next in [200, 300] {
+        let next = Time::ZERO + Dur::from_us(next);
+        a.handle_timeout(next);
+        assert!(status(drain(&mut a, next)).is_empty(), "answered at 150 us");
+    }
+    assert_eq!(a.poll_timeout(), Some(Time::ZERO + Dur::from_us(350)));
+}
+
+#[test]
+fn a_voq_without_credit_asks_again_ever_less_often_until_it_asks_anew() {
+    // The k-th refresh waits the period times 2^min(k, doublings) after the one before, and
+    // a credit puts the next off by the same wait; only a new request (the VOQ emptied, then
+    // filled) starts the waits over. Expected times summed here, not taken from the adapter.
+    let period = 100u64;
+    // Runs the adapter's timers until it sends an "on": that status's time.
+    let next_on = |a: &mut Adapter| -> Time {
+        loop {
+            let t = a.poll_timeout().expect("a refresh is armed");
+            a.handle_timeout(t);
+            let cells = drain(a, t);
+            if cells
+                .iter()
+                .any(|c| matches!(c.body, Body::Control(Control::Status { on: true, .. })))
+            {
+                return t;
+            }
+        }
+    };
+    let credit = |a: &mut Adapter, at: Time| {
+        let body = Body::Control(Control::Credit {
+            port: 0,
+            class: 0,
+            bytes: 1500,
+        });
+        let (src, dst, fci, sent_at) = (1, 0, false, 0);
+        a.handle_cell(
+            at,
+            Cell {
+                src,
+                dst,
+                fci,
+                sent_at,
+                body,
+            },
+        );
+        drain(a, at);
+    };
+    let packet = |a: &mut Adapter, at: Time, record| {
+        let p = Packet { record, wire: 1500 };
+        a.handle_packet(at, 1, 0, 0, p, u64::MAX);
+        drain(a, at);
+    };
+    for doublings in 0..4u32 {
+        let c = AdapterConfig {
+            status_refresh_doublings: doublings,
+            ..cfg(256, 4096)
+        };
+        let mut a = adapter(c);
+        packet(&mut a, Time::ZERO, 0);
+        packet(&mut a, Time::ZERO, 1);
+        let mut expected = 0u64;
+        for k in 0..8u32 {
+            expected += period << k.min(doublings);
+            assert_eq!(
+                next_on(&mut a),
+                Time::ZERO + Dur::from_us(expected),
+                "refresh {k}"
+            );
+            assert_eq!(a.stats().status_refreshes, u64::from(k) + 1);
+        }
+        // A credit for one of the two packets: the next refresh one whole wait after it.
+        let wait = Dur::from_us(period << doublings);
+        let at = Time::ZERO + Dur::from_us(expected + 10);
+        credit(&mut a, at);
+        assert_eq!(next_on(&mut a), at + wait, "doublings {doublings}");
+        // The second packet's credit empties the VOQ; a packet after that asks anew, and is
+        // refreshed one period after it.
+        let at = at + wait + Dur::from_us(10);
+        credit(&mut a, at);
+        let again = at + Dur::from_us(30);
+        packet(&mut a, again, 2);
+        assert_eq!(next_on(&mut a), again + Dur::from_us(period));
+    }
 }

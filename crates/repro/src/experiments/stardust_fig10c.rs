@@ -118,8 +118,8 @@ pub(crate) fn run(
             }
             let count = |c: &str| p.out.counters.get(c).copied().unwrap_or(0);
             // The packet engine counts its timeouts as `retransmission_timeouts`, Stardust's
-            // hosts as `tcp_timeouts`; Stardust's status refreshes (a VOQ asking again every
-            // `reassembly_timeout_us` until credit comes) share the destination's link.
+            // hosts as `tcp_timeouts`; Stardust's status refreshes (a VOQ asking again, ever
+            // less often, until credit comes) share the destination's link.
             let timeouts = count("retransmission_timeouts") + count("tcp_timeouts");
             line += &format!(
                 " {label} first {:.1} last {:.1} us (drops {}, timeouts {timeouts}",

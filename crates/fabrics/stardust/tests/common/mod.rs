@@ -27,6 +27,7 @@ pub fn adapter_config() -> AdapterConfig {
         ingress_buffer_bytes: 1 << 30,
         ingress_full: IngressFull::Drop,
         reassembly_timeout: Dur::from_us(50),
+        status_refresh_doublings: 6,
         credit_keep: Dur::ZERO,
         class_policy: ClassPolicy::Strict,
         fci: FciReaction {
