@@ -422,10 +422,10 @@ mod tests {
         // Poisson process of batches of b has b times its mean (E[X^2]/E[X] = b). 1.6 M
         // windows of one cell time: the estimates are within a few percent.
         let s = poisson(0.5, 1, 1);
-        for i in 0..WINDOWS.len() {
+        for (i, w) in WINDOWS.iter().enumerate() {
             let d = s.dispersion(i);
-            assert!((d - 1.0).abs() < 0.05, "window {}: {d}", WINDOWS[i]);
-            assert!((s.mean(i) / (0.5 * WINDOWS[i] as f64) - 1.0).abs() < 0.01);
+            assert!((d - 1.0).abs() < 0.05, "window {w}: {d}");
+            assert!((s.mean(i) / (0.5 * *w as f64) - 1.0).abs() < 0.01);
         }
         // P(k in one cell time) is Poisson's.
         let p = s.per_slot();
@@ -437,9 +437,9 @@ mod tests {
             );
         }
         let s = poisson(0.5, 3, 2);
-        for i in 0..WINDOWS.len() {
+        for (i, w) in WINDOWS.iter().enumerate() {
             let d = s.dispersion(i);
-            assert!((d / 3.0 - 1.0).abs() < 0.05, "window {}: {d}", WINDOWS[i]);
+            assert!((d / 3.0 - 1.0).abs() < 0.05, "window {w}: {d}");
         }
     }
 
