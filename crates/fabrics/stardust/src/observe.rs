@@ -12,9 +12,11 @@
 //! Per stage of the fabric (the element outputs whose links go from one tier to the next, see
 //! [`Stage`]) the run also records what the queues' inputs look like: how many data cells
 //! enter one output in windows of 1, 4, 16 and 64 cell times, against Poisson arrivals at the
-//! same rate (which M/D/1 assumes: a variance-to-mean ratio of 1 at every window), the longest
-//! queue an arriving cell found and the FCI marks the stage set. They say where the fabric is
-//! burstier than the model and which stage FCI acts on.
+//! same rate (which M/D/1 assumes: a variance-to-mean ratio of 1 at every window), how often a
+//! cell follows one of its own source adapter, the longest queue an arriving cell found and
+//! the FCI marks the stage set; and the same counts for the last stage's outputs into one
+//! adapter taken together (what the links share out). They say where the fabric is burstier
+//! than the model, why, and which stage FCI acts on.
 
 use shoal_base::{Dur, Time};
 use shoal_metrics::LatencyHistogram;

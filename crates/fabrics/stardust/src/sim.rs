@@ -841,10 +841,9 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
-    /// queue as the cell finds it, in data cells waiting or being sent.
-    /// Data cell `id` entered output `out` (directed link `l`) of element `fe`: what it found
-    /// there, for its stage and, on the last stage, for Fig. 9's queue.
+    /// A cell entered output `out` (directed link `l`) of element `fe`: if a data cell, what
+    /// it found there (data cells waiting or being sent), for its stage and, on the last
+    /// stage, for Fig. 9's queue.
     fn entered(&mut self, now: Time, fe: usize, out: u32, l: u32, id: CellId) {
         let cell = self.cells.get(id);
         let crate::cell::Body::Data(d) = &cell.body else {
