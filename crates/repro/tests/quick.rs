@@ -266,9 +266,11 @@ fn fig15_baselines() {
 /// us measured per utilisation, against 256 x 32 and 1 ms at full scale), the same claims.
 /// Two kinds miss at this scale and are reported as misses: the last-stage queue at low
 /// utilisations has a heavier tail than the M/D/1 bound (largest ratio 3.3-5.8 at u = 0.5 to
-/// 0.7). It is heavier still at full scale (3.8-13 at 0.5-0.7 and 2.8 at 0.95, where a
-/// credit's cells spread over 32 links instead of 8: docs/results/stardust.md), so a credit's
-/// burst over few links does not explain it; why is open. FCI holds the 120% case at 0.93
+/// 0.7), as at full scale (3.8-13 at 0.5-0.7, 2.8 at 0.95). The stage lines of the progress
+/// say why: an adapter receives its cells in credit-sized bursts (variance over mean 3.9 to
+/// 7.8 over 1 to 64 cell times at 0.5, Poisson's is 1) and each of its last-stage links keeps
+/// part of that (1.1 to 1.4); with 2 KB credits the ratio at 8 cells and u = 0.5 is 4.4, with
+/// 8 KB 43 (docs/results/stardust.md, Fig. 9). FCI holds the 120% case at 0.93
 /// (0.9 ± 0.05). u = 0.9 sits near the edge of its tolerance (1.06 against 1.2) and is not
 /// held either way. The test holds every other claim and that all eleven are reported; on two
 /// threads (the points at once) the claims are the same, numbers included.

@@ -179,13 +179,24 @@ impl<'a> Sim<'a> {
     pub(crate) fn new(net: &'a Network, obs: &'a mut Observations, limits: RunLimits) -> Sim<'a> {
         let links = net.directed_links();
         let measure_from = limits.measure_from.unwrap_or(Time::ZERO);
-        *obs = Observations {
-            from: measure_from,
-            last_stage_links: (0..links as u32)
-                .filter(|&l| net.owner(l).0 >= net.fas() as u32 && net.peer(l).0 < net.fas() as u32)
-                .count() as u32,
-            ..Observations::default()
-        };
+        let fas = net.fas() as u32;
+        let tier = net.tiers();
+        let tiers: Vec<(u32, u32)> = (0..links as u32)
+            .map(|l| (tier[net.owner(l).0 as usize], tier[net.peer(l).0 as usize]))
+            .collect();
+        let by_element: Vec<bool> = (0..links as u32).map(|l| net.owner(l).0 >= fas).collect();
+        let cell_ps: Vec<u64> = (0..links as u32)
+            .map(|l| {
+                net.rate_delay(l)
+                    .0
+                    .serialize(net.adapter.cell_bytes as u64)
+                    .0
+            })
+            .collect();
+        *obs = Observations::new(measure_from, &tiers, &by_element, &cell_ps);
+        obs.last_stage_links = (0..links as u32)
+            .filter(|&l| net.owner(l).0 >= fas && net.peer(l).0 < fas)
+            .count() as u32;
         Sim {
             net,
             obs,
@@ -748,9 +759,13 @@ impl<'a> Sim<'a> {
             self.cells.insert(cell)
         } else {
             let fe = &mut self.fes[dev as usize - self.fas.len()];
+            let marked = fe.stats().fci_marked;
             let Some(id) = fe.next_tx(&mut self.cells, port, paused) else {
                 return;
             };
+            if fe.stats().fci_marked > marked {
+                self.obs.fci_marked(now, link);
+            }
             id
         };
         self.cell_hops += 1;
@@ -806,8 +821,8 @@ impl<'a> Sim<'a> {
         match self.fes[fe].receive(&mut self.cells, id) {
             Received::Queued(out) => {
                 let l = self.net.link(dev, out);
-                if now >= self.measure_from && self.wires[l as usize].peer < fas {
-                    self.last_stage(fe, out, l, id);
+                if now >= self.measure_from {
+                    self.entered(now, fe, out, l, id);
                 }
                 self.try_send(now, l);
             }
@@ -826,21 +841,26 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A cell entered last-stage output `out` (directed link `l`) of element `fe`: Fig. 9's
-    /// queue as the cell finds it, in data cells waiting or being sent.
-    fn last_stage(&mut self, fe: usize, out: u32, l: u32, id: CellId) {
-        let crate::cell::Body::Data(d) = &self.cells.get(id).body else {
+    /// A cell entered output `out` (directed link `l`) of element `fe`: if a data cell, what
+    /// it found there (data cells waiting or being sent), for its stage and, on the last
+    /// stage, for Fig. 9's queue.
+    fn entered(&mut self, now: Time, fe: usize, out: u32, l: u32, id: CellId) {
+        let cell = self.cells.get(id);
+        let crate::cell::Body::Data(d) = &cell.body else {
             return;
         };
-        let bytes = d.bytes;
-        let l = l as usize;
-        let sending = self.wires[l].busy
-            && self.wires[l]
-                .cells
+        let (bytes, src) = (d.bytes, cell.src);
+        let w = &self.wires[l as usize];
+        let sending = w.busy
+            && w.cells
                 .back()
                 .is_some_and(|id| self.cells.get(id).is_data());
         let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
-        self.obs.queue_seen(ahead, bytes);
+        let to_adapter = (w.peer < self.fas.len() as u32).then_some(w.peer);
+        self.obs.entered(now, l, src, ahead, to_adapter);
+        if to_adapter.is_some() {
+            self.obs.queue_seen(ahead, bytes);
+        }
     }
 
     /// Starts egress port `node`'s next packet towards its host.
@@ -866,7 +886,7 @@ impl<'a> Sim<'a> {
     }
 
     fn output(self, events: u64) -> RunOutput {
-        self.obs.to = self.last_event;
+        self.obs.finish(self.last_event);
         let mut a = AdapterStats::default();
         for s in self.fas.iter().map(|f| *f.stats()) {
             a.packets_in += s.packets_in;

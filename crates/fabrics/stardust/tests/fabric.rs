@@ -11,7 +11,7 @@ use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_stardust::config::{AdapterConfig, IngressFull, LowLatency};
 use shoal_stardust::hosts::HostTransport;
 use shoal_stardust::reachability::ReachConfig;
-use shoal_stardust::{Network, Stardust};
+use shoal_stardust::{NetParams, Network, Stardust};
 use shoal_topology::CellClos;
 use shoal_transport::TcpConfig;
 use shoal_workload::{Flow, IterSource};
@@ -341,4 +341,63 @@ fn tcp_over_the_fabric_delivers_every_byte_without_a_timeout() {
         last >= drain && last <= drain + drain / 50 + 10_000_000,
         "{last} vs {drain}"
     );
+}
+
+#[test]
+fn the_stages_account_for_every_cell_and_fci_mark_of_the_elements() {
+    // Two tiers (2 pods of 4 adapters x 2 links, 2 + 2 first-tier elements, 2 second-tier),
+    // traffic within and between the pods measured from 20 us, FCI above one cell so that
+    // every stage may mark: the stages are the element outputs up, down to the first tier and
+    // down to the adapters, in that order; the last one's cells and links are those of Fig.
+    // 9's queue, and the adapters' sum is its own; every FCI mark of the elements is one
+    // stage's, in the window or before it.
+    let topo = CellClos {
+        fas: 8,
+        fas_per_pod: 4,
+        fe1_per_pod: 2,
+        parallel: 1,
+        fe2: 2,
+        rate: Rate::gbps(40),
+        link_delay: Dur::from_ns(500),
+    }
+    .build()
+    .unwrap();
+    let params = NetParams {
+        fci_threshold: 1,
+        ..common::net_params(3, reach())
+    };
+    let net = Network::new(topo, adapter(8, 1), params);
+    let flows: Vec<Flow> = (0..8u16)
+        .flat_map(|s| (1..4u16).map(move |k| (s, (s + 2 * k) % 8)))
+        .enumerate()
+        .map(|(i, (s, d))| flow(i as u64, s, d, 300_000, Time::ZERO))
+        .collect();
+    let mut src = IterSource::new(flows);
+    let mut fabric = Stardust::new(net);
+    let limits = RunLimits {
+        measure_from: Some(Time(20_000_000)),
+        ..RunLimits::default()
+    };
+    let out = fabric.run(&mut src, limits, &mut NoProgress).unwrap();
+    assert_lossless(&out);
+    let o = fabric.observations();
+    let names: Vec<String> = o.stages.iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["1->2", "2->1", "1->0"]);
+    let last = &o.stages[2];
+    assert_eq!(
+        (last.links, last.cells),
+        (o.last_stage_links, o.last_stage_cells)
+    );
+    assert_eq!(o.into_adapters.cells, last.cells);
+    assert_eq!(o.into_adapters.links, 8);
+    assert!(o.stages.iter().all(|s| s.cells > 0));
+    let marks: u64 = o
+        .stages
+        .iter()
+        .map(|s| s.fci_marked + s.fci_marked_before)
+        .sum();
+    assert!(marks > 0);
+    assert_eq!(marks, c(&out, "fe_fci_marked"));
+    // A cell found at most the longest queue of its stage, and the last stage's is Fig. 9's.
+    assert_eq!(last.longest as usize + 1, o.last_stage_queue.len());
 }

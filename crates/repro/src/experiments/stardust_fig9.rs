@@ -38,6 +38,7 @@ use shoal_fabric::{Fabric, NoProgress, RunOutput};
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
 use shoal_stardust::models::{md1_distribution, tail};
+use shoal_stardust::observe::{NEAR, WINDOWS};
 use shoal_stardust::{Observations, Stardust, StardustSpec};
 use toml::Value;
 
@@ -173,7 +174,7 @@ pub(crate) fn run(
 }
 
 /// A point's progress line: what the claims read from it (P(Q>=2) for the rising tail), so
-/// that points run in separate groups can still be read together.
+/// that points run in separate groups can still be read together, then its stages' lines.
 fn point_line(u: f64, p: &Point) -> String {
     let t = &p.obs.traversal;
     let us = |q: f64| t.quantile(q).map_or(f64::NAN, |d| d.as_us_f64());
@@ -193,7 +194,52 @@ fn point_line(u: f64, p: &Point) -> String {
         p.out.counters["fe_pauses"],
         p.obs.last_stage_cells,
         LOSSES.map(|k| p.out.counters[k]),
-    )
+    ) + &stage_lines(&p.obs)
+}
+
+/// Per stage of element outputs, and for the last stage's outputs into one adapter taken
+/// together: the arrivals' variance-to-mean ratio over windows of 1, 4, 16 and 64 cell times
+/// (Poisson arrivals, which M/D/1 assumes, give 1 at each), how often two or more cells enter
+/// in one cell time against Poisson at the same rate, how often a cell follows one of its own
+/// source adapter, the longest queue found and the FCI marks set (in the window, and before
+/// it).
+fn stage_lines(obs: &Observations) -> String {
+    let mut out = String::new();
+    let adapters = (
+        format!(
+            "1->0 into one adapter ({} adapters)",
+            obs.into_adapters.links
+        ),
+        &obs.into_adapters,
+    );
+    let stages = obs
+        .stages
+        .iter()
+        .map(|s| (format!("{} ({} outputs)", s.name(), s.links), s));
+    for (name, s) in stages.chain([adapters]) {
+        let d: Vec<String> = (0..WINDOWS.len())
+            .map(|i| format!("{:.2}", s.dispersion(i)))
+            .collect();
+        let lambda = s.mean(0);
+        let share = |n: u64| 100.0 * n as f64 / s.cells.max(1) as f64;
+        out += &format!(
+            "\n  stage {name}: {} cells, {lambda:.3} per cell time; variance/mean over {} cell \
+             times {} (Poisson 1); P(>= 2 in a cell time) {:.2e} (Poisson {:.2e}); after a cell \
+             of the same source {:.2}% (within {NEAR} cell times {:.2}%); longest queue {}; FCI \
+             marks {} (before the window {})",
+            s.cells,
+            WINDOWS.map(|w| w.to_string()).join(", "),
+            d.join(" "),
+            s.per_slot().iter().skip(2).sum::<f64>(),
+            1.0 - (-lambda).exp() * (1.0 + lambda),
+            share(s.same_source),
+            share(s.same_source_near),
+            s.longest,
+            s.fci_marked,
+            s.fci_marked_before,
+        );
+    }
+    out
 }
 
 /// The `--scale` settings stardust-fig9 takes.
@@ -271,7 +317,9 @@ fn claims(pts: &[Point]) -> Vec<Claim> {
         let mut worst = 0.0f64;
         let mut at = 0;
         let mut k = 1;
-        while tail(&bound, k) >= TAIL_FLOOR {
+        // Within the distribution computed: near rho = 1 its tail beyond is still above the
+        // floor, and `tail` reads the rest as one value.
+        while k < bound.len() && tail(&bound, k) >= TAIL_FLOOR {
             let r = p.obs.queue_tail(k) / tail(&bound, k);
             if r > worst {
                 worst = r;
