@@ -29,12 +29,74 @@ pub struct ReportArgs {
     /// The database. Default: out/shoal.db.
     #[arg(long, value_name = "FILE", default_value_os_t = Path::new("out").join(DB_FILE))]
     db: PathBuf,
-    /// The page to write. Default: report.html beside the database.
+    /// The page to write. Default: report.html beside the database. An existing file is
+    /// replaced only if an earlier `shoal report` wrote it (its generator line says so); any
+    /// other file needs --force, and the database itself is never overwritten.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// A minijinja template to use instead of the built-in one.
+    /// A minijinja template to use instead of the built-in one. Keep the built-in template's
+    /// `<meta name="generator" content="shoal report">` line in it, so that the next report
+    /// may replace its page without --force.
     #[arg(long, value_name = "FILE")]
     template: Option<PathBuf>,
+    /// Replace --out even if it is a file `shoal report` did not write (never the database).
+    #[arg(long)]
+    force: bool,
+}
+
+/// The line by which a page says `shoal report` wrote it (the built-in template has it), so
+/// that a later report may replace it without --force.
+const GENERATOR: &str = r#"<meta name="generator" content="shoal report">"#;
+
+/// Refuses to write the page over the database it reports on, over a folder, or (without
+/// `force`) over any file that is not a page an earlier report wrote: a mistyped --out must not
+/// destroy results.
+fn check_out(out: &Path, db: &Path, force: bool) -> Result<()> {
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    if same(out, db) {
+        bail!(
+            "--out {}: that is the results database the report reads; name another file \
+             (default: report.html beside the database)",
+            out.display()
+        );
+    }
+    let Ok(meta) = std::fs::metadata(out) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        bail!(
+            "--out {}: is a folder; name a file, e.g. {}",
+            out.display(),
+            out.join("report.html").display()
+        );
+    }
+    let mut head = Vec::with_capacity(4096);
+    {
+        use std::io::Read;
+        std::fs::File::open(out)
+            .and_then(|f| f.take(4096).read_to_end(&mut head))
+            .with_context(|| format!("--out {}: cannot read the file there", out.display()))?;
+    }
+    if head.starts_with(b"SQLite format 3\0") {
+        bail!(
+            "--out {}: is an SQLite database (a results database?); the report will not \
+             write over it; name another file",
+            out.display()
+        );
+    }
+    let ours = String::from_utf8_lossy(&head).contains(GENERATOR);
+    if !ours && !force {
+        bail!(
+            "--out {}: the file exists and `shoal report` did not write it; name another \
+             file, or pass --force to replace it",
+            out.display()
+        );
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -256,6 +318,13 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
             .with_context(|| format!("--template {}: cannot read it", path.display()))?,
         None => TEMPLATE.to_owned(),
     };
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.db
+            .parent()
+            .map_or_else(PathBuf::new, Path::to_owned)
+            .join("report.html")
+    });
+    check_out(&out, &args.db, args.force)?;
     let db = Db::open(&args.db)?;
     let runs = db.runs(&Filter::default())?;
     let mut views = Vec::with_capacity(runs.len());
@@ -327,16 +396,17 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
             }))
         })
         .map_err(|e| anyhow::anyhow!("the report template: {e:#}"))?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        args.db
-            .parent()
-            .map_or_else(PathBuf::new, Path::to_owned)
-            .join("report.html")
-    });
-    // Whole or not at all, as every result file.
-    let tmp = out.with_extension("html.tmp");
+    // Whole or not at all, as every result file: a temporary file beside it, renamed over it.
+    let name = out.file_name().map_or_else(
+        || "report.html".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, page)
         .and_then(|()| std::fs::rename(&tmp, &out))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
         .with_context(|| format!("cannot write {}", out.display()))?;
     println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)

@@ -103,6 +103,21 @@ impl IntRule {
     }
 }
 
+/// The slowest rate a scenario may give, in Gb/s (see `Keys::gbps`).
+pub const MIN_GBPS: f64 = 1e-3;
+/// The fastest rate a scenario may give, in Gb/s.
+pub const MAX_GBPS: f64 = 1e6;
+
+/// A number as an error message shows it: in exponent form when very large or very small, so
+/// that 1e308 is not printed as 309 digits.
+pub fn short(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A value error at `key`.
 pub fn value(key: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError {
@@ -190,26 +205,33 @@ impl<'a> Keys<'a> {
         let ok = if exclusive { v > min } else { v >= min };
         if !ok {
             let bound = if exclusive { "above" } else { "at least" };
-            return Err(self.value(key, format!("{v} is out of range: must be {bound} {min}")));
+            return Err(self.value(
+                key,
+                format!(
+                    "{} is out of range: must be {bound} {}",
+                    short(v),
+                    short(min)
+                ),
+            ));
         }
         Ok(v)
     }
 
-    /// A rate given in Gb/s: finite, at least 1 b/s (a smaller one would serialize nothing) and
-    /// at most 10⁹ Gb/s (a larger one is a typo, and would not fit the rate's integer).
+    /// A rate given in Gb/s, from 1 Mb/s to 10⁶ Gb/s: a slower link would take longer than
+    /// the picosecond clock can count to carry a large flow (and one below 1 b/s would
+    /// serialize nothing), a faster one is a typo for a unit.
     pub fn gbps(&self, key: &str, gbps: f64) -> Result<Rate, ConfigError> {
         let gbps = self.num(key, gbps, 0.0, true)?;
-        if gbps > 1e9 {
+        if !(MIN_GBPS..=MAX_GBPS).contains(&gbps) {
             return Err(self.value(
                 key,
-                format!("{gbps} Gb/s is out of range: must be at most 1e9 Gb/s"),
+                format!(
+                    "{} Gb/s is not a link rate: must be {MIN_GBPS} (1 Mb/s) to {MAX_GBPS:e} Gb/s",
+                    short(gbps)
+                ),
             ));
         }
-        let bps = (gbps * 1e9).round();
-        if bps < 1.0 {
-            return Err(self.value(key, format!("{gbps} Gb/s is below 1 b/s")));
-        }
-        Ok(Rate(bps as u64))
+        Ok(Rate((gbps * 1e9).round() as u64))
     }
 
     /// Microseconds to picoseconds; `positive` refuses zero.
@@ -219,12 +241,12 @@ impl<'a> Keys<'a> {
         if ps >= u64::MAX as f64 / 2.0 {
             return Err(self.value(
                 key,
-                format!("{v} us is longer than the simulator can count"),
+                format!("{} us is longer than the simulator can count", short(v)),
             ));
         }
         // A time that is not zero but rounds to it is a typo for a unit, not a time to clamp.
         if (positive || v > 0.0) && ps < 1.0 {
-            return Err(self.value(key, format!("{v} us is below one picosecond")));
+            return Err(self.value(key, format!("{} us is below one picosecond", short(v))));
         }
         Ok(ps as u64)
     }
@@ -235,11 +257,11 @@ impl<'a> Keys<'a> {
         let d = Dur::from_ns_f64(v).ok_or_else(|| {
             self.value(
                 key,
-                format!("{v} ns is longer than the simulator can count"),
+                format!("{} ns is longer than the simulator can count", short(v)),
             )
         })?;
         if (positive || v > 0.0) && d.0 == 0 {
-            return Err(self.value(key, format!("{v} ns is below one picosecond")));
+            return Err(self.value(key, format!("{} ns is below one picosecond", short(v))));
         }
         Ok(d)
     }

@@ -106,3 +106,46 @@ fn a_file_larger_than_any_scenario_is_not_read_to_the_end() {
         assert!(e.reason.contains("not a scenario file"), "{e}");
     }
 }
+
+/// A four-adapter, one-tier Stardust with four flows: the base of the Stardust cases below.
+const STARDUST: &str = "[scenario]\nfabric = \"stardust\"\n[stardust]\ntopology = \"cell-clos\"\n\
+    fas = 4\nfas_per_pod = 4\nfe1_per_pod = 2\nparallel = 1\nfe2 = 0\n";
+const FOUR_FLOWS: &str = "[workload]\nkind = \"open-loop\"\nflows = 4\nmatrix = \"uniform\"\n\
+    size = { dist = \"fixed\", bytes = 3000 }\n[run]\nuntil_us = 20.0\n";
+
+/// Issue 37: `stardust.port_gbps = 1e-300` panicked computing an ideal FCT ("serialization at a
+/// zero rate"), and `link_gbps` at the same values was refused naming `stardust.topology`. Every
+/// fabric's rates now share one rule (1 Mb/s to 10⁶ Gb/s), and each names its own key.
+#[test]
+fn stardust_rates_no_link_could_have_are_refused_naming_their_key() {
+    for gbps in ["1e-300", "1e-12", "1e-4", "1e308", "2e6"] {
+        for key in ["port_gbps", "link_gbps"] {
+            let text =
+                STARDUST.replace("fe2 = 0\n", &format!("fe2 = 0\n{key} = {gbps}\n")) + FOUR_FLOWS;
+            assert_eq!(refused_key(&text), format!("stardust.{key}"), "{gbps}");
+            let Err(e) = parse(&text, "hostile.toml") else {
+                panic!("accepted {key} = {gbps}");
+            };
+            let msg = e.to_string();
+            assert!(msg.len() < 300, "a short message: {msg}");
+        }
+    }
+    let ok =
+        STARDUST.replace("fe2 = 0\n", "fe2 = 0\nport_gbps = 0.01\nlink_gbps = 0.02\n") + FOUR_FLOWS;
+    parse(&ok, "hostile.toml").expect("10 Mb/s ports are a rate");
+}
+
+/// Issue 37: weights `[0, 1]` with traffic in class 0 spun for ever (the scheduler said a VOQ
+/// wanted credit and then picked none). A class of weight 0 would never be served: refused.
+#[test]
+fn a_class_weight_of_zero_is_refused() {
+    let weighted = |w: &str| {
+        STARDUST.replace(
+            "fe2 = 0\n",
+            &format!("fe2 = 0\nclasses = 2\nclass_policy = \"weighted\"\nclass_weights = {w}\n"),
+        ) + FOUR_FLOWS
+    };
+    assert_eq!(refused_key(&weighted("[0, 1]")), "stardust.class_weights");
+    assert_eq!(refused_key(&weighted("[1, 0]")), "stardust.class_weights");
+    parse(&weighted("[1, 3]"), "hostile.toml").expect("positive weights");
+}

@@ -199,9 +199,7 @@ impl FabricKind for Kind {
             ("clique.host_gbps", host_gbps),
             ("clique.crossbar_speedup", lane_gbps * speedup),
         ] {
-            if gbps > 1e6 || rate(gbps, 1.0).0 == 0 {
-                return Err(value(key, format!("{gbps} Gb/s is not a link rate")).into());
-            }
+            keys.gbps(key, gbps)?;
         }
         let fec_overhead = keys.num(
             "clique.fec_overhead",

@@ -301,14 +301,6 @@ fn frac(key: &str, v: f64, keys: &Keys<'_>) -> Result<u32, ConfigError> {
     Ok((v * 65_536.0).round() as u32)
 }
 
-fn gbps(key: &str, v: f64, keys: &Keys<'_>) -> Result<Rate, ConfigError> {
-    let v = keys.num(key, v, 0.0, true)?;
-    if v > 1e6 {
-        return Err(value(key, format!("{v} Gb/s is not a link rate")));
-    }
-    Ok(Rate((v * 1e9).round() as u64))
-}
-
 impl StardustSpec {
     pub fn topology(&self) -> Result<Topology, ConfigError> {
         let (rate, delay) = (self.link_rate, self.link_delay);
@@ -455,11 +447,11 @@ impl StardustSpec {
             ));
         }
         if let ClassPolicy::Weighted(w) = a.class_policy
-            && w[..a.classes as usize].iter().all(|&x| x == 0)
+            && w[..a.classes as usize].contains(&0)
         {
             return Err(value(
                 "stardust.class_weights",
-                "at least one class needs a weight above 0",
+                "a class of weight 0 would never get credit: every weight must be 1 or more",
             ));
         }
         let topo = self.topology()?;
@@ -607,7 +599,9 @@ impl FabricKind for Kind {
                 }
                 let mut ws = [0u16; MAX_CLASSES];
                 for (i, &x) in w.iter().enumerate() {
-                    ws[i] = keys.int_req("stardust.class_weights", Some(x), 0, 65_535)? as u16;
+                    // A class of weight 0 would never be given credit: its VOQs would wait for
+                    // ever while the scheduler still counted them as asking.
+                    ws[i] = keys.int_req("stardust.class_weights", Some(x), 1, 65_535)? as u16;
                 }
                 ClassPolicy::Weighted(ws)
             }
@@ -619,11 +613,7 @@ impl FabricKind for Kind {
                 .into());
             }
         };
-        let port_rate = gbps(
-            "stardust.port_gbps",
-            raw.port_gbps.unwrap_or(d::PORT_GBPS),
-            keys,
-        )?;
+        let port_rate = keys.gbps("stardust.port_gbps", raw.port_gbps.unwrap_or(d::PORT_GBPS))?;
         let low_latency = low_latency(&raw, classes, port_rate, keys)?;
         let ingress_full = match raw.ingress_full.as_deref().unwrap_or(d::INGRESS_FULL) {
             "pause" => IngressFull::Pause,
@@ -742,11 +732,7 @@ impl FabricKind for Kind {
         };
         let mut spec = StardustSpec {
             shape,
-            link_rate: gbps(
-                "stardust.link_gbps",
-                raw.link_gbps.unwrap_or(d::LINK_GBPS),
-                keys,
-            )?,
+            link_rate: keys.gbps("stardust.link_gbps", raw.link_gbps.unwrap_or(d::LINK_GBPS))?,
             link_delay: keys.ns(
                 "stardust.link_delay_ns",
                 raw.link_delay_ns.unwrap_or(d::LINK_DELAY_NS),

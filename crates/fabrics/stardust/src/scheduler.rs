@@ -166,9 +166,14 @@ impl PortScheduler {
         self.written_off
     }
 
-    /// Whether some VOQ asks for credit.
+    /// Whether some VOQ asks for credit that `pick` would give: a class of weight 0 (refused
+    /// by the scenario layer) is never picked, so it does not count.
     pub fn wants(&self) -> bool {
-        self.on[..self.classes as usize].iter().any(|&n| n > 0)
+        let n = self.classes as usize;
+        match self.policy {
+            ClassPolicy::Strict => self.on[..n].iter().any(|&v| v > 0),
+            ClassPolicy::Weighted(w) => (0..n).any(|c| self.on[c] > 0 && w[c] > 0),
+        }
     }
 
     /// Chooses the VOQ that gets the next credit of `bytes` and books it as outstanding.
@@ -251,6 +256,27 @@ mod tests {
             per[s.pick(1).unwrap().1 as usize] += 1;
         }
         assert_eq!(per, [300, 100]);
+    }
+
+    /// Issue 37: a class of weight 0 with VOQs asking made `wants` say yes while `pick` gave
+    /// nothing, and the adapter asked again for ever. Whatever the weights, `wants` says yes
+    /// exactly when `pick` gives a VOQ.
+    #[test]
+    fn wants_holds_exactly_when_pick_gives_a_voq() {
+        for w0 in [0, 1, 5] {
+            for (on0, on1) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut w = [0; MAX_CLASSES];
+                w[0] = w0;
+                w[1] = 2;
+                let mut s = PortScheduler::new(2, 2, ClassPolicy::Weighted(w), Dur::from_us(10));
+                s.status(Time::ZERO, 0, 0, 1, on0, 0);
+                s.status(Time::ZERO, 1, 1, 1, on1, 0);
+                for _ in 0..6 {
+                    let wants = s.wants();
+                    assert_eq!(wants, s.pick(1).is_some(), "w0 {w0} on {on0} {on1}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -209,19 +209,7 @@ impl FabricKind for Kind {
                     format!("unknown topology {name:?}; known: xfabric, osa, torus, random"),
                 )
             })?;
-        let gbps = keys.num(
-            "xfabric.link_gbps",
-            raw.link_gbps.unwrap_or(d::LINK_GBPS),
-            0.0,
-            true,
-        )?;
-        if gbps > 1e9 {
-            return Err(value(
-                "xfabric.link_gbps",
-                format!("{gbps} Gb/s is not a link rate"),
-            )
-            .into());
-        }
+        let link_rate = keys.gbps("xfabric.link_gbps", raw.link_gbps.unwrap_or(d::LINK_GBPS))?;
         let period_ms = keys.num(
             "xfabric.period_ms",
             raw.period_ms.unwrap_or(d::PERIOD_MS),
@@ -233,7 +221,7 @@ impl FabricKind for Kind {
             socs: SOCS.read(raw.socs, d::SOCS)?,
             ports_per_soc: PORTS_PER_SOC.read(raw.ports_per_soc, d::PORTS_PER_SOC)?,
             uplinks: UPLINKS.read(raw.uplinks, d::UPLINKS)?,
-            link_rate: Rate((gbps * 1e9).round() as u64),
+            link_rate,
             hop_delay: keys.ns(
                 "xfabric.hop_delay_ns",
                 raw.hop_delay_ns.unwrap_or(d::HOP_DELAY_NS),
