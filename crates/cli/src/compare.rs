@@ -367,7 +367,9 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     // left, whole or killed half-way: finish it, keeping the runs that finished. Each run is
     // kept only if the database holds it finished with the identical resolved scenario.
     let resuming = !args.force && args.db.enabled() && folder::holds(&dir, README, &readme);
-    // The folders are opened once they are all known to differ.
+    // The folders are opened once they are all known to differ, and the database is known
+    // to be usable.
+    Recorder::check(&args.db, &dir)?;
     let top = if resuming {
         Folder::reopen(&dir)?
     } else {

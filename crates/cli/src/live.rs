@@ -155,13 +155,23 @@ pub fn main(args: LiveArgs) -> Result<ExitCode> {
 }
 
 fn rack(a: RackArgs) -> Result<ExitCode> {
+    // The arguments first: a mistyped rack is named as such even where no rack can run.
+    let slot_ns = a.rack.slot_ns()?;
+    if !(0.0..=1.0).contains(&a.corrupt) {
+        bail!("--corrupt is a probability: 0 to 1, got {}", a.corrupt);
+    }
+    if a.rack.nodes > 250 {
+        bail!("--nodes: at most 250 (the namespace rack numbers nodes 10.0.0.1-250)");
+    }
+    shoal_live::fabric::LiveFabric::new(a.rack.spec())
+        .map_err(|e| anyhow::anyhow!("the rack (--nodes, --channels, --ports, --delay): {e}"))?;
     if let Some(why) = netns::unavailable() {
         bail!("cannot bring up a namespace rack here: {why}");
     }
     let dir = std::path::absolute(&a.out)?;
     let spec = NetRackSpec {
         rack: a.rack.spec(),
-        slot_ns: a.rack.slot_ns()?,
+        slot_ns,
         grace_ns: a.rack.grace_ms * 1_000_000,
         corrupt_prob: a.corrupt,
         seed: a.seed,

@@ -10,6 +10,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The runs of `db` that `filter` selects, for a read-only command: a row that cannot be read
+/// is named on stderr and left out, so one bad row does not hide the others.
+pub(crate) fn readable_runs(
+    db: &Db,
+    filter: &Filter,
+    command: &str,
+) -> Result<Vec<shoal_results::Run>> {
+    let (runs, bad) = db.runs_readable(filter)?;
+    for why in bad {
+        eprintln!("{command}: {}: skipped {why}", db.path().display());
+    }
+    Ok(runs)
+}
+
 /// The file name of the database beside the results folders.
 pub(crate) const DB_FILE: &str = "shoal.db";
 
@@ -69,6 +83,51 @@ impl Recorder {
             db: Some(Mutex::new(db)),
             command,
         })
+    }
+
+    /// Refuses, before anything is created, a database the run could not record into (a
+    /// folder, a file that is not a results database or has a newer layout, a place that
+    /// cannot be written or is full), so that a refused run leaves no results folder behind
+    /// to block the next one. An existing database is opened as the run will open it; a new
+    /// one is tried as a scratch database in the nearest folder that exists, then removed.
+    pub(crate) fn check(args: &DbArgs, results: &Path) -> Result<()> {
+        if args.no_db {
+            return Ok(());
+        }
+        let what = "the results database (--db FILE, or --no-db)";
+        let path = args.db.clone().unwrap_or_else(|| default_db(results));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            Db::open(&path).context(what)?;
+            return Ok(());
+        }
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let Some(folder) = path.ancestors().skip(1).find(|a| a.exists()) else {
+            return Ok(());
+        };
+        if !folder.is_dir() {
+            anyhow::bail!(
+                "{}: {} is not a folder: {what}",
+                path.display(),
+                folder.display()
+            );
+        }
+        let probe = folder.join(format!(".shoal-db-probe-{}.db", std::process::id()));
+        let opened = Db::open(&probe);
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = probe.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+        opened
+            .map(drop)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot be created in {}: {e}",
+                    path.display(),
+                    folder.display()
+                )
+            })
+            .context(what)
     }
 
     /// The database at `path`, for a Slurm task: it records under its submitter's command.

@@ -325,8 +325,9 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
             .join("report.html")
     });
     check_out(&out, &args.db, args.force)?;
-    let db = Db::open(&args.db)?;
-    let runs = db.runs(&Filter::default())?;
+    // Reporting never writes to the database: an archived or read-only one can be reported.
+    let db = Db::open_read(&args.db)?;
+    let runs = crate::record::readable_runs(&db, &Filter::default(), "shoal report")?;
     let mut views = Vec::with_capacity(runs.len());
     let mut scenarios: BTreeMap<String, ScenarioView> = BTreeMap::new();
     // The latest finished run of each experiment gives its claims.

@@ -205,7 +205,16 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
     if let Some(text) = &args.scale {
         check_scale(&args.names, &names, text)?;
     }
+    // The figures' folder is checked first (its errors name --out), then the database; a
+    // refused database leaves no folder that this command made.
+    let made = !args.out.exists();
     figures_folder(&args.out)?;
+    if let Err(e) = Recorder::check(&args.db, &args.out) {
+        if made {
+            let _ = std::fs::remove_dir(&args.out);
+        }
+        return Err(e);
+    }
     let recorder = Recorder::open(&args.db, &args.out)?;
     let figures = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     let per_run = args.threads.map_or(1, |t| t as usize);

@@ -536,6 +536,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
                  scenario (--replications N); a single run runs here"
             );
         }
+        Recorder::check(&args.db, &dir)?;
         let folder = Folder::open(&dir, args.force)?;
         let recorder = Recorder::open(&args.db, &dir)?;
         let summary = recorder.scenario("run", &sc, &dir, || {
@@ -551,6 +552,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     let document = sc.document_toml();
     let resuming =
         !args.force && args.db.enabled() && folder::holds(&dir, "scenario.toml", &document);
+    Recorder::check(&args.db, &dir)?;
     let folder = if resuming {
         Folder::reopen(&dir)?
     } else {

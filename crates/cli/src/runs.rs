@@ -83,7 +83,8 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
             args.db.display()
         );
     }
-    let db = Db::open(&args.db)?;
+    // Listing never writes: an archived or read-only database can be listed.
+    let db = Db::open_read(&args.db)?;
     let filter = Filter {
         fabric: args.fabric.clone(),
         name: args.scenario.clone(),
@@ -104,7 +105,7 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
             .to_owned()
         }),
     };
-    let runs = db.runs(&filter)?;
+    let runs = crate::record::readable_runs(&db, &filter, "shoal runs")?;
     let states = states(&runs);
     let mut out = std::io::stdout().lock();
     match args.format {

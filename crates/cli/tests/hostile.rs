@@ -71,3 +71,160 @@ fn report_never_writes_over_the_database_or_a_file_it_did_not_write() {
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
+
+/// A run whose database is refused (a folder, a file that is not a database, a path through a
+/// file) once left its --out folder behind, with its marker files, and the next run was told
+/// "not empty, pass --force". The database is checked before the folder is made.
+#[test]
+fn a_refused_database_leaves_no_results_folder_behind() {
+    let dir = scratch("refused-db");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    let other = write(
+        &dir,
+        "other.toml",
+        &TINY.replace("name = \"tiny\"", "name = \"other\""),
+    );
+    std::fs::create_dir_all(dir.join("afolder")).expect("folder");
+    write(&dir, "notes.txt", "not a database\n");
+    for db in ["afolder", "notes.txt", "notes.txt/inside.db"] {
+        for command in [vec!["run", &tiny], vec!["compare", &tiny, &other]] {
+            let o = shoal_in(
+                &dir,
+                &[&command[..], &["--out", "res", "--db", db, "--quiet"]].concat(),
+            );
+            let command = command[0];
+            assert!(!o.status.success(), "{command} --db {db}");
+            assert!(
+                stderr(&o).contains("the results database"),
+                "{command} --db {db}: {}",
+                stderr(&o)
+            );
+            assert!(!dir.join("res").exists(), "{command} --db {db} left res/");
+        }
+        let o = shoal_in(&dir, &["repro", "table1", "--out", "figs", "--db", db]);
+        assert!(!o.status.success(), "repro --db {db}");
+        assert!(!dir.join("figs").exists(), "repro --db {db} left figs/");
+    }
+    // No probe database is left in the folder that was tried.
+    let stray: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("probe"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    ok_in(&dir, &["run", &tiny, "--out", "res", "--quiet"]);
+}
+
+/// `runs` and `report` read a database without writing to it: an empty file is refused and
+/// stays empty (it was made a database), the file is not changed, and one row that cannot be
+/// read (`wall_s = 'abc'`, written by another tool) is named and the rest still shown.
+#[test]
+fn reading_commands_never_write_and_skip_a_bad_row() {
+    let dir = scratch("read-only");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    write(&dir, "empty.db", "");
+    let o = shoal_in(&dir, &["runs", "--db", "empty.db"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("empty file"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(dir.join("empty.db")).expect("file").len(),
+        0
+    );
+    for seed in ["1", "2"] {
+        ok_in(
+            &dir,
+            &[
+                "run",
+                &tiny,
+                "--out",
+                &format!("res/{seed}"),
+                "--seed",
+                seed,
+                "--quiet",
+            ],
+        );
+    }
+    let db = dir.join("res/shoal.db");
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute("UPDATE runs SET wall_s = 'abc' WHERE id = 1", [])
+        .expect("the bad row");
+    let before = std::fs::read(&db).expect("db");
+    let o = ok_in(&dir, &["runs", "--db", "res/shoal.db", "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(rows.as_array().expect("rows").len(), 1, "{rows}");
+    assert!(stderr(&o).contains("skipped run 1"), "{}", stderr(&o));
+    let o = ok_in(
+        &dir,
+        &["report", "--db", "res/shoal.db", "--out", "page.html"],
+    );
+    assert!(stderr(&o).contains("skipped run 1"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&db).expect("db"),
+        before,
+        "a reading command wrote"
+    );
+    // SQLite's message is given once, not once per layer of the error: a database of this
+    // layout whose runs table another tool made.
+    let odd = rusqlite::Connection::open(dir.join("odd.db")).expect("odd");
+    odd.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 2;")
+        .expect("odd table");
+    drop(odd);
+    let o = shoal_in(&dir, &["runs", "--db", "odd.db"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.matches("no such column").count(), 1, "{err}");
+}
+
+/// On a read-only file system (an archive, a colleague's share) a database is read as it
+/// is. Needs `mount` (root, as in CI); elsewhere it says it skipped.
+#[test]
+fn a_database_on_a_read_only_file_system_can_be_listed_and_reported() {
+    let dir = scratch("read-only-fs");
+    let tiny = write(&dir, "tiny.toml", TINY);
+    ok_in(&dir, &["run", &tiny, "--out", "res/a", "--quiet"]);
+    let mnt = dir.join("ro");
+    std::fs::create_dir_all(&mnt).expect("mount point");
+    let sh = |cmd: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", cmd])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let m = mnt.display();
+    if !sh(&format!("mount -t tmpfs shoal-test {m} 2>/dev/null")) {
+        eprintln!("SKIPPED: mount is not permitted here (needs root)");
+        return;
+    }
+    let ok = sh(&format!(
+        "cp {} {m}/ && mount -o remount,ro {m}",
+        dir.join("res/shoal.db").display()
+    ));
+    let runs = shoal_in(&dir, &["runs", "--db", "ro/shoal.db"]);
+    let report = shoal_in(
+        &dir,
+        &["report", "--db", "ro/shoal.db", "--out", "page.html"],
+    );
+    sh(&format!("umount {m}"));
+    assert!(ok, "could not prepare the read-only copy");
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    assert!(stdout(&runs).contains("tiny"), "{}", stdout(&runs));
+    assert!(report.status.success(), "{}", stderr(&report));
+}
+
+/// `shoal live rack` once said "needs root" before it looked at its arguments: a mistyped
+/// rack is named as such wherever it runs, root or not.
+#[test]
+fn live_rack_checks_its_arguments_before_the_machine() {
+    for (args, reason) in [
+        (vec!["--slot-us", "0"], "--slot-us"),
+        (vec!["--corrupt", "2"], "--corrupt"),
+        (vec!["--nodes", "251"], "--nodes"),
+        (vec!["--ports", "3"], "--ports"),
+    ] {
+        let o = shoal(&[&["live", "rack"], &args[..]].concat());
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(reason) && !e.contains("root"), "{args:?}: {e}");
+    }
+}

@@ -234,6 +234,45 @@ impl<'a> Keys<'a> {
         Ok(Rate((gbps * 1e9).round() as u64))
     }
 
+    /// A number from `min` to `max` that the model keeps in steps of `1/steps` (a fraction in
+    /// 1/65,536, a share in parts per million): the number of steps. A value the steps cannot
+    /// hold to within 0.5% (a positive one that would round to 0, or 1.5e-6 kept in millionths
+    /// as 2e-6) is refused, saying what it would have become, rather than changed silently.
+    pub fn steps(
+        &self,
+        key: &str,
+        v: f64,
+        steps: f64,
+        (min, max): (f64, f64),
+    ) -> Result<u64, ConfigError> {
+        let v = self.num(key, v, min, false)?;
+        if v > max {
+            return Err(self.value(
+                key,
+                format!(
+                    "{} is out of range: must be {} to {}",
+                    short(v),
+                    short(min),
+                    short(max)
+                ),
+            ));
+        }
+        let n = (v * steps).round();
+        if (n / steps - v).abs() > 5e-3 * v {
+            return Err(self.value(
+                key,
+                format!(
+                    "{} cannot be kept: the model holds it in steps of {}, so it would become {}; \
+                     give a multiple of the step",
+                    short(v),
+                    short(1.0 / steps),
+                    short(n / steps)
+                ),
+            ));
+        }
+        Ok(n as u64)
+    }
+
     /// Microseconds to picoseconds; `positive` refuses zero.
     pub fn us(&self, key: &str, v: f64, positive: bool) -> Result<u64, ConfigError> {
         let v = self.num(key, v, 0.0, positive)?;

@@ -39,12 +39,13 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// What went wrong, naming the database file.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The reason already holds SQLite's message: the error is not chained to it as a
+    /// source, so that `{:#}` does not print it again.
     #[error("{path}: {reason}")]
     Sql {
         path: PathBuf,
         reason: String,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     #[error("{path}: {reason}")]
     Invalid { path: PathBuf, reason: String },
@@ -241,6 +242,51 @@ impl Db {
         Ok(db)
     }
 
+    /// Opens the database at `path` to read it only (`shoal runs`, `shoal report`): it is never
+    /// created, migrated or written, so an archived, read-only or a colleague's database can
+    /// be read, and an empty file stays empty. A WAL database whose folder cannot be written
+    /// (SQLite cannot make its shared-memory file there) is read as immutable: what the last
+    /// writer checkpointed, which is all of it once every writer has closed.
+    pub fn open_read(path: &Path) -> Result<Db> {
+        let invalid = |reason: &str| Error::Invalid {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let meta = std::fs::metadata(path).map_err(|e| invalid(&format!("cannot read it: {e}")))?;
+        if meta.is_dir() {
+            return Err(invalid("is a directory, not a database file"));
+        }
+        if meta.len() == 0 {
+            return Err(invalid(
+                "is an empty file, not a results database (runs create one)",
+            ));
+        }
+        let open = |immutable: bool| -> Result<Db> {
+            use rusqlite::OpenFlags;
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let uri = format!(
+                "file:{}{}",
+                uri_path(path),
+                if immutable { "?immutable=1" } else { "" }
+            );
+            let conn = Connection::open_with_flags(&uri, flags)
+                .map_err(|e| sql(path, "cannot open", e))?;
+            conn.busy_timeout(BUSY_TIMEOUT)
+                .map_err(|e| sql(path, "cannot set the busy timeout", e))?;
+            schema::check_layout(&conn, path)?;
+            Ok(Db {
+                conn,
+                path: path.to_owned(),
+            })
+        };
+        open(false).or_else(|e| match e {
+            Error::Sql { .. } => open(true).map_err(|_| e),
+            e => Err(e),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -285,7 +331,7 @@ impl Db {
         .map_err(|e| match e {
             Error::Sql {
                 path,
-                source: rusqlite::Error::QueryReturnedNoRows,
+                cause: rusqlite::Error::QueryReturnedNoRows,
                 ..
             } => Error::Invalid {
                 path,
@@ -397,7 +443,21 @@ impl Db {
 
     /// The rows that `filter` selects, oldest first.
     pub fn runs(&self, filter: &Filter) -> Result<Vec<Run>> {
-        let read = || -> rusqlite::Result<Vec<Run>> {
+        let (runs, bad) = self.runs_readable(filter)?;
+        match bad.first() {
+            None => Ok(runs),
+            Some(why) => Err(Error::Invalid {
+                path: self.path.clone(),
+                reason: format!("cannot list the runs: {why}"),
+            }),
+        }
+    }
+
+    /// The runs `filter` selects that can be read, in id order, and for each row that cannot
+    /// (a value of the wrong type, written by hand or by another tool) its id and why: a
+    /// read-only command shows the rest and names these.
+    pub fn runs_readable(&self, filter: &Filter) -> Result<(Vec<Run>, Vec<String>)> {
+        let read = || -> rusqlite::Result<Vec<std::result::Result<Run, String>>> {
             let mut q = self.conn.prepare(&format!(
                 "SELECT {} FROM runs
                  WHERE (?1 IS NULL OR fabric = ?1) AND (?2 IS NULL OR name = ?2)
@@ -412,11 +472,27 @@ impl Db {
                     filter.status.map(Status::as_str),
                     filter.kind
                 ],
-                schema::run_of_row,
+                |r| {
+                    Ok(schema::run_of_row(r).map_err(|e| {
+                        let id = r
+                            .get::<_, i64>(0)
+                            .map_or_else(|_| "?".to_owned(), |id| id.to_string());
+                        format!("run {id}: {e}")
+                    }))
+                },
             )?;
             rows.collect()
         };
-        read().map_err(|e| sql(&self.path, "cannot list the runs", e))
+        let rows = read().map_err(|e| sql(&self.path, "cannot list the runs", e))?;
+        let mut runs = Vec::with_capacity(rows.len());
+        let mut bad = Vec::new();
+        for row in rows {
+            match row {
+                Ok(run) => runs.push(run),
+                Err(why) => bad.push(why),
+            }
+        }
+        Ok((runs, bad))
     }
 
     /// A run's metrics, in key order.
@@ -528,6 +604,19 @@ pub fn this_host() -> String {
         .unwrap_or_default()
 }
 
+/// `path` as the path of an SQLite `file:` URI: the characters a URI gives a meaning to are
+/// percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn sql(path: &Path, what: &str, source: rusqlite::Error) -> Error {
     let reason = match &source {
         rusqlite::Error::QueryReturnedNoRows => format!("{what}: no running run with this id"),
@@ -536,7 +625,7 @@ fn sql(path: &Path, what: &str, source: rusqlite::Error) -> Error {
     Error::Sql {
         path: path.to_owned(),
         reason,
-        source,
+        cause: source,
     }
 }
 

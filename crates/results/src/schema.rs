@@ -141,6 +141,36 @@ fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
 
 /// WAL (readers and one writer at a time across processes), foreign keys, and the tables
 /// when the file is new.
+/// Checks, without writing, that a connection opened read-only holds a database of this
+/// shoal's layout.
+pub(crate) fn check_layout(conn: &Connection, path: &Path) -> Result<()> {
+    let invalid = |reason: String| Error::Invalid {
+        path: path.to_owned(),
+        reason,
+    };
+    let layout: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                invalid("is not a SQLite database (not a shoal results database)".to_owned())
+            }
+            e => sql(path, "cannot read the layout version", e),
+        })?;
+    match layout {
+        LAYOUT => Ok(()),
+        0 => Err(invalid(
+            "holds no shoal results (no runs table): not a results database".to_owned(),
+        )),
+        other if other < LAYOUT => Err(invalid(format!(
+            "has layout {other}, written by an older shoal; a command that records a run \
+             brings it up to date (on a copy, if this one must stay as it is)"
+        ))),
+        other => Err(invalid(format!(
+            "has layout {other}, newer than this shoal's ({LAYOUT}): use a newer shoal"
+        ))),
+    }
+}
+
 pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     let mode = switch_to_wal(conn).map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {

@@ -149,3 +149,71 @@ fn a_class_weight_of_zero_is_refused() {
     assert_eq!(refused_key(&weighted("[1, 0]")), "stardust.class_weights");
     parse(&weighted("[1, 3]"), "hostile.toml").expect("positive weights");
 }
+
+/// Issue 37: Stardust kept fractions in fixed point and rounded silently (`credit_speedup =
+/// 4e-7` ran as 0, `1.5e-6` as 2e-6, `fci_increase = 3e-7` as 0, `low_latency_share = 1e-12`
+/// rounded up). A value the model cannot hold is refused, saying what it would have become;
+/// one it can hold resolves to itself.
+#[test]
+fn stardust_values_the_model_cannot_hold_are_refused_not_rounded() {
+    let with =
+        |line: &str| STARDUST.replace("fe2 = 0\n", &format!("fe2 = 0\n{line}\n")) + FOUR_FLOWS;
+    for (line, key) in [
+        ("credit_speedup = 4e-7", "stardust.credit_speedup"),
+        ("credit_speedup = 1.5e-6", "stardust.credit_speedup"),
+        ("fci_increase = 3e-7", "stardust.fci_increase"),
+        ("fci_decrease = 1e-6", "stardust.fci_decrease"),
+        ("fci_min_rate = 1e-9", "stardust.fci_min_rate"),
+        (
+            "low_latency_classes = [0]\nlow_latency_share = 1e-12",
+            "stardust.low_latency_share",
+        ),
+    ] {
+        assert_eq!(refused_key(&with(line)), key, "{line}");
+    }
+    for line in [
+        "credit_speedup = 0.03",
+        "fci_increase = 0.25",
+        "credit_speedup = 0",
+    ] {
+        let s = parse(&with(line), "hostile.toml").expect(line);
+        let (k, v) = line.split_once(" = ").expect("a key");
+        let resolved: toml::Table = toml::from_str(&s.resolved_toml()).expect("resolved");
+        let back = resolved["stardust"][k].as_float().expect("a float");
+        assert!(
+            (back - v.parse::<f64>().expect("a number")).abs() < 1e-12,
+            "{line}: {back}"
+        );
+    }
+}
+
+/// Issue 37: `stardust.egress_buffer_kb = 1e308` was reported under `ingress_buffer_mb`, and
+/// huge or tiny numbers were printed as 300-digit decimals.
+#[test]
+fn each_buffer_names_its_own_key_and_numbers_print_short() {
+    let with =
+        |line: &str| STARDUST.replace("fe2 = 0\n", &format!("fe2 = 0\n{line}\n")) + FOUR_FLOWS;
+    for (line, key) in [
+        ("egress_buffer_kb = 1e308", "stardust.egress_buffer_kb"),
+        ("ingress_buffer_mb = 1e308", "stardust.ingress_buffer_mb"),
+    ] {
+        assert_eq!(refused_key(&with(line)), key, "{line}");
+    }
+    for line in [
+        "egress_buffer_kb = 1e308",
+        "link_delay_ns = 1e308",
+        "reassembly_timeout_us = 1e-300",
+        "port_gbps = 1e-300",
+    ] {
+        let Err(e) = parse(&with(line), "hostile.toml") else {
+            panic!("accepted {line}");
+        };
+        let longest = e
+            .to_string()
+            .split(|c: char| !c.is_ascii_digit())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        assert!(longest < 20, "{line}: {e}");
+    }
+}

@@ -12,7 +12,7 @@ use crate::reachability::{MAX_BITMAP, ReachConfig};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, ErrorKind, IntRule, Keys, TableError, TomlOut};
-use shoal_fabric::config::{dur_ns, float, read_table, text, value};
+use shoal_fabric::config::{dur_ns, float, read_table, short, text, value};
 use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{CellClos, FatTree, LeafSpine, Topology};
@@ -245,9 +245,22 @@ fn low_latency(
             format!("{share} is a share of the port rate: must be above 0, at most 1"),
         ));
     }
+    // The token bucket's rate is whole bits per second: a share that leaves less than the
+    // slowest rate any key may give (1 Mb/s) is a typo, not a rate to round up.
+    let rate = share * port_rate.0 as f64;
+    if rate < shoal_fabric::config::MIN_GBPS * 1e9 {
+        return Err(value(
+            "stardust.low_latency_share",
+            format!(
+                "{} of the port rate is {} b/s, below the slowest rate a scenario may give (1 Mb/s)",
+                short(share),
+                short(rate)
+            ),
+        ));
+    }
     Ok(LowLatency {
         classes: mask,
-        rate: Rate((share * port_rate.0 as f64).round().max(1.0) as u64),
+        rate: Rate(rate.round() as u64),
         burst_bytes: LOW_LATENCY_BURST
             .read(raw.low_latency_burst_bytes, d::LOW_LATENCY_BURST_BYTES)?,
     })
@@ -293,12 +306,9 @@ pub struct StardustSpec {
 }
 
 /// A fraction in 1/65,536.
+/// A fraction from 0 to 1, kept in 1/65,536 (the FCI factor's unit).
 fn frac(key: &str, v: f64, keys: &Keys<'_>) -> Result<u32, ConfigError> {
-    let v = keys.num(key, v, 0.0, false)?;
-    if v > 1.0 {
-        return Err(value(key, format!("{v} is a fraction: must be 0 to 1")));
-    }
-    Ok((v * 65_536.0).round() as u32)
+    Ok(keys.steps(key, v, 65_536.0, (0.0, 1.0))? as u32)
 }
 
 impl StardustSpec {
@@ -626,19 +636,13 @@ impl FabricKind for Kind {
                 .into());
             }
         };
-        let speedup = keys.num(
+        // A fraction of the port rate, kept in parts per million.
+        let speedup_ppm = keys.steps(
             "stardust.credit_speedup",
             raw.credit_speedup.unwrap_or(d::CREDIT_SPEEDUP),
-            0.0,
-            false,
-        )?;
-        if speedup > 1.0 {
-            return Err(value(
-                "stardust.credit_speedup",
-                format!("{speedup} is a fraction of the port rate: must be 0 to 1"),
-            )
-            .into());
-        }
+            1e6,
+            (0.0, 1.0),
+        )? as u32;
         let kb = keys.num(
             "stardust.egress_buffer_kb",
             raw.egress_buffer_kb.unwrap_or(d::EGRESS_BUFFER_KB),
@@ -651,8 +655,20 @@ impl FabricKind for Kind {
             0.0,
             true,
         )?;
-        if kb > 1e9 || mb > 1e9 {
-            return Err(value("stardust.ingress_buffer_mb", "a buffer beyond 1 PB").into());
+        for (key, given, bytes) in [
+            ("stardust.egress_buffer_kb", kb, kb * 1024.0),
+            ("stardust.ingress_buffer_mb", mb, mb * 1024.0 * 1024.0),
+        ] {
+            if bytes > 1e15 {
+                return Err(value(
+                    key,
+                    format!(
+                        "{} is a buffer beyond 1 PB: no device has one",
+                        short(given)
+                    ),
+                )
+                .into());
+            }
         }
         let timeout = keys.us(
             "stardust.reassembly_timeout_us",
@@ -693,7 +709,7 @@ impl FabricKind for Kind {
             classes,
             port_rate,
             credit_bytes: CREDIT_BYTES.read(raw.credit_bytes, d::CREDIT_BYTES)?,
-            credit_speedup_ppm: (speedup * 1e6).round() as u32,
+            credit_speedup_ppm: speedup_ppm,
             cell_bytes: CELL_BYTES.read(raw.cell_bytes, d::CELL_BYTES)?,
             cell_header_bytes: CELL_HEADER_BYTES
                 .read(raw.cell_header_bytes, d::CELL_HEADER_BYTES)?,

@@ -66,8 +66,7 @@ fn check_not_idle(ctx: &Ctx<'_>, key: &str, gap_ps: f64) -> Result<(), ScenarioE
             key,
             format!(
                 "a wait of {:.3e} s for the next flow across the rack, above the 1 s allowed \
-                 (a mistyped load, gap, rate or trace?): the Shoal simulator steps through \
-                 every idle slot, hours of wall time per flow",
+                 between flows (a mistyped load, gap, rate or trace?)",
                 gap_ps * 1e-12
             ),
         ));
