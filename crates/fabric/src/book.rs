@@ -10,6 +10,13 @@ use shoal_metrics::{FlowRecord, Sample, Sampler, TimeSeries};
 use shoal_workload::{Flow, FlowSource};
 use std::collections::BTreeMap;
 
+/// At most this many flows may be open (started, not finished) at once. Every fabric holds
+/// each open flow's state (measured at 0.1-7.5 KB a flow: Shoal's rack the most), so a
+/// workload that starts flows faster than the fabric finishes them (a load far above what it
+/// carries, millions of flows all at once) would otherwise grow until the machine's memory is
+/// gone; at this bound the largest costs about 15 GB. The run stops with an error instead.
+pub const MAX_OPEN_FLOWS: u64 = 2_000_000;
+
 /// The records of one run in progress.
 pub struct FlowBook {
     nodes: usize,
@@ -65,6 +72,15 @@ impl FlowBook {
             return Err(FabricError(format!(
                 "flow {} goes from node {} to node {} in a fabric of {n} nodes",
                 flow.id, flow.src.0, flow.dst.0
+            )));
+        }
+        if self.records.len() as u64 - self.completed >= MAX_OPEN_FLOWS {
+            return Err(FabricError(format!(
+                "{MAX_OPEN_FLOWS} flows are open at once at {} (started, not finished): \
+                 the workload starts flows faster than the fabric finishes them (a load \
+                 above what it carries, or too many flows at once?), and their state would \
+                 exhaust memory; lower workload.load or workload.flows",
+                start
             )));
         }
         let record = self.records.len() as u32;
@@ -205,5 +221,38 @@ impl FlowBook {
             measured_flow_bytes: self.measured_flow_bytes,
             series: self.series,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shoal_base::NodeId;
+
+    /// Issue 37: a workload that starts flows faster than the fabric finishes them grew until
+    /// the machine's memory was gone. The book refuses the flow past the bound, and one more
+    /// may open once one has finished.
+    #[test]
+    fn no_more_than_the_bound_of_flows_is_open_at_once() {
+        let mut book = FlowBook::new(2, RunLimits::default());
+        let flow = |id| Flow {
+            id,
+            src: NodeId(0),
+            dst: NodeId(1),
+            bytes: 1,
+            start: Time::ZERO,
+            class: 0,
+        };
+        for id in 0..MAX_OPEN_FLOWS {
+            book.open(&flow(id), Time::ZERO).expect("below the bound");
+        }
+        let err = book
+            .open(&flow(MAX_OPEN_FLOWS), Time::ZERO)
+            .expect_err("past the bound");
+        assert!(err.0.contains("open at once"), "{}", err.0);
+        let mut source = shoal_workload::IterSource::new(std::iter::empty());
+        assert!(book.deliver(0, 1, Time(5), &mut source));
+        book.open(&flow(MAX_OPEN_FLOWS), Time(5))
+            .expect("one finished, one more may open");
     }
 }

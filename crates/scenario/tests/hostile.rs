@@ -217,3 +217,26 @@ fn each_buffer_names_its_own_key_and_numbers_print_short() {
         assert!(longest < 20, "{line}: {e}");
     }
 }
+
+/// Issue 37: `flows = 4294967295` with neither a load nor a gap started them all at once and
+/// aborted every fabric ("memory allocation failed"); a delay line of 10⁸ slots (or Fig. 9's
+/// `latency_ns = 4294967295`) took gigabytes. Both are refused, naming the key and the bound.
+#[test]
+fn allocations_no_machine_could_hold_are_refused_naming_the_bound() {
+    let all_at_once = |flows: u64| {
+        format!("{RACK}{OPEN}").replace(
+            "matrix = \"uniform\"",
+            &format!("matrix = \"uniform\"\nflows = {flows}"),
+        )
+    };
+    assert_eq!(refused_key(&all_at_once(4_294_967_295)), "workload.flows");
+    parse(&all_at_once(1000), "hostile.toml").expect("a thousand at once");
+    for line in ["delay_slots = 100000000", "latency_ns = 4294967295.0"] {
+        let text = RACK.replace("channels = 2", &format!("channels = 2\n{line}"))
+            + "[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n";
+        let Err(e) = parse(&text, "hostile.toml") else {
+            panic!("accepted {line}");
+        };
+        assert!(e.to_string().contains("50000000"), "{line}: {e}");
+    }
+}

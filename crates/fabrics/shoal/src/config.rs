@@ -1,8 +1,8 @@
 //! A Shoal rack's parameters (§3.4, §4, §6.1, §7.1), checked for consistency once.
 
 use rules::{
-    CELL_BYTES, CHANNELS, CLASSES, DELAY_SLOTS, HEADER_BYTES, LOW_CLASS_QUEUE_CELLS, NODES,
-    PACKET_BYTES, SWITCH_PORTS,
+    CELL_BYTES, CHANNELS, CLASSES, DELAY_SLOTS, HEADER_BYTES, LOW_CLASS_QUEUE_CELLS,
+    MAX_DELAY_LINE_CELLS, NODES, PACKET_BYTES, SWITCH_PORTS,
 };
 use serde::Serialize;
 use shoal_base::{ChannelId, Dur, NodeId, Rate, Time};
@@ -215,6 +215,24 @@ impl RackConfig {
         DELAY_SLOTS
             .check(self.delay_slots as i64)
             .map_err(|e| value(delay_key, e.reason))?;
+        // The delay line holds every cell on the wire: (delay + 1) slots of one landing per
+        // node and channel, about 20 B each (measured: 10⁷ slots of an 8-node rack took
+        // 1.6 GB). Bounded so that it stays near 1 GB; a longer delay is no rack's.
+        let landings = (self.delay_slots as u64 + 1) * self.nodes as u64 * self.channels as u64;
+        if landings > MAX_DELAY_LINE_CELLS {
+            return Err(value(
+                delay_key,
+                format!(
+                    "a delay of {} slots ({}) over {} nodes and {} channels puts {landings} \
+                     cells on the wire, above the {MAX_DELAY_LINE_CELLS} the simulator holds \
+                     (about 1 GB): far longer than any rack's propagation delay",
+                    self.delay_slots,
+                    Dur(self.slot.0.saturating_mul(self.delay_slots as u64)),
+                    self.nodes,
+                    self.channels
+                ),
+            ));
+        }
         SWITCH_PORTS.check(self.switch_ports as i64)?;
         CLASSES.check(self.classes as i64)?;
         LOW_CLASS_QUEUE_CELLS.check(self.low_class_queue_cells as i64)?;
@@ -284,6 +302,8 @@ pub(crate) mod rules {
     pub const HEADER_BYTES: IntRule = IntRule::new("rack.header_bytes", 1, u16::MAX as i64);
     pub const CELL_BYTES: IntRule = IntRule::new("rack.cell_bytes", 2, u16::MAX as i64);
     pub const OVERHEAD_BYTES: IntRule = IntRule::new("rack.overhead_bytes", 0, u16::MAX as i64);
+    /// See `RackConfig::validate`: the delay line's bound.
+    pub const MAX_DELAY_LINE_CELLS: u64 = 50_000_000;
     pub const DELAY_SLOTS: IntRule = IntRule::new("rack.delay_slots", 1, u32::MAX as i64);
     pub const SWITCH_PORTS: IntRule = IntRule::new("rack.switch_ports", 4, MAX_PORTS as i64);
     pub const CLASSES: IntRule = IntRule::new("rack.classes", 1, 4);

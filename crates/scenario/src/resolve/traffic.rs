@@ -8,6 +8,7 @@ use crate::ScenarioError;
 use crate::raw::{RawSize, RawWorkload};
 use crate::workload::WorkloadSpec;
 use shoal_base::{NodeId, Rate, Time};
+use shoal_fabric::book::MAX_OPEN_FLOWS;
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::{Arrivals, EmpiricalCdf, Matrix, SizeDist};
@@ -321,8 +322,18 @@ pub(super) fn resolve(
                     mean_gap_ps: ctx.num("workload.mean_gap_ns", gap, 0.0, true)? * 1e3,
                 },
                 (None, None) => {
-                    if max_flows.is_none() {
+                    let Some(n) = max_flows else {
                         return Err(ctx.missing("workload.flows"));
+                    };
+                    if n > MAX_OPEN_FLOWS {
+                        return Err(ctx.value(
+                            "workload.flows",
+                            format!(
+                                "{n} flows all at once (no workload.load or mean_gap_ns): at \
+                                 most {MAX_OPEN_FLOWS} may be open at once, since every fabric \
+                                 holds each open flow's state in memory"
+                            ),
+                        ));
                     }
                     Arrivals::AllAtOnce { at: start }
                 }
