@@ -283,27 +283,64 @@ impl<'a> Keys<'a> {
                 format!("{} us is longer than the simulator can count", short(v)),
             ));
         }
-        // A time that is not zero but rounds to it is a typo for a unit, not a time to clamp.
-        if (positive || v > 0.0) && ps < 1.0 {
-            return Err(self.value(key, format!("{} us is below one picosecond", short(v))));
-        }
+        check_picoseconds(self, key, v * 1e6, ps, positive, "us")?;
         Ok(ps as u64)
     }
 
-    /// Nanoseconds to picoseconds; `positive` refuses zero.
+    /// Nanoseconds to picoseconds; `positive` refuses zero. At most a second: no delay of a
+    /// link, a device or a slot is longer (a larger value is a mistyped unit), and sums of
+    /// such delays along paths and over a run then stay far from the clock's end.
     pub fn ns(&self, key: &str, v: f64, positive: bool) -> Result<Dur, ConfigError> {
         let v = self.num(key, v, 0.0, positive)?;
+        if v > 1e9 {
+            return Err(self.value(
+                key,
+                format!(
+                    "{} ns is longer than a second: no delay is (a mistyped unit?)",
+                    short(v)
+                ),
+            ));
+        }
         let d = Dur::from_ns_f64(v).ok_or_else(|| {
             self.value(
                 key,
                 format!("{} ns is longer than the simulator can count", short(v)),
             )
         })?;
-        if (positive || v > 0.0) && d.0 == 0 {
-            return Err(self.value(key, format!("{} ns is below one picosecond", short(v))));
-        }
+        check_picoseconds(self, key, v * 1e3, d.0 as f64, positive, "ns")?;
         Ok(d)
     }
+}
+
+/// A time given as `exact` picoseconds and held as the whole `held`: a time that is not zero
+/// but rounds to zero is a typo for a unit, not a time to clamp, and one that whole picoseconds
+/// cannot hold to within 0.5% (below 100 ps) is refused rather than rounded silently.
+fn check_picoseconds(
+    keys: &Keys<'_>,
+    key: &str,
+    exact: f64,
+    held: f64,
+    positive: bool,
+    unit: &str,
+) -> Result<(), ConfigError> {
+    let given = short(if unit == "us" {
+        exact / 1e6
+    } else {
+        exact / 1e3
+    });
+    if (positive || exact > 0.0) && held < 1.0 {
+        return Err(keys.value(key, format!("{given} {unit} is below one picosecond")));
+    }
+    if (held - exact).abs() > 5e-3 * exact {
+        return Err(keys.value(
+            key,
+            format!(
+                "{given} {unit} cannot be held in whole picoseconds to within 0.5% (it would \
+                 be {held} ps)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The top-level table `name` of the scenario `text`, deserialized as `T` (whose own

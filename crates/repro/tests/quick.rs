@@ -60,24 +60,20 @@ fn claims_do_not_depend_on_the_threads_inside_a_run() {
 /// pass, and that every claim is reported.
 #[test]
 fn fig17_node_failures() {
-    let claims = common::run("fig17", true);
-    let names: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
-    assert_eq!(names.len(), 3, "{names:?}");
-    common::holds(&claims, "long-flow goodput");
-    common::holds(&claims, "short-flow p99.9 FCT at 20% failed");
+    common::check_claims("fig17", true, 3, &["short-flow p99.9 FCT at 40% failed"]);
 }
 
 /// At high load our tail FCT does not grow with the node count (0.98-1.00x against the
-/// paper's 1.2x; see docs/results/shoal-datacenter.md): the test holds the three ratios that
-/// match and that the fourth is reported.
+/// paper's 1.2x; see docs/results/shoal-datacenter.md): that ratio misses, the three others
+/// hold.
 #[test]
 fn epoch_size() {
-    let claims = common::run("epoch", true);
-    assert_eq!(claims.len(), 4);
-    for c in &claims {
-        let known_miss = c.claim == "tail FCT with twice the nodes, high load";
-        assert!(c.pass || known_miss, "{}: ours {}", c.claim, c.ours);
-    }
+    common::check_claims(
+        "epoch",
+        true,
+        4,
+        &["tail FCT with twice the nodes, high load"],
+    );
 }
 
 #[test]
@@ -130,18 +126,26 @@ fn stardust_fig11_cost_and_power() {
 /// stays below its bound; every other claim holds.
 #[test]
 fn aquila_theory() {
-    common::check_claims("aquila-theory", true, 7, |c| {
-        c.claim.starts_with("uniform random") || c.claim.starts_with("pod shift, Valiant")
-    });
+    common::misses_say_why(&common::check_claims(
+        "aquila-theory",
+        true,
+        7,
+        &["uniform random", "pod shift, Valiant"],
+    ));
 }
 
-/// Aquila Fig. 6 on 72 hosts, 200 µs a load: the two RTT bounds as claims, each a pass or a
-/// miss that says why (over this window the tail at 70% load misses, as at full scale), and
+/// Aquila Fig. 6 on 72 hosts, 200 µs a load: the two RTT bounds as claims, pinned (the tail at
+/// 70% load misses, saying why, as at full scale; the one at 90% passes), and
 /// the plotted RTTs: positive, the median below the 99th percentile at every load, and both
 /// growing with the load.
 #[test]
 fn aquila_fig6() {
-    common::check_claims("aquila-fig6", true, 2, |_| true);
+    common::misses_say_why(&common::check_claims(
+        "aquila-fig6",
+        true,
+        2,
+        &["99th-percentile fabric RTT at 70% load"],
+    ));
     let csv = std::fs::read_to_string(common::plots_dir("aquila-fig6").join("aquila-fig6.csv"))
         .expect("aquila-fig6.csv written");
     let series = |name: &str| -> Vec<(f64, f64)> {
@@ -179,30 +183,44 @@ fn aquila_fig6() {
 /// fabric part, below the paper's 2.5-3 µs at the model's per-hop latencies).
 #[test]
 fn aquila_fig7() {
-    common::check_claims("aquila-fig7", true, 3, |c| {
-        c.claim.starts_with("99th-percentile") || c.claim.contains("fabric part")
-    });
+    common::misses_say_why(&common::check_claims(
+        "aquila-fig7",
+        true,
+        3,
+        &["99th-percentile", "median fabric part"],
+    ));
 }
 
-/// Aquila Fig. 8 on 72 hosts: three claims, each a pass or a miss that says why.
+/// Aquila Fig. 8 on 72 hosts: 1RMA alone and beside bulk IP in its own VC class pass; sharing
+/// the bulk VCs misses, saying why.
 #[test]
 fn aquila_fig8() {
-    common::check_claims("aquila-fig8", true, 3, |_| true);
+    common::misses_say_why(&common::check_claims(
+        "aquila-fig8",
+        true,
+        3,
+        &["L 1RMA sharing VCs"],
+    ));
 }
 
 /// Aquila Fig. 9 on 72 hosts: two claims (the tail grows with the RPC size where pods are
-/// joined by less than a TiN's injection, and not where they match it), each a pass or a miss
-/// that says why.
+/// joined by less than a TiN's injection, and not where they match it); both miss here, each
+/// saying why (docs/results/aquila-fig9.md).
 #[test]
 fn aquila_fig9() {
-    common::check_claims("aquila-fig9", true, 2, |_| true);
+    common::misses_say_why(&common::check_claims(
+        "aquila-fig9",
+        true,
+        2,
+        &["25 Gb/s between pods", "100 Gb/s between pods"],
+    ));
 }
 
 /// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
 /// host software besides the backend's 1 µs per request), each saying why.
 #[test]
 fn aquila_fig10() {
-    common::check_claims("aquila-fig10", true, 4, |_| true);
+    common::misses_say_why(&common::check_claims("aquila-fig10", true, 4, &["1RMA's"]));
 }
 
 #[test]
@@ -217,39 +235,30 @@ fn fig11_relative_cost() {
 
 /// Shoal against its Fig. 15 baselines on 64 nodes, loads 0.2 and 0.7, 10,000 completed flows
 /// on every fabric: milliseconds of simulated time, far from the steady state of the paper's
-/// million flows, so only part of the claims hold (see docs/results/baselines.md). At this scale
-/// the epoch is short, so Shoal's mean short-flow FCT is well below every baseline's (0.6x)
-/// instead of comparable or slightly above (those three claims miss); the tail ratios against
-/// DCTCP are 1.2-1.8x instead of 2-3x; DCQCN's low-load tail ratio and the torus's goodput ratio
-/// sit on their tolerances' edges, so they are not held either way; the torus's tail ratio is
-/// about 9x, not 14.9x. The test holds that every fabric completes its flows, that the figures
-/// are written, and the claims that pass with a margin: the three goodput ratios against the
-/// Clos baselines, both NDP tail ratios, DCQCN's high-load tail ratio and Shoal beating the
-/// torus.
+/// million flows (see docs/results/baselines.md). At this scale the epoch is short, so Shoal's
+/// mean short-flow FCT is well below every baseline's (0.55x) instead of comparable or slightly
+/// above (those three claims miss), and the low-load tail ratio against DCTCP is 1.85x against
+/// 3x (a miss). Every verdict is pinned, those on their tolerances' edges too (DCQCN's low-load
+/// tail, 2.01x against 1.95x; the torus's goodput, 6.35x against 6.48x): a change that flips one
+/// updates the pin and says why. The figures are written.
 #[test]
 fn fig15_baselines() {
     let dir = common::plots_dir("fig15-baselines");
+    // Exact verdicts: the four misses (DCTCP's low-load tail ratio and the three mean-FCT
+    // ratios, Shoal's mean about half the baselines' at 64 nodes) carry no reason yet; issue
+    // 36 measures them.
     let claims = common::run("fig15-baselines", true);
-    let held = [
-        "every fabric completes its flows at every load",
-        "long-flow goodput, Shoal / DCTCP, every load",
-        "long-flow goodput, Shoal / DCQCN, every load",
-        "long-flow goodput, Shoal / NDP, every load",
-        "short-flow p99 FCT, NDP / Shoal, low load (L 0.1-0.3)",
-        "short-flow p99 FCT, NDP / Shoal, high load (L 0.7-0.9)",
-        "short-flow p99 FCT, DCQCN / Shoal, high load (L 0.7-0.9)",
-        "Shoal beats the torus at every load (p99 FCT and goodput)",
-    ];
-    for name in held {
-        let c = claims
-            .iter()
-            .find(|c| c.claim == name)
-            .unwrap_or_else(|| panic!("no claim {name:?}"));
-        assert!(c.pass, "{name}: ours {}", c.ours);
-    }
-    // Four claims per packet-switched baseline, the completion claim and the torus's tail,
-    // goodput and every-load claims.
     assert_eq!(claims.len(), 16, "{} claims", claims.len());
+    let misses = [
+        "short-flow p99 FCT, DCTCP / Shoal, low load",
+        "short-flow mean FCT, Shoal / DCTCP",
+        "short-flow mean FCT, Shoal / DCQCN",
+        "short-flow mean FCT, Shoal / NDP",
+    ];
+    for c in &claims {
+        let miss = misses.iter().any(|m| c.claim.starts_with(m));
+        assert_eq!(c.pass, !miss, "{}: ours {}", c.claim, c.ours);
+    }
     for stem in [
         "fig15-baselines-short-mean",
         "fig15-baselines-short-p99",
@@ -264,30 +273,28 @@ fn fig15_baselines() {
 
 /// Stardust Fig. 9 scaled down (32 adapters x 8 links in two pods, 100 us of warm-up and 200
 /// us measured per utilisation, against 256 x 32 and 1 ms at full scale), the same claims.
-/// Two kinds miss at this scale and are reported as misses: the last-stage queue at low
-/// utilisations has a heavier tail than the M/D/1 bound (largest ratio 3.3-5.8 at u = 0.5 to
+/// The last-stage queue at low utilisations (0.5 to 0.7) misses, saying why: it has a heavier
+/// tail than the M/D/1 bound (largest ratio 3.3-5.8 at u = 0.5 to
 /// 0.7), as at full scale (3.8-13 at 0.5-0.7, 2.8 at 0.95). The stage lines of the progress
 /// say why: an adapter receives its cells in credit-sized bursts (variance over mean 3.9 to
 /// 7.8 over 1 to 64 cell times at 0.5, Poisson's is 1) and each of its last-stage links keeps
 /// part of that (1.1 to 1.4); with 2 KB credits the ratio at 8 cells and u = 0.5 is 4.4, with
 /// 8 KB 43 (docs/results/stardust.md, Fig. 9). FCI holds the 120% case at 0.93
-/// (0.9 ± 0.05). u = 0.9 sits near the edge of its tolerance (1.06 against 1.2) and is not
-/// held either way. The test holds every other claim and that all eleven are reported; on two
-/// threads (the points at once) the claims are the same, numbers included.
+/// (0.9 ± 0.05). Every verdict is pinned (u = 0.9 passes near the edge of its tolerance, 1.06
+/// against 1.2); on two threads (the points at once) the claims are the same, numbers
+/// included.
 #[test]
 fn stardust_fig9_two_tier_load() {
-    let claims = common::run("stardust-fig9", true);
-    assert_eq!(claims.len(), 11, "{} claims", claims.len());
-    for held in [
-        "traversal latency at 95% utilisation",
-        "last-stage queue at utilisation 0.95 ",
-        "the last-stage queue's tail grows",
-        "§6.2: 128 cells per link",
-        "no cell lost",
-        "oversubscribed 120%",
-    ] {
-        common::holds(&claims, held);
-    }
+    let claims = common::check_claims(
+        "stardust-fig9",
+        true,
+        11,
+        &[
+            "last-stage queue at utilisation 0.5 ",
+            "last-stage queue at utilisation 0.6 ",
+            "last-stage queue at utilisation 0.7 ",
+        ],
+    );
     common::same_on_threads("stardust-fig9", true, 2, &claims);
 }
 
@@ -349,16 +356,19 @@ fn stardust_fig10c_incast() {
 /// clique's total is a known miss that says why; the per-TiN claims hold.
 #[test]
 fn aquila_bootstrap() {
-    common::check_claims("aquila-bootstrap", true, 4, |c| {
-        c.claim.starts_with("full clique")
-    });
+    common::misses_say_why(&common::check_claims(
+        "aquila-bootstrap",
+        true,
+        4,
+        &["full clique"],
+    ));
 }
 
 /// Aquila §3.2's link failures on the 9 x 4 clique (the quick version is the full one): every
 /// claim holds.
 #[test]
 fn aquila_failure() {
-    common::check_claims("aquila-failure", true, 6, |_| false);
+    common::misses_say_why(&common::check_claims("aquila-failure", true, 6, &[]));
 }
 
 /// Stardust Fig. 10(b) at k = 6: the pair's 1 MB flows over Stardust finish in under 1 ms and

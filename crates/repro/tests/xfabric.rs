@@ -1,15 +1,27 @@
-//! The XFabric experiments' quick versions (64-125 SoCs; the 27-SoC prototype for Fig. 5). Their numeric claims compare with the
-//! paper's 343-SoC numbers and may miss at this scale (see docs/results/xfabric.md); the tests
-//! print every claim and hold the ones that are about orderings and shapes.
+//! The XFabric experiments' quick versions (64-125 SoCs; the 27-SoC prototype for Fig. 5). Their
+//! numeric claims compare with the paper's 343-SoC numbers and several miss at this scale (see
+//! docs/results/xfabric.md); every verdict is pinned, so none flips unnoticed. Fig. 6(a)'s
+//! claims are wall-clock times of this machine and cannot be pinned: its test holds what does
+//! not depend on the machine.
 
 mod common;
-
-use common::holds;
 
 /// Runs the quick version; a claim whose input is missing is reported as not checked and never
 /// passes.
 fn run(name: &str) -> Vec<shoal_repro::Claim> {
     let claims = common::run(name, true);
+    for c in &claims {
+        if c.ours.starts_with("not checked") {
+            assert!(!c.pass, "{} passes unchecked", c.claim);
+        }
+    }
+    claims
+}
+
+/// Runs the quick version with its verdicts pinned (see `common::check_claims`); a claim whose
+/// input is missing is reported as not checked and never passes.
+fn pinned(name: &str, count: usize, misses: &[&str]) -> Vec<shoal_repro::Claim> {
+    let claims = common::check_claims(name, true, count, misses);
     for c in &claims {
         if c.ours.starts_with("not checked") {
             assert!(!c.pass, "{} passes unchecked", c.claim);
@@ -29,40 +41,24 @@ fn not_checked(claims: &[shoal_repro::Claim], starts: &str) {
 
 #[test]
 fn xfabric_fig2_quick() {
-    let claims = run("xfabric-fig2");
-    assert_eq!(claims.len(), 10);
-    holds(&claims, "Production: XFabric path length");
-    holds(&claims, "Production: XFabric comparable to OSA");
-    holds(&claims, "LiveJournal: smaller gain over Random");
+    pinned("xfabric-fig2", 10, &["?"]);
 }
 
 #[test]
 fn xfabric_fig3_quick() {
-    let claims = run("xfabric-fig3");
-    assert_eq!(claims.len(), 6);
-    holds(&claims, "(a) clusters of 2");
-    holds(&claims, "(a) clustered: XFabric and OSA almost the same");
+    pinned("xfabric-fig3", 6, &["?"]);
 }
 
 #[test]
 fn xfabric_fig4_quick() {
-    let claims = run("xfabric-fig4");
-    assert_eq!(claims.len(), 4);
-    holds(&claims, "(a) XFabric shortest at every size");
+    pinned("xfabric-fig4", 4, &["?"]);
 }
 
 /// Fig. 5 on the packet engine, 1,200 TCP flows per run: the path-length claims and the loss bound
 /// hold; completion times hang on the few largest flows of so short a trace and are printed only.
 #[test]
 fn xfabric_fig5_quick() {
-    let claims = run("xfabric-fig5");
-    assert_eq!(claims.len(), 11);
-    holds(&claims, "(a) path length cut against the torus, t <= 30 s");
-    holds(&claims, "(a) XFabric path length at t = 1 s");
-    holds(
-        &claims,
-        "§6.5 frames lost per link per reconfiguration, every run",
-    );
+    let claims = pinned("xfabric-fig5", 11, &["?"]);
     // The quick sweep has no clusters of 2: those claims are there, not checked.
     not_checked(&claims, "(c) path length, clusters of 2");
     not_checked(&claims, "(c) clusters of 2: over twice shorter");
@@ -80,16 +76,13 @@ fn xfabric_fig6a_quick() {
 
 #[test]
 fn xfabric_fig6b_quick() {
-    let claims = run("xfabric-fig6b");
-    assert_eq!(claims.len(), 3);
-    holds(&claims, "one consistent configuration after");
+    pinned("xfabric-fig6b", 3, &["?"]);
 }
 
 /// The Production stand-in's sweep at 64 SoCs: each claim is checked at every point of the range.
 #[test]
 fn xfabric_production_quick() {
-    let claims = run("xfabric-production");
-    assert_eq!(claims.len(), 5);
+    let claims = pinned("xfabric-production", 5, &["?"]);
     for c in &claims {
         assert!(c.ours.starts_with("holds at "), "{c:?}");
     }

@@ -29,7 +29,8 @@ impl fmt::Display for ScenarioError {
         if !self.key.is_empty() {
             write!(f, "{}: ", self.key)?;
         }
-        f.write_str(&self.reason)
+        // Whichever check wrote the reason, a value such as 1e308 is not shown as 309 digits.
+        f.write_str(&short_numbers(&self.reason))
     }
 }
 
@@ -152,4 +153,43 @@ pub(crate) fn describe_serde(message: &str, path: Option<String>) -> (ErrorKind,
         ErrorKind::Value
     };
     (kind, path, reason)
+}
+
+/// `text` with every number of more than 20 digits in exponent form: the TOML parser and
+/// Rust's `{}` print a float such as 1e308 as all its 309 digits.
+fn short_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        let number = tail[..end].trim_end_matches('.');
+        let digits = number.chars().filter(char::is_ascii_digit).count();
+        match number.parse::<f64>() {
+            Ok(v) if digits > 20 => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(number),
+        }
+        rest = &tail[number.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_numbers;
+
+    #[test]
+    fn long_numbers_are_written_short_and_others_kept() {
+        let huge = format!("{}", 1e308);
+        assert_eq!(
+            short_numbers(&format!("floating point `{huge}`, expected an integer")),
+            "floating point `1e308`, expected an integer"
+        );
+        let kept = "line 3: 0.5 and 65535 and 1.25e-3 and v1.2.";
+        assert_eq!(short_numbers(kept), kept);
+    }
 }

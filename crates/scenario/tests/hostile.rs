@@ -231,7 +231,10 @@ fn allocations_no_machine_could_hold_are_refused_naming_the_bound() {
     };
     assert_eq!(refused_key(&all_at_once(4_294_967_295)), "workload.flows");
     parse(&all_at_once(1000), "hostile.toml").expect("a thousand at once");
-    for line in ["delay_slots = 100000000", "latency_ns = 4294967295.0"] {
+    let fig9 = RACK.replace("channels = 2", "channels = 2\nlatency_ns = 4294967295.0")
+        + "[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n";
+    assert_eq!(refused_key(&fig9), "rack.latency_ns");
+    for line in ["delay_slots = 100000000", "latency_ns = 900000000.0"] {
         let text = RACK.replace("channels = 2", &format!("channels = 2\n{line}"))
             + "[workload]\nkind = \"permutation\"\nflow_bytes = 1000\n";
         let Err(e) = parse(&text, "hostile.toml") else {
@@ -239,4 +242,45 @@ fn allocations_no_machine_could_hold_are_refused_naming_the_bound() {
         };
         assert!(e.to_string().contains("50000000"), "{line}: {e}");
     }
+}
+
+/// What `crates/cli/tests/fuzz_keys.rs` found, each once a panic, an abort or a silent change:
+/// a Stardust link of 130 s (its in-flight cells overflowed a sum), an interval of 57 days
+/// between reachability messages (their spread overflowed), a leaf-spine of 1,716 leaves
+/// (24 GB), an Aquila clique of two pods (a detour to a TiN without global links had no
+/// route), a flow-size cap of 5.41 B (rounded to 5), a period of 0.6 ps (rounded to 1).
+#[test]
+fn what_the_registry_fuzzing_found_is_refused_or_runs() {
+    let with =
+        |line: &str| STARDUST.replace("fe2 = 0\n", &format!("fe2 = 0\n{line}\n")) + FOUR_FLOWS;
+    assert_eq!(
+        refused_key(&with("link_delay_ns = 130000000000.0")),
+        "stardust.link_delay_ns"
+    );
+    let leaf_spine = "[scenario]\nfabric = \"stardust\"\n[stardust]\ntopology = \"leaf-spine\"\n\
+                      leaves = 1716\nspines = 2\nfas_per_leaf = 2\n"
+        .to_owned()
+        + FOUR_FLOWS;
+    assert!(refused_key(&leaf_spine).starts_with("stardust."));
+    let far = parse(&with("reach_interval_us = 4920000000000.0"), "hostile.toml")
+        .expect("an interval of 57 days is a time");
+    far.run(&mut shoal_fabric::NoProgress).expect("runs");
+    let two_pods = "[scenario]\nfabric = \"aquila\"\n[clique]\npods = 2\ntins_per_pod = 2\n\
+                    local_links = 1\nglobal_links = 1\nlocal_ports = 1\nglobal_ports = 1\n\
+                    [workload]\nkind = \"open-loop\"\nload = 0.5\nflows = 20\nmatrix = \"uniform\"\n\
+                    size = { dist = \"fixed\", bytes = 3000 }\n[run]\nuntil_us = 20.0\n";
+    let out = parse(two_pods, "hostile.toml")
+        .expect("two pods")
+        .run(&mut shoal_fabric::NoProgress)
+        .expect("runs");
+    assert!(out.records.iter().any(|r| r.finish.is_some()));
+    let cap = format!("{RACK}{OPEN}").replace(
+        "size = { dist = \"fixed\", bytes = 1000 }",
+        "size = { dist = \"pareto\", shape = 1.2, mean_bytes = 1000, cap_bytes = 5.41 }",
+    );
+    assert_eq!(refused_key(&cap), "workload.size.cap_bytes");
+    let xfabric = "[scenario]\nfabric = \"xfabric\"\n[xfabric]\nsocs = 8\nports_per_soc = 3\n\
+                   uplinks = 1\nperiod_ms = 6.12e-10\n[workload]\nkind = \"permutation\"\n\
+                   flow_bytes = 1000\n";
+    assert_eq!(refused_key(xfabric), "xfabric.period_ms");
 }

@@ -501,11 +501,13 @@ impl Router {
                         level: global_level,
                     }),
             );
+            // Only to a TiN with a global link onward: in a clique of two pods, or one with
+            // unwired global ports, a TiN may hold none, and a detour there would have no
+            // route (issue 37's fuzzing found the panic).
             for t in (0..df.tins_per_pod).filter(|&t| t != me && !holders.contains(&t)) {
-                if !pruned
-                    || self.globals[(p * df.tins_per_pod + t) as usize]
-                        .iter()
-                        .any(|&(_, pod)| via(pod))
+                if self.globals[(p * df.tins_per_pod + t) as usize]
+                    .iter()
+                    .any(|&(_, pod)| via(pod))
                 {
                     local(t, &mut out.non_minimal);
                 }

@@ -287,14 +287,18 @@ impl Network {
     /// has room for what they may already have sent: a round trip of each link in cells.
     fn element_config(&self, n: u32) -> ElementConfig {
         let links = self.topo.ports(n) as u32;
-        let in_flight: u32 = self
+        // Saturating: a link as long as a continent holds more cells than a pool could, and
+        // the element then pauses its sources whenever anything is queued.
+        let in_flight = self
             .topo
             .links(n)
             .iter()
             .map(|l| {
-                (l.rate.bytes_in(Dur(2 * l.delay.0)) / self.adapter.cell_bytes as u64) as u32 + 2
+                l.rate.bytes_in(Dur(l.delay.0.saturating_mul(2))) / self.adapter.cell_bytes as u64
+                    + 2
             })
-            .sum();
+            .fold(0u64, u64::saturating_add)
+            .min(u32::MAX as u64) as u32;
         let pool_cells = self.pool_cells_per_link * links;
         let pause_cells = pool_cells.saturating_sub(in_flight);
         ElementConfig {

@@ -266,6 +266,11 @@ fn low_latency(
     })
 }
 
+/// The most VOQs (adapters² x ports x classes) a network may hold: measured at about 200 B a
+/// VOQ with everything that grows with it (600 adapters of 16 ports took 1.1 GB), so about
+/// 7 GB at this bound.
+const MAX_VOQS: u64 = 1 << 25;
+
 /// The shape of the fabric under the adapters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -462,6 +467,38 @@ impl StardustSpec {
             return Err(value(
                 "stardust.class_weights",
                 "a class of weight 0 would never get credit: every weight must be 1 or more",
+            ));
+        }
+        // Every adapter keeps a VOQ per destination port and class, and every egress port a
+        // view of each source adapter's VOQ: state grows as adapters² x ports x classes. Checked
+        // before the topology is built, so a mistyped size is refused, not run out of memory.
+        let fas = match self.shape {
+            Shape::CellClos { fas, .. } => fas as u64,
+            Shape::FatTree { k } => (k as u64).pow(3) / 4,
+            Shape::LeafSpine {
+                leaves,
+                fas_per_leaf,
+                ..
+            } => leaves as u64 * fas_per_leaf as u64,
+        };
+        let voqs = fas
+            .saturating_mul(fas)
+            .saturating_mul(a.ports as u64 * a.classes as u64);
+        if voqs > MAX_VOQS {
+            return Err(value(
+                keys.blame(&[
+                    "stardust.fas",
+                    "stardust.k",
+                    "stardust.leaves",
+                    "stardust.fas_per_leaf",
+                    "stardust.ports_per_fa",
+                    "stardust.classes",
+                ]),
+                format!(
+                    "{fas} adapters of {} ports and {} classes keep {voqs} VOQs and views, above \
+                     the {MAX_VOQS} this machine's memory holds (about 200 B each)",
+                    a.ports, a.classes
+                ),
             ));
         }
         let topo = self.topology()?;

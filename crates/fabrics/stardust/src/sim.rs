@@ -260,7 +260,7 @@ impl EventFabric for Sim<'_> {
         let devs = self.reach.len() as u64;
         let interval = self.net.reach.interval.0;
         for dev in 0..devs {
-            let at = Time(interval * dev / devs);
+            let at = Time((interval as u128 * dev as u128 / devs as u128) as u64);
             self.q.schedule(at, Ev::ReachTick { dev: dev as u32 });
             self.arm_reach(dev as u32);
         }

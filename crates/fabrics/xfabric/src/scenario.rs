@@ -227,7 +227,8 @@ impl FabricKind for Kind {
                 raw.hop_delay_ns.unwrap_or(d::HOP_DELAY_NS),
                 false,
             )?,
-            period: keys.ns("xfabric.period_ms", period_ms * 1e6, false)?,
+            // A period may be longer than a second (`Keys::ns` bounds delays at one).
+            period: Dur(keys.us("xfabric.period_ms", period_ms * 1e3, false)?),
             subflows: SUBFLOWS.read(raw.subflows, d::SUBFLOWS)?,
             seed: input.seed,
         };

@@ -58,15 +58,6 @@ pub fn same_on_threads(name: &str, quick: bool, threads: usize, claims: &[Claim]
     );
 }
 
-/// The claim whose text starts with `starts` exists and passes.
-pub fn holds(claims: &[Claim], starts: &str) {
-    let c = claims
-        .iter()
-        .find(|c| c.claim.starts_with(starts))
-        .unwrap_or_else(|| panic!("no claim {starts:?}"));
-    assert!(c.pass, "{} (ours {})", c.claim, c.ours);
-}
-
 /// Runs experiment `name` and fails on any claim outside its tolerance.
 pub fn check(name: &str, quick: bool) {
     let claims = run(name, quick);
@@ -79,16 +70,37 @@ pub fn check(name: &str, quick: bool) {
     assert!(failed.is_empty(), "{name}: failed claims {failed:?}");
 }
 
-/// Runs experiment `name`: `count` claims, each a pass unless `may_miss` allows a miss, and
-/// every miss with its reason in the table (`[miss: ...]`).
-pub fn check_claims(name: &str, quick: bool, count: usize, may_miss: impl Fn(&Claim) -> bool) {
+/// Runs experiment `name`: `count` claims whose verdicts are pinned, exactly the ones whose
+/// text starts with one of `misses` missing and every other passing. A claim that flips either way fails the test: a deliberate change
+/// updates the pin and says why in its commit.
+pub fn check_claims(name: &str, quick: bool, count: usize, misses: &[&str]) -> Vec<Claim> {
     let claims = run(name, quick);
-    assert_eq!(claims.len(), count, "{name}: claims");
+    let verdicts: Vec<String> = claims
+        .iter()
+        .map(|c| format!("{}: {}", if c.pass { "pass" } else { "miss" }, c.claim))
+        .collect();
+    assert_eq!(claims.len(), count, "{name}: claims {verdicts:#?}");
     for c in &claims {
-        assert!(c.pass || may_miss(c), "{}: ours {}", c.claim, c.ours);
-        if !c.pass {
-            assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
-        }
+        let pinned_miss = misses.iter().any(|m| c.claim.starts_with(m));
+        assert_eq!(
+            c.pass, !pinned_miss,
+            "{name}: the verdict of {:?} changed (ours {}); all: {verdicts:#?}",
+            c.claim, c.ours
+        );
+    }
+    for m in misses {
+        assert!(
+            claims.iter().any(|c| c.claim.starts_with(m)),
+            "{name}: no claim starts with the pinned miss {m:?}: {verdicts:#?}"
+        );
+    }
+    claims
+}
+
+/// Every miss of `claims` gives its reason in the table (`[miss: ...]`).
+pub fn misses_say_why(claims: &[Claim]) {
+    for c in claims.iter().filter(|c| !c.pass) {
+        assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
     }
 }
 

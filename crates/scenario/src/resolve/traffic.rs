@@ -138,6 +138,11 @@ fn sizes(ctx: &Ctx<'_>, s: Option<RawSize>) -> Result<SizeDist, ScenarioError> {
                             "workload.size.cap_bytes",
                             format!("{c:e} B is more than a flow can carry (2^64 - 1 B)"),
                         )),
+                        // Flow sizes are whole bytes: a fraction would be rounded silently.
+                        c if c.fract() != 0.0 => Err(ctx.value(
+                            "workload.size.cap_bytes",
+                            format!("{c} B is not a whole number of bytes"),
+                        )),
                         c => Ok(c),
                     },
                 )

@@ -104,7 +104,13 @@ impl BootstrapSpec {
                     format!("{s} s is out of range: at most {MAX_S} s"),
                 ));
             }
-            Ok(Dur::from_ps((s * 1e12).round() as u64))
+            let ps = (s * 1e12).round();
+            // A time that is not zero but rounds to it is a typo for a unit, not a time to
+            // clamp (as `Keys::us` refuses it).
+            if s > 0.0 && ps < 1.0 {
+                return Err(value(key, format!("{s:e} s is below one picosecond")));
+            }
+            Ok(Dur::from_ps(ps as u64))
         };
         let dcn_tins = match raw.dcn_tins {
             None => paper.dcn_tins,
