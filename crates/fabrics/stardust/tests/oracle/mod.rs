@@ -141,6 +141,70 @@ pub const CASES: &[Case] = &[
         extra: None,
     },
     Case {
+        name: "fig9-quick-u12",
+        about: "Stardust Fig. 9 at quick scale (repro quick_settings), utilisation 1.2: overload, ingress pause and element pauses",
+        scenario: "scenarios/stardust-fig9.toml",
+        overrides: &FIG9_QUICK,
+        utilisation: Some(1.2),
+        failure: None,
+        extra: None,
+    },
+    Case {
+        name: "stress-ingress-drop",
+        about: "Not a repro entry: Fig. 9's quick network at 1.2 with a 0.25 MB ingress buffer that drops when full (the ingress drop no committed scenario reaches)",
+        scenario: "scenarios/stardust-fig9.toml",
+        overrides: &[
+            "stardust.fas = 32",
+            "stardust.fas_per_pod = 16",
+            "stardust.fe1_per_pod = 8",
+            "stardust.fe2 = 16",
+            "workload.flows = 1984",
+            "run.measure_from_us = 100.0",
+            "run.until_us = 300.0",
+            "stardust.ingress_full = \"drop\"",
+            "stardust.ingress_buffer_mb = 0.25",
+        ],
+        utilisation: Some(1.2),
+        failure: None,
+        extra: None,
+    },
+    Case {
+        name: "stress-small-pool",
+        about: "Not a repro entry: Fig. 9's quick network at 0.95 with 8 cells of element pool per link and FCI above 4 (element pauses, drops, lost cells, reassembly timeouts and status refreshes, which no committed scenario reaches). The old path stalls here after the start's burst (about 56 k cell-hops in 300 us against 5.8 M with 128 cells): recorded as it is, not judged",
+        scenario: "scenarios/stardust-fig9.toml",
+        overrides: &[
+            "stardust.fas = 32",
+            "stardust.fas_per_pod = 16",
+            "stardust.fe1_per_pod = 8",
+            "stardust.fe2 = 16",
+            "workload.flows = 1984",
+            "run.measure_from_us = 100.0",
+            "run.until_us = 300.0",
+            "stardust.pool_cells_per_link = 8",
+            "stardust.fci_threshold_cells = 4",
+        ],
+        utilisation: Some(0.95),
+        failure: None,
+        extra: None,
+    },
+    Case {
+        name: "stress-fig7-low-latency",
+        about: "Not a repro entry: Fig. 7 / App. F with B's flow in class 1 made a low-latency class (half the port, 16 KB bursts): the low-latency VOQs no committed scenario uses",
+        scenario: "scenarios/stardust-fig7.toml",
+        overrides: &[
+            "stardust.low_latency_classes = [1]",
+            "stardust.low_latency_share = 0.5",
+            "stardust.low_latency_burst_bytes = 16384",
+        ],
+        utilisation: None,
+        failure: None,
+        extra: Some(Extra {
+            src: 1,
+            dst: 5,
+            class: 1,
+        }),
+    },
+    Case {
         name: "fig10a-quick",
         about: "Stardust Fig. 10(a) at quick scale: k = 6, 54 pairs, measured 1-3 ms, TCP NewReno",
         scenario: "scenarios/stardust-fig10a.toml",
@@ -767,6 +831,9 @@ pub struct ExactFixture {
     pub generated_by: String,
     pub run: ExactRun,
 }
+
+/// A run function for the exact cases.
+pub type ExactRunFn = fn(&ExactCase) -> ExactRun;
 
 /// An exact case on today's data path.
 pub fn run_exact_old(case: &ExactCase) -> ExactRun {
