@@ -5,14 +5,16 @@
 //! metric's seed mean within the fixture's 95% seed interval.
 //!
 //! In `cargo test`: the exact cases, the harness's own properties, the fixtures' shape, and
-//! the smallest seed sweeps (the incast, Fig. 7 and Fig. 10(c), under a second together). The whole sweep, every case at 10 seeds:
+//! the smallest seed sweeps (the incast, Fig. 7 three ways and Fig. 10(c), about a second
+//! together). The whole sweep, every case at 10 seeds (about 2.5 minutes):
 //!
 //! ```text
 //! cargo test -p shoal-stardust --test equivalence -- --ignored oracle_sweep
 //! ```
 //!
 //! The generators (`generate_oracle_fixtures`, `generate_exact_fixtures`) measure the old data
-//! path; they are deleted with it once the new one matches (the fixtures stay):
+//! path, as does `oracle_other_seeds` (what the check says of an equal model); they are
+//! deleted with it once the new one matches (the fixtures stay):
 //!
 //! ```text
 //! cargo test -p shoal-stardust --test equivalence -- --ignored generate_
