@@ -275,6 +275,23 @@ fn a_constant_metric_must_stay_that_constant_and_presence_must_match() {
     assert_eq!(check_seed_means(&f, &extra).len(), 1);
 }
 
+#[test]
+fn fixtures_are_written_a_metric_a_line_and_read_back_whole() {
+    let mut f = fixture(&[1.5, 2.0, 1e-7, 12345.678]);
+    f.last_stage_queue = vec![vec![3, 2, 1], Vec::new(), vec![7], vec![0, 0]];
+    f.metrics
+        .insert("gone".into(), vec![None, Some(1.0), None, Some(0.1)]);
+    let text = oracle::fixture_json(&f);
+    let back: Fixture = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(format!("{back:?}"), format!("{f:?}"));
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"gone\""))
+        .expect("the metric's line");
+    assert!(line.ends_with("[null, 1.0, null, 0.1],"), "{line}");
+    assert!(text.contains("[3, 2, 1]"));
+}
+
 // ---- Generators: they measure the old data path, and go with it. ----
 
 /// Records every case's fixture from today's data path, at [`SEEDS`]:
@@ -292,8 +309,7 @@ fn generate_oracle_fixtures() {
             continue;
         }
         let f = Fixture::record(c, &SEEDS, &commit, run_old);
-        let text = serde_json::to_string_pretty(&f).expect("serialises") + "\n";
-        std::fs::write(Fixture::path(c.name), text).expect("writes");
+        std::fs::write(Fixture::path(c.name), oracle::fixture_json(&f)).expect("writes");
         eprintln!(
             "{}: {} metrics x {} seeds",
             c.name,
@@ -318,7 +334,7 @@ fn generate_exact_fixtures() {
             generated_by: "cargo test -p shoal-stardust --test equivalence -- --ignored generate_exact_fixtures".into(),
             run: run_exact_old(c),
         };
-        let text = serde_json::to_string_pretty(&f).expect("serialises") + "\n";
-        std::fs::write(oracle::dir().join(format!("{}.json", c.name)), text).expect("writes");
+        let path = oracle::dir().join(format!("{}.json", c.name));
+        std::fs::write(path, oracle::fixture_json(&f)).expect("writes");
     }
 }

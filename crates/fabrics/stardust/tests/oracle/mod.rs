@@ -617,6 +617,42 @@ impl Fixture {
     }
 }
 
+/// `value` as the fixtures are written: pretty JSON, but an array of numbers (a metric's seeds,
+/// a histogram) on one line, so that a metric is one line of the file and of a diff.
+pub fn fixture_json(value: &impl Serialize) -> String {
+    let pretty = serde_json::to_string_pretty(value).expect("serialises");
+    let mut out = String::with_capacity(pretty.len());
+    // An array being gathered: its opening line and its items so far (scalars only).
+    let mut open: Option<(&str, Vec<&str>)> = None;
+    for line in pretty.lines() {
+        let t = line.trim();
+        if let Some((head, items)) = &mut open {
+            if t == "]" || t == "]," {
+                out += &format!("{head}{}{t}\n", items.join(", "));
+                open = None;
+                continue;
+            }
+            if !(t.starts_with(['[', '{']) || t.ends_with(['[', '{'])) {
+                items.push(t.trim_end_matches(','));
+                continue;
+            }
+            // An array of arrays or objects: its opening line stays as it is (it has no
+            // scalar items yet, or JSON would not nest here), and this line starts afresh.
+            out += &format!("{head}\n");
+            for i in items.iter() {
+                out += &format!("{i},\n");
+            }
+            open = None;
+        }
+        if t.ends_with('[') {
+            open = Some((line, Vec::new()));
+        } else {
+            out += &format!("{line}\n");
+        }
+    }
+    out
+}
+
 /// The command that regenerates the fixtures (only while the old data path exists).
 pub const GENERATOR: &str =
     "cargo test -p shoal-stardust --test equivalence -- --ignored generate_oracle_fixtures";
