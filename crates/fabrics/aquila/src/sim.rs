@@ -4,18 +4,21 @@
 //!
 //! # Layout, along the paper's parts
 //!
-//! This file holds the state, its construction and the event dispatch; the behaviour is in
+//! This file holds the state, its construction and the event dispatch: the switch part's
+//! state ([`Switch`]), the host driver's ([`HostDriver`]), and what both use (the routing
+//! tables, the calendar, the counters). The behaviour is in
 //! - `sim/switch.rs`: the TiN switch and the GNet links (a cell's hop, below);
-//! - `sim/ipgnet.rs`: IP over GNet at the hosts and their TiNs' egress (§3.3);
+//! - `sim/hosts.rs`: the host driver: the hosts' links into their TiNs, the cells delivered
+//!   to them, Swift's pacing, the workloads; it drives
+//! - `sim/ipgnet.rs`: IP over GNet at the hosts and their TiNs' egress (§3.3), and
 //! - `sim/rma.rs`: 1RMA at the hosts (§3.4);
-//! - `sim/hosts.rs`: the hosts, the one driver of their protocols: their links into the
-//!   TiNs, the cells delivered to them, Swift's pacing, the workloads;
 //! - `control/sim_failure.rs`: link failures and the SDN's table updates.
 //!
-//! The switch and the hosts meet at three calls: `Sim::inject` (a host's cell onto its
-//! endpoint port, by `Sim::launch`), `Sim::eject` (a cell's tail at its host) and
-//! `Sim::free_input` (an endpoint FIFO's credit back to its host), so that the rebuilt
-//! switch data path (issue 38) can replace `switch.rs` alone.
+//! The host driver sees the rest only through a [`Ctx`] (calendar, counters, switch), and the
+//! switch calls the driver at one place (an endpoint FIFO's credit); `Sim::handle` gives the
+//! hosts' events to the driver. So the rebuilt switch data path (issue 38) can replace the
+//! switch part alone: [`Switch`], `sim/switch.rs`, and the three calls the driver makes of
+//! it (`Switch::alloc_cell`, `Switch::launch`, and reading and freeing a delivered cell).
 //!
 //! # IP over GNet (§3.3)
 //!
@@ -606,11 +609,21 @@ pub struct Counters {
     pub rpcs_completed: u64,
 }
 
-/// The simulator's state.
+/// The simulator's state: the switch part, the host driver, and what both use (the tables,
+/// the event calendar, the counters).
 pub(crate) struct Sim<'a> {
     spec: &'a Spec,
     router: Router,
     q: Calendar<Ev>,
+    pub(crate) counters: Counters,
+    /// The TiN switches and the GNet links (`sim/switch.rs`).
+    sw: Switch,
+    /// The hosts and their protocols (`sim/hosts.rs`, `sim/ipgnet.rs`, `sim/rma.rs`).
+    pub(crate) hd: HostDriver<'a>,
+}
+
+/// The switch part's state: ports, VC FIFOs and queues, arbiters, the cells in the fabric.
+pub(crate) struct Switch {
     /// First global port index of each TiN; a TiN's ports are its network ports, then one
     /// endpoint port per host.
     base: Vec<u32>,
@@ -660,6 +673,24 @@ pub(crate) struct Sim<'a> {
     slab: Slab<u32>,
     cells: Vec<Cell>,
     free_cells: Vec<u32>,
+    rng: StreamRng,
+    cand: Candidates,
+    requests: Vec<Request>,
+    req_ports: Vec<(u32, u32)>,
+    matched: Vec<usize>,
+    /// Per port: low-latency data cells sent since the last bulk one.
+    high_run: Vec<u8>,
+    /// Per port: its link has failed (`control/sim_failure.rs`); how many links have.
+    down: Vec<bool>,
+    down_links: u32,
+    /// The fall-through time after a cell's head before it may request the crossbar.
+    fall_through: Dur,
+}
+
+/// The host driver's state: every host, its packets, flows and reads, Swift's connections,
+/// the TiNs' IP egress, and what the hosts measured.
+pub(crate) struct HostDriver<'a> {
+    spec: &'a Spec,
     packets: Vec<Packet>,
     free_packets: Vec<u32>,
     hosts: Vec<Host>,
@@ -668,13 +699,7 @@ pub(crate) struct Sim<'a> {
     flows: Vec<FlowState>,
     /// Packets complete at their destination but waiting for an earlier one of their flow.
     held: BTreeMap<(u32, u32), u32>,
-    pub(crate) counters: Counters,
     measure_from: Time,
-    rng: StreamRng,
-    cand: Candidates,
-    requests: Vec<Request>,
-    req_ports: Vec<(u32, u32)>,
-    matched: Vec<usize>,
     /// Packets delivered in order: (flow, payload bytes, time), drained by the caller.
     pub(crate) delivered: Vec<(u32, u32)>,
     /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
@@ -694,15 +719,18 @@ pub(crate) struct Sim<'a> {
     /// Classes of IP's data cells and of 1RMA's Resp cells (both 0 unless bulk IP runs).
     data_class: u8,
     resp_class: u8,
-    /// Per port: low-latency data cells sent since the last bulk one.
-    high_run: Vec<u8>,
     /// Bulk IP beside the lookups, its arrivals per host, and the payload it delivered.
     bulk: Option<Bulk>,
     bulk_clients: Vec<Client>,
     pub(crate) bulk_delivered: u64,
-    /// Per port: its link has failed (`control/sim_failure.rs`); how many links have.
-    down: Vec<bool>,
-    down_links: u32,
+}
+
+/// What the host driver reaches of the rest of the simulator: the event calendar, the
+/// counters, and the switch (a host puts its cells on its endpoint port, takes delivered ones).
+pub(crate) struct Ctx<'s> {
+    q: &'s mut Calendar<Ev>,
+    counters: &'s mut Counters,
+    sw: &'s mut Switch,
 }
 
 impl<'a> Sim<'a> {
@@ -818,75 +846,132 @@ impl<'a> Sim<'a> {
         };
         Ok(Sim {
             spec,
-            egress,
             router,
             q: Calendar::new(),
-            base,
-            tin,
-            far,
-            is_endpoint,
-            rate,
-            delay,
-            in_cap,
-            in_busy: vec![Time::ZERO; ports],
-            xbar_out_busy: vec![Time::ZERO; ports],
-            link_busy: vec![false; ports],
-            send_at: vec![None; ports],
-            rr: vec![0; ports],
-            in_mask: vec![0; ports],
-            in_ports: vec![0; ports.div_ceil(64)],
-            out_mask: vec![0; ports],
-            vin: vec![
-                InVc {
-                    head: NO_HEAD,
-                    fifo: Fifo::EMPTY,
-                    words: 0,
-                };
-                ports * VCS
-            ],
-            vout,
-            arb_at: vec![None; tins as usize],
-            arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
-            arb_blocked: vec![false; tins as usize],
-            in_round: None,
-            round_freed: false,
-            islip,
-            slab: Slab::new(),
-            cells: Vec::new(),
-            free_cells: Vec::new(),
-            packets: Vec::new(),
-            free_packets: Vec::new(),
-            hosts,
-            flows: Vec::new(),
-            held: BTreeMap::new(),
             counters: Counters::default(),
-            measure_from,
-            rng: stream(spec.seed, "aquila.routing", 0),
-            cand: Candidates::default(),
-            requests: Vec::new(),
-            req_ports: Vec::new(),
-            matched: Vec::new(),
-            delivered: Vec::new(),
-            rtts: LatencyHistogram::new(),
-            cell_latencies: None,
-            reads: Vec::new(),
-            lookups: None,
-            rpcs: Vec::new(),
-            conns: BTreeMap::new(),
-            rma_conns: BTreeMap::new(),
-            data_class: 0,
-            resp_class: 0,
-            high_run: vec![0; ports],
-            bulk: None,
-            bulk_clients: Vec::new(),
-            bulk_delivered: 0,
-            down: vec![false; ports],
-            down_links: 0,
+            sw: Switch {
+                base,
+                tin,
+                far,
+                is_endpoint,
+                rate,
+                delay,
+                in_cap,
+                in_busy: vec![Time::ZERO; ports],
+                xbar_out_busy: vec![Time::ZERO; ports],
+                link_busy: vec![false; ports],
+                send_at: vec![None; ports],
+                rr: vec![0; ports],
+                in_mask: vec![0; ports],
+                in_ports: vec![0; ports.div_ceil(64)],
+                out_mask: vec![0; ports],
+                vin: vec![
+                    InVc {
+                        head: NO_HEAD,
+                        fifo: Fifo::EMPTY,
+                        words: 0,
+                    };
+                    ports * VCS
+                ],
+                vout,
+                arb_at: vec![None; tins as usize],
+                arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
+                arb_blocked: vec![false; tins as usize],
+                in_round: None,
+                round_freed: false,
+                islip,
+                slab: Slab::new(),
+                cells: Vec::new(),
+                free_cells: Vec::new(),
+                rng: stream(spec.seed, "aquila.routing", 0),
+                cand: Candidates::default(),
+                requests: Vec::new(),
+                req_ports: Vec::new(),
+                matched: Vec::new(),
+                high_run: vec![0; ports],
+                down: vec![false; ports],
+                down_links: 0,
+                fall_through: spec.fall_through,
+            },
+            hd: HostDriver {
+                spec,
+                egress,
+                packets: Vec::new(),
+                free_packets: Vec::new(),
+                hosts,
+                flows: Vec::new(),
+                held: BTreeMap::new(),
+                measure_from,
+                delivered: Vec::new(),
+                rtts: LatencyHistogram::new(),
+                cell_latencies: None,
+                reads: Vec::new(),
+                lookups: None,
+                rpcs: Vec::new(),
+                conns: BTreeMap::new(),
+                rma_conns: BTreeMap::new(),
+                data_class: 0,
+                resp_class: 0,
+                bulk: None,
+                bulk_clients: Vec::new(),
+                bulk_delivered: 0,
+            },
         })
     }
 
     pub(crate) fn hosts(&self) -> u32 {
-        self.hosts.len() as u32
+        self.hd.hosts()
+    }
+
+    /// The host driver and what it reaches of the rest: disjoint borrows of the simulator.
+    fn driver(&mut self) -> (&mut HostDriver<'a>, Ctx<'_>) {
+        let cx = Ctx {
+            q: &mut self.q,
+            counters: &mut self.counters,
+            sw: &mut self.sw,
+        };
+        (&mut self.hd, cx)
+    }
+
+    /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
+    pub(crate) fn add_flow(&mut self, now: Time, host: u32, flow: u32, bytes: u64, dst: u32) {
+        let (hd, mut cx) = self.driver();
+        hd.add_flow(&mut cx, now, host, flow, bytes, dst);
+    }
+
+    /// Starts every host on synthetic traffic.
+    pub(crate) fn start_saturation(&mut self, source: &Source) {
+        let (hd, mut cx) = self.driver();
+        hd.start_saturation(&mut cx, source);
+    }
+
+    /// Starts CliqueMap lookups on every host.
+    pub(crate) fn start_lookups(&mut self, lookups: Lookups) {
+        let (hd, mut cx) = self.driver();
+        hd.start_lookups(&mut cx, lookups);
+    }
+
+    /// Starts bulk IP beside the lookups, arriving until `until`.
+    pub(crate) fn start_bulk(&mut self, bulk: Bulk, until: Time) {
+        let (hd, mut cx) = self.driver();
+        hd.start_bulk(&mut cx, bulk, until);
+    }
+
+    /// A 1RMA read command at `initiator`'s engine now, without a window.
+    #[cfg(test)]
+    pub(crate) fn issue_read(&mut self, now: Time, initiator: u32, target: u32, bytes: u32) {
+        let (hd, mut cx) = self.driver();
+        hd.issue_read(&mut cx, now, initiator, target, bytes);
+    }
+
+    /// The reads issued at or after `from`, as records.
+    pub(crate) fn read_records(&self, from: Time) -> Vec<ReadRecord> {
+        self.hd.read_records(from)
+    }
+
+    /// The lookups by IP RPC issued at or after `from`, as records.
+    pub(crate) fn rpc_records(&self, from: Time) -> Vec<RpcRecord> {
+        self.hd.rpc_records(from)
     }
 
     /// The calendar of the simulator's events (the flow run's loop schedules its own on it).
@@ -912,66 +997,48 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
-                let queued = &mut self.arb_queued[tin as usize];
+                let queued = &mut self.sw.arb_queued[tin as usize];
                 let i = queued.iter().position(|&t| t == now).expect("queued");
                 queued.swap_remove(i);
-                if self.arb_at[tin as usize] == Some(now) {
-                    self.arb_at[tin as usize] = None;
+                if self.sw.arb_at[tin as usize] == Some(now) {
+                    self.sw.arb_at[tin as usize] = None;
                     self.arbitrate(now, tin);
                 }
             }
             Ev::Crossed { input, vc, words } => self.crossed(now, input, vc, words),
             Ev::LinkFree { port } => {
-                self.link_busy[port as usize] = false;
+                self.sw.link_busy[port as usize] = false;
                 self.try_send(now, port);
             }
             Ev::Send { port } => {
-                if self.send_at[port as usize] == Some(now) {
-                    self.send_at[port as usize] = None;
+                if self.sw.send_at[port as usize] == Some(now) {
+                    self.sw.send_at[port as usize] = None;
                 }
                 self.try_send(now, port);
             }
             Ev::Credit { port, vc, words } => {
-                self.vout[port as usize * VCS + vc as usize].credits += words as u32;
+                self.sw.vout[port as usize * VCS + vc as usize].credits += words as u32;
                 self.try_send(now, port);
             }
-            Ev::HostSend { host } => {
-                self.hosts[host as usize].busy = false;
-                self.host_send(now, host, source);
+            ev => {
+                let (hd, mut cx) = self.driver();
+                hd.handle(&mut cx, now, ev, source);
             }
-            Ev::Eject { cell } => self.eject(now, cell),
-            Ev::Lookup { host } => self.lookup(now, host),
-            Ev::Completion { read } => {
-                let target = self.reads[read as usize].target;
-                self.hosts[target as usize].resps.push_back(read);
-                self.wake_host(now, target);
-            }
-            Ev::Serve { rpc } => self.respond(now, rpc),
-            Ev::Pace { host } => {
-                if self.hosts[host as usize].pace_at == Some(now) {
-                    self.hosts[host as usize].pace_at = None;
-                }
-                self.issue_reads(now, host);
-                self.wake_host(now, host);
-            }
-            Ev::Resend { host, packet } => {
-                self.hosts[host as usize].ahead.push_back(packet);
-                self.wake_host(now, host);
-            }
-            Ev::Bulk { host } => self.bulk_message(now, host),
         }
     }
 
     /// Whether every credit is back where it started and every FIFO empty.
     pub(crate) fn at_rest(&self) -> bool {
-        let fifos = self.vin.iter().all(|q| q.words == 0) && self.vout.iter().all(|q| q.words == 0);
-        let credits = (0..self.far.len()).all(|p| {
-            self.is_endpoint[p]
-                || self.down[p]
-                || (0..VCS)
-                    .all(|v| self.vout[p * VCS + v].credits == self.in_cap[self.far[p] as usize])
+        let fifos =
+            self.sw.vin.iter().all(|q| q.words == 0) && self.sw.vout.iter().all(|q| q.words == 0);
+        let credits = (0..self.sw.far.len()).all(|p| {
+            self.sw.is_endpoint[p]
+                || self.sw.down[p]
+                || (0..VCS).all(|v| {
+                    self.sw.vout[p * VCS + v].credits == self.sw.in_cap[self.sw.far[p] as usize]
+                })
         });
-        let hosts = self.hosts.iter().all(|h| {
+        let hosts = self.hd.hosts.iter().all(|h| {
             h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)
                 && h.announced == 0
                 && h.control.is_empty()
@@ -982,11 +1049,12 @@ impl<'a> Sim<'a> {
                 && h.flows.is_empty()
         });
         let conns = self
+            .hd
             .conns
             .values()
-            .chain(self.rma_conns.values())
+            .chain(self.hd.rma_conns.values())
             .all(|c| c.inflight_bytes == 0);
-        let egress = self.egress.iter().all(|e| {
+        let egress = self.hd.egress.iter().all(|e| {
             (0..e.config().ports as u8)
                 .all(|p| e.arriving(p) == 0 && e.free_bytes(p) == e.config().reassembly_bytes)
         });

@@ -1,27 +1,80 @@
-//! The hosts, the one driver of their protocols: each host's link into its TiN (control cells
-//! first, then 1RMA's Resp and IP's data cells in turns, under the endpoint port's credits),
-//! the cells the fabric delivers to a host handed to IP over GNet or 1RMA (`eject`), Swift's
-//! pacing, and the workloads that feed them: flows, synthetic traffic, CliqueMap lookups by
-//! 1RMA or IP RPC, bulk IP.
+//! The hosts, the one driver of their protocols ([`HostDriver`]): each host's link into its
+//! TiN (control cells first, then 1RMA's Resp and IP's data cells in turns, under the
+//! endpoint port's credits), the cells the fabric delivers to a host handed to IP over GNet
+//! or 1RMA (`eject`), Swift's pacing, and the workloads that feed them: flows, synthetic
+//! traffic, CliqueMap lookups by 1RMA or IP RPC, bulk IP. The driver owns the hosts' state
+//! and reaches the rest of the simulator only through a [`Ctx`]: the calendar, the counters,
+//! and the switch's cells and endpoint ports.
 
 use super::*;
 
-impl Sim<'_> {
+impl HostDriver<'_> {
+    /// Hosts in the clique.
+    pub(crate) fn hosts(&self) -> u32 {
+        self.hosts.len() as u32
+    }
+
+    /// Handles one of the hosts' events.
+    pub(super) fn handle(&mut self, cx: &mut Ctx<'_>, now: Time, ev: Ev, source: Option<&Source>) {
+        match ev {
+            Ev::HostSend { host } => {
+                self.hosts[host as usize].busy = false;
+                self.host_send(cx, now, host, source);
+            }
+            Ev::Eject { cell } => self.eject(cx, now, cell),
+            Ev::Lookup { host } => self.lookup(cx, now, host),
+            Ev::Completion { read } => {
+                let target = self.reads[read as usize].target;
+                self.hosts[target as usize].resps.push_back(read);
+                self.wake_host(cx, now, target);
+            }
+            Ev::Serve { rpc } => self.respond(cx, now, rpc),
+            Ev::Pace { host } => {
+                if self.hosts[host as usize].pace_at == Some(now) {
+                    self.hosts[host as usize].pace_at = None;
+                }
+                self.issue_reads(cx, now, host);
+                self.wake_host(cx, now, host);
+            }
+            Ev::Resend { host, packet } => {
+                self.hosts[host as usize].ahead.push_back(packet);
+                self.wake_host(cx, now, host);
+            }
+            Ev::Bulk { host } => self.bulk_message(cx, now, host),
+            _ => unreachable!("a switch event: Sim::handle takes those"),
+        }
+    }
+
+    /// Space for `words` of class `class` freed in host `host`'s endpoint FIFO: the credit is
+    /// the host's at once (the host's link into its own TiN).
+    pub(super) fn credit(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, class: u8, words: u8) {
+        self.hosts[host as usize].credits[class as usize] += words as u32;
+        self.wake_host(cx, now, host);
+    }
+
     /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
-    pub(crate) fn add_flow(&mut self, now: Time, host: u32, flow: u32, bytes: u64, dst: u32) {
+    pub(crate) fn add_flow(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        host: u32,
+        flow: u32,
+        bytes: u64,
+        dst: u32,
+    ) {
         if self.flows.len() <= flow as usize {
             self.flows.resize(flow as usize + 1, FlowState::default());
         }
         self.flows[flow as usize].unsent = bytes;
         self.flows[flow as usize].dst_host = dst;
         self.hosts[host as usize].flows.push_back(flow);
-        self.host_send(now, host, None);
+        self.host_send(cx, now, host, None);
     }
 
     /// Starts every host on synthetic traffic.
-    pub(crate) fn start_saturation(&mut self, source: &Source) {
+    pub(crate) fn start_saturation(&mut self, cx: &mut Ctx<'_>, source: &Source) {
         for h in 0..self.hosts() {
-            self.host_send(Time::ZERO, h, Some(source));
+            self.host_send(cx, Time::ZERO, h, Some(source));
         }
     }
 
@@ -29,14 +82,20 @@ impl Sim<'_> {
     /// endpoint port's FIFO has credit for it. Control cells (IP over GNet's, 1RMA's Req) go
     /// first; then 1RMA's Resp cells and IP data cells take turns, a cell each; with IP over
     /// GNet, data only of packets granted.
-    pub(super) fn host_send(&mut self, now: Time, host: u32, source: Option<&Source>) {
+    pub(super) fn host_send(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        host: u32,
+        source: Option<&Source>,
+    ) {
         if self.hosts[host as usize].busy {
             return;
         }
         if self.spec.injection == Injection::RtsCts {
-            self.announce(now, host, source);
+            self.announce(cx, now, host, source);
         }
-        if self.send_control(now, host) {
+        if self.send_control(cx, now, host) {
             return;
         }
         // Resp and IP data in one class take turns a cell each; with Resp in the low-latency
@@ -48,26 +107,26 @@ impl Sim<'_> {
         } else {
             h.resp_turn
         };
-        if resp_first && self.send_resp(now, host) {
+        if resp_first && self.send_resp(cx, now, host) {
             let h = &mut self.hosts[host as usize];
             h.resp_turn = false;
             h.high_run = h.high_run.saturating_add(1);
             return;
         }
-        if self.send_ip_data(now, host, source) {
+        if self.send_ip_data(cx, now, host, source) {
             let h = &mut self.hosts[host as usize];
             h.resp_turn = true;
             h.high_run = 0;
             return;
         }
-        if self.send_resp(now, host) {
+        if self.send_resp(cx, now, host) {
             let h = &mut self.hosts[host as usize];
             h.high_run = h.high_run.saturating_add(1);
         }
     }
 
     /// Sends the host's next control cell if its class has credit; true if it did.
-    fn send_control(&mut self, now: Time, host: u32) -> bool {
+    fn send_control(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) -> bool {
         let h = &self.hosts[host as usize];
         let Some(&(kind, id)) = h.control.front() else {
             return false;
@@ -90,34 +149,34 @@ impl Sim<'_> {
         let (to, hash) = match kind {
             Kind::RmaReq => {
                 let r = self.reads[id as usize];
-                self.counters.rma_req_cells += 1;
+                cx.counters.rma_req_cells += 1;
                 (r.target, route_hash(r.initiator, r.target, 0))
             }
             Kind::Rts => {
                 self.packets[id as usize].rts_at = now;
                 let p = self.packets[id as usize];
-                self.counters.control_cells += 1;
+                cx.counters.control_cells += 1;
                 (p.dst_host, route_hash(p.src_host, p.dst_host, 0))
             }
             _ => {
                 let p = self.packets[id as usize];
-                self.counters.control_cells += 1;
+                cx.counters.control_cells += 1;
                 (p.src_host, route_hash(p.dst_host, p.src_host, 0))
             }
         };
-        self.inject(now, host, kind, 0, id, to, hash, words);
+        self.inject(cx, now, host, kind, 0, id, to, hash, words);
         true
     }
 
     /// Starts CliqueMap lookups on every host: each its own Poisson process.
-    pub(crate) fn start_lookups(&mut self, lookups: Lookups) {
+    pub(crate) fn start_lookups(&mut self, cx: &mut Ctx<'_>, lookups: Lookups) {
         self.lookups = Some(lookups);
         for h in 0..self.hosts() {
             let mut client = Client::new(self.spec.seed, h);
             let at = client.next_arrival(lookups.qps_per_client);
             self.hosts[h as usize].client = Some(client);
             if at < lookups.until {
-                self.q.schedule(at, Ev::Lookup { host: h });
+                cx.q.schedule(at, Ev::Lookup { host: h });
             }
         }
     }
@@ -125,7 +184,7 @@ impl Sim<'_> {
     /// Starts bulk IP beside the lookups: IP's data cells move to the bulk class, 1RMA's Resp
     /// cells with them if they share its VCs; every host draws its messages' arrivals and
     /// destinations from a stream of its own.
-    pub(crate) fn start_bulk(&mut self, bulk: Bulk, until: Time) {
+    pub(crate) fn start_bulk(&mut self, cx: &mut Ctx<'_>, bulk: Bulk, until: Time) {
         self.bulk = Some(bulk);
         self.data_class = BULK_CLASS;
         self.resp_class = if bulk.rma_shares_bulk_vcs {
@@ -138,14 +197,14 @@ impl Sim<'_> {
             let at = c.next_arrival(bulk.qps_per_host);
             self.bulk_clients.push(c);
             if at < until {
-                self.q.schedule(at, Ev::Bulk { host: h });
+                cx.q.schedule(at, Ev::Bulk { host: h });
             }
         }
     }
 
     /// Host `host`'s bulk message arrives: a flow to a uniformly drawn other host; the next
     /// is drawn.
-    pub(super) fn bulk_message(&mut self, now: Time, host: u32) {
+    pub(super) fn bulk_message(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) {
         let bulk = self.bulk.expect("bulk traffic was started");
         let until = self.lookups.expect("bulk runs beside lookups").until;
         let hosts = self.hosts();
@@ -153,15 +212,15 @@ impl Sim<'_> {
         let dst = c.backend(host, hosts);
         let next = c.next_arrival(bulk.qps_per_host);
         if next < until {
-            self.q.schedule(next, Ev::Bulk { host });
+            cx.q.schedule(next, Ev::Bulk { host });
         }
         let flow = self.flows.len() as u32;
-        self.add_flow(now, host, flow, u64::from(bulk.bytes), dst);
+        self.add_flow(cx, now, host, flow, u64::from(bulk.bytes), dst);
     }
 
     /// Client `host`'s lookup arrives: a 1RMA read of a value from a backend; the next one
     /// is drawn.
-    pub(super) fn lookup(&mut self, now: Time, host: u32) {
+    pub(super) fn lookup(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) {
         let lookups = self.lookups.expect("lookups were started");
         let hosts = self.hosts();
         let client = self.hosts[host as usize]
@@ -171,7 +230,7 @@ impl Sim<'_> {
         let target = client.backend(host, hosts);
         let next = client.next_arrival(lookups.qps_per_client);
         if next < lookups.until {
-            self.q.schedule(next, Ev::Lookup { host });
+            cx.q.schedule(next, Ev::Lookup { host });
         }
         match lookups.transport {
             Transport::Rma => {
@@ -182,14 +241,14 @@ impl Sim<'_> {
                         bytes: lookups.value_bytes,
                         arrived: now,
                     });
-                self.issue_reads(now, host);
+                self.issue_reads(cx, now, host);
             }
-            Transport::IpRpc { .. } => self.issue_rpc(now, host, target, lookups.value_bytes),
+            Transport::IpRpc { .. } => self.issue_rpc(cx, now, host, target, lookups.value_bytes),
         }
     }
 
     /// A lookup by IP RPC: the request packet is announced at once.
-    fn issue_rpc(&mut self, now: Time, client: u32, server: u32, bytes: u32) {
+    fn issue_rpc(&mut self, cx: &mut Ctx<'_>, now: Time, client: u32, server: u32, bytes: u32) {
         let id = self.rpcs.len() as u32;
         self.rpcs.push(Rpc {
             client,
@@ -201,12 +260,20 @@ impl Sim<'_> {
             completions: 0,
             done: None,
         });
-        self.counters.rpcs_issued += 1;
-        self.send_rpc_packet(now, client, server, RPC_REQUEST_BYTES, id);
+        cx.counters.rpcs_issued += 1;
+        self.send_rpc_packet(cx, now, client, server, RPC_REQUEST_BYTES, id);
     }
 
     /// Announces an RPC packet of `payload` bytes from `src` to `dst`.
-    fn send_rpc_packet(&mut self, now: Time, src: u32, dst: u32, payload: u32, rpc: u32) {
+    fn send_rpc_packet(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        src: u32,
+        dst: u32,
+        payload: u32,
+        rpc: u32,
+    ) {
         let wire = payload + self.spec.header_bytes;
         let packet = self.alloc_packet(Packet {
             src_host: src,
@@ -223,13 +290,13 @@ impl Sim<'_> {
             rpc,
         });
         self.hosts[src as usize].waiting.push_back(packet);
-        self.wake_host(now, src);
+        self.wake_host(cx, now, src);
     }
 
     /// An RPC packet is released to its host: a request queues for the backend's software
     /// (one request at a time, each taking the transport's service time); a response brings
     /// its part of the value, and the last completes the lookup.
-    pub(super) fn rpc_packet_in(&mut self, now: Time, p: &Packet) {
+    pub(super) fn rpc_packet_in(&mut self, cx: &mut Ctx<'_>, now: Time, p: &Packet) {
         let Some(Lookups {
             transport: Transport::IpRpc { service },
             ..
@@ -241,7 +308,7 @@ impl Sim<'_> {
         if p.dst_host == r.server {
             let h = &mut self.hosts[r.server as usize];
             h.serve_free = now.max(h.serve_free) + service;
-            self.q.schedule(h.serve_free, Ev::Serve { rpc: p.rpc });
+            cx.q.schedule(h.serve_free, Ev::Serve { rpc: p.rpc });
             return;
         }
         r.received += p.payload;
@@ -249,12 +316,12 @@ impl Sim<'_> {
         if r.packets_left == 0 {
             r.completions += 1;
             r.done = Some(now);
-            self.counters.rpcs_completed += 1;
+            cx.counters.rpcs_completed += 1;
         }
     }
 
     /// The backend's software has served RPC `rpc`: the value goes back in full packets.
-    pub(super) fn respond(&mut self, now: Time, rpc: u32) {
+    pub(super) fn respond(&mut self, cx: &mut Ctx<'_>, now: Time, rpc: u32) {
         let r = self.rpcs[rpc as usize];
         let mss = self.spec.mss();
         self.rpcs[rpc as usize].packets_left = r.bytes.div_ceil(mss);
@@ -262,7 +329,7 @@ impl Sim<'_> {
         while left > 0 {
             let payload = left.min(mss);
             left -= payload;
-            self.send_rpc_packet(now, r.server, r.client, payload, rpc);
+            self.send_rpc_packet(cx, now, r.server, r.client, payload, rpc);
         }
     }
 
@@ -284,12 +351,12 @@ impl Sim<'_> {
     }
 
     /// Has host `host` try again at `at`, if pacing named a time.
-    pub(super) fn pace(&mut self, host: u32, at: Option<Time>) {
+    pub(super) fn pace(&mut self, cx: &mut Ctx<'_>, host: u32, at: Option<Time>) {
         let Some(t) = at else { return };
         let h = &mut self.hosts[host as usize];
         if h.pace_at.is_none_or(|p| t < p) {
             h.pace_at = Some(t);
-            self.q.schedule(t, Ev::Pace { host });
+            cx.q.schedule(t, Ev::Pace { host });
         }
     }
 
@@ -297,6 +364,7 @@ impl Sim<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn inject(
         &mut self,
+        cx: &mut Ctx<'_>,
         now: Time,
         host: u32,
         kind: Kind,
@@ -329,52 +397,52 @@ impl Sim<'_> {
             injected: now,
             non_minimal: false,
         };
-        let id = self.alloc_cell(cell);
+        let id = cx.sw.alloc_cell(cell);
         let h = &mut self.hosts[host as usize];
         h.busy = true;
         let port = h.port;
         let ser = self.spec.host_rate.serialize(words as u64 * WORD as u64);
-        self.q.schedule(now + ser, Ev::HostSend { host });
-        self.launch(now, port, id, ser);
-        self.counters.cells_injected += 1;
+        cx.q.schedule(now + ser, Ev::HostSend { host });
+        cx.sw.launch(cx.q, now, port, id, ser);
+        cx.counters.cells_injected += 1;
     }
 
     /// Has the host try to send now, unless its link is busy (it will try when free).
-    pub(super) fn wake_host(&mut self, now: Time, host: u32) {
+    pub(super) fn wake_host(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) {
         let h = &mut self.hosts[host as usize];
         if !h.busy {
             h.busy = true;
-            self.q.schedule(now, Ev::HostSend { host });
+            cx.q.schedule(now, Ev::HostSend { host });
         }
     }
 
-    pub(super) fn eject(&mut self, now: Time, id: u32) {
-        let c = self.cells[id as usize];
-        self.counters.cells_delivered += 1;
+    pub(super) fn eject(&mut self, cx: &mut Ctx<'_>, now: Time, id: u32) {
+        let c = cx.sw.cells[id as usize];
+        cx.counters.cells_delivered += 1;
         if c.non_minimal {
-            self.counters.non_minimal_cells += 1;
+            cx.counters.non_minimal_cells += 1;
         }
-        self.free_cell(id);
+        cx.sw.free_cell(id);
         if c.kind == Kind::Data {
-            self.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
+            cx.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
             if now >= self.measure_from {
-                self.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
+                cx.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
                 if let Some(l) = &mut self.cell_latencies {
                     l.record(now - c.injected);
                 }
             }
         }
         match c.kind {
-            Kind::RmaReq => return self.rma_request(now, c.packet),
-            Kind::RmaResp => return self.rma_response(now, c.packet, c.carried),
+            Kind::RmaReq => return self.rma_request(cx, now, c.packet),
+            Kind::RmaResp => return self.rma_response(cx, now, c.packet, c.carried),
             _ => {}
         }
         let p = self.packets[c.packet as usize];
         match c.kind {
-            Kind::Data if self.spec.injection == Injection::RawCells => self.reassemble_raw(c),
+            Kind::Data if self.spec.injection == Injection::RawCells => self.reassemble_raw(cx, c),
             Kind::Data => {
                 self.egress[c.dst_tin as usize].on_data(p.desc, u32::from(c.carried));
-                self.pump_egress(now, c.dst_tin);
+                self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Rts => {
                 let flow = if p.flow == NONE {
@@ -390,14 +458,14 @@ impl Sim<'_> {
                     bytes: p.wire,
                     flow,
                 });
-                self.pump_egress(now, c.dst_tin);
+                self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Cts => {
                 self.hosts[c.dst_host as usize].granted.push_back(c.packet);
-                self.wake_host(now, c.dst_host);
+                self.wake_host(cx, now, c.dst_host);
             }
             Kind::RmaReq | Kind::RmaResp => unreachable!("handled above"),
-            Kind::Ctd => self.dropped(now, c.dst_host, c.packet),
+            Kind::Ctd => self.dropped(cx, now, c.dst_host, c.packet),
         }
     }
 }

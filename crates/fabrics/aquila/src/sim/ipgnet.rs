@@ -7,9 +7,15 @@
 
 use super::*;
 
-impl Sim<'_> {
+impl HostDriver<'_> {
     /// Sends the host's next IP data cell if it has one and credit for it; true if it did.
-    pub(super) fn send_ip_data(&mut self, now: Time, host: u32, source: Option<&Source>) -> bool {
+    pub(super) fn send_ip_data(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        host: u32,
+        source: Option<&Source>,
+    ) -> bool {
         let rts_cts = self.spec.injection == Injection::RtsCts;
         let h = &mut self.hosts[host as usize];
         if h.cutting.is_none() {
@@ -19,7 +25,7 @@ impl Sim<'_> {
                 };
                 h.cutting = Some((packet, self.packets[packet as usize].wire));
             } else {
-                let Some(packet) = self.new_packet(now, host, source) else {
+                let Some(packet) = self.new_packet(cx, now, host, source) else {
                     return false;
                 };
                 self.hosts[host as usize].cutting =
@@ -46,6 +52,7 @@ impl Sim<'_> {
         let p = self.packets[packet as usize];
         let hash = route_hash(host, p.dst_host, 0);
         self.inject(
+            cx,
             now,
             host,
             Kind::Data,
@@ -61,7 +68,13 @@ impl Sim<'_> {
     /// The ingress announces its acknowledgements, then, while it holds fewer than its limit,
     /// the packets waiting for their connection's window that it now lets go, then new
     /// packets (of flows, as their windows let them go).
-    pub(super) fn announce(&mut self, now: Time, host: u32, source: Option<&Source>) {
+    pub(super) fn announce(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        host: u32,
+        source: Option<&Source>,
+    ) {
         let h = &mut self.hosts[host as usize];
         while let Some(ack) = h.ahead.pop_front() {
             h.announced += 1;
@@ -80,13 +93,13 @@ impl Sim<'_> {
                     h.control.push_back((Kind::Rts, packet));
                 }
                 Err(at) => {
-                    self.pace(host, at);
+                    self.pace(cx, host, at);
                     i += 1;
                 }
             }
         }
         while self.hosts[host as usize].announced < self.spec.ingress_packets {
-            let Some(packet) = self.new_packet(now, host, source) else {
+            let Some(packet) = self.new_packet(cx, now, host, source) else {
                 return;
             };
             let h = &mut self.hosts[host as usize];
@@ -103,7 +116,13 @@ impl Sim<'_> {
 
     /// A new packet of the host's traffic, if it has one: synthetic traffic's at once, a
     /// flow's when its connection's window lets it go (the flows take turns).
-    fn new_packet(&mut self, now: Time, host: u32, source: Option<&Source>) -> Option<u32> {
+    fn new_packet(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        host: u32,
+        source: Option<&Source>,
+    ) -> Option<u32> {
         let spec = self.spec;
         let (flow, seq, payload, dst_host) = match source {
             Some(Source::Saturate { pattern, packets }) => {
@@ -130,7 +149,7 @@ impl Sim<'_> {
                 (NONE, 0, spec.mss(), dst)
             }
             None => {
-                let (flow, payload) = self.next_flow(now, host)?;
+                let (flow, payload) = self.next_flow(cx, now, host)?;
                 let h = &mut self.hosts[host as usize];
                 let f = &mut self.flows[flow as usize];
                 f.unsent -= payload as u64;
@@ -163,7 +182,7 @@ impl Sim<'_> {
     /// The first of the host's flows, in turn, whose connection admits its next packet, taken
     /// off the turn with that packet's payload; flows whose windows are closed keep their
     /// order. Raw cells have no acknowledgements, so no window: the next flow goes.
-    fn next_flow(&mut self, now: Time, host: u32) -> Option<(u32, u32)> {
+    fn next_flow(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) -> Option<(u32, u32)> {
         let mss = u64::from(self.spec.mss());
         let windowed = self.spec.injection == Injection::RtsCts;
         for _ in 0..self.hosts[host as usize].flows.len() {
@@ -178,7 +197,7 @@ impl Sim<'_> {
                 Ok(()) => return Some((flow, payload)),
                 Err(at) => {
                     self.hosts[host as usize].flows.push_back(flow);
-                    self.pace(host, at);
+                    self.pace(cx, host, at);
                 }
             }
         }
@@ -201,17 +220,17 @@ impl Sim<'_> {
     /// one base target (ours: sent again at once, acknowledgements to a congested port would
     /// keep its host's control cells ahead of the data that drains that port). Synthetic
     /// traffic's packets are lost.
-    pub(super) fn dropped(&mut self, now: Time, host: u32, packet: u32) {
-        self.counters.ctd_drops += 1;
+    pub(super) fn dropped(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, packet: u32) {
+        cx.counters.ctd_drops += 1;
         self.hosts[host as usize].announced -= 1;
         let p = self.packets[packet as usize];
         if p.ack_for.is_some() {
-            self.counters.resent_packets += 1;
+            cx.counters.resent_packets += 1;
             let at = now + self.spec.swift_ip.base_target;
-            self.q.schedule(at, Ev::Resend { host, packet });
+            cx.q.schedule(at, Ev::Resend { host, packet });
             return;
         } else if p.flow != NONE || p.rpc != NONE {
-            self.counters.resent_packets += 1;
+            cx.counters.resent_packets += 1;
             let c = self
                 .conns
                 .get_mut(&(host, p.dst_host))
@@ -222,12 +241,12 @@ impl Sim<'_> {
         } else {
             self.free_packets.push(packet);
         }
-        self.wake_host(now, host);
+        self.wake_host(cx, now, host);
     }
 
     /// Raw-cell mode: a packet is complete when its last cell is in, and leaves in its flow's
     /// order.
-    pub(super) fn reassemble_raw(&mut self, c: Cell) {
+    pub(super) fn reassemble_raw(&mut self, cx: &mut Ctx<'_>, c: Cell) {
         let p = &mut self.packets[c.packet as usize];
         p.cells_left -= 1;
         if p.cells_left > 0 {
@@ -235,7 +254,7 @@ impl Sim<'_> {
         }
         let p = *p;
         self.free_packets.push(c.packet);
-        self.counters.packets_delivered += 1;
+        cx.counters.packets_delivered += 1;
         if p.flow == NONE {
             return;
         }
@@ -258,7 +277,7 @@ impl Sim<'_> {
 
     /// Sends the grants TiN `tin`'s egress has issued (each from the port of the packet's
     /// destination) and hands its released packets to their hosts.
-    pub(super) fn pump_egress(&mut self, now: Time, tin: u32) {
+    pub(super) fn pump_egress(&mut self, cx: &mut Ctx<'_>, now: Time, tin: u32) {
         while let Some(g) = self.egress[tin as usize].poll_grant() {
             let (kind, slot) = match g {
                 Grant::Cts { slot, desc, .. } => {
@@ -271,28 +290,28 @@ impl Sim<'_> {
             self.hosts[port_host as usize]
                 .control
                 .push_back((kind, slot));
-            self.wake_host(now, port_host);
+            self.wake_host(cx, now, port_host);
         }
         while let Some(r) = self.egress[tin as usize].poll_release() {
             let p = self.packets[r.rts.slot as usize];
             self.free_packets.push(r.rts.slot);
-            self.counters.packets_delivered += 1;
+            cx.counters.packets_delivered += 1;
             if r.ecn {
-                self.counters.ecn_marks += 1;
+                cx.counters.ecn_marks += 1;
             }
             if p.flow != NONE {
                 self.delivered.push((p.flow, p.payload));
-                self.acknowledge(now, &p);
+                self.acknowledge(cx, now, &p);
             }
             if p.rpc != NONE {
-                self.acknowledge(now, &p);
-                self.rpc_packet_in(now, &p);
+                self.acknowledge(cx, now, &p);
+                self.rpc_packet_in(cx, now, &p);
             }
             if let Some(start) = p.ack_for {
                 if start >= self.measure_from {
                     self.rtts.record(now - start);
                 }
-                self.acknowledged(now, &p, start);
+                self.acknowledged(cx, now, &p, start);
             }
         }
     }
@@ -300,7 +319,7 @@ impl Sim<'_> {
     /// An acknowledgement `ack` is back at the packet's sender: its connection's Swift learns
     /// the packet's fabric RTT (its RTS leaving to the acknowledgement's release) and the
     /// packet leaves the window.
-    fn acknowledged(&mut self, now: Time, ack: &Packet, rts_at: Time) {
+    fn acknowledged(&mut self, cx: &mut Ctx<'_>, now: Time, ack: &Packet, rts_at: Time) {
         let (sender, receiver) = (ack.dst_host, ack.src_host);
         let cfg = &self.spec.swift_ip;
         let mtu = f64::from(self.spec.mtu_bytes);
@@ -311,14 +330,14 @@ impl Sim<'_> {
         c.swift
             .on_ack(cfg, now, now - rts_at, f64::from(ack.acked_wire) / mtu);
         c.inflight_bytes -= u64::from(ack.acked_wire);
-        self.wake_host(now, sender);
+        self.wake_host(cx, now, sender);
     }
 
     /// The destination acknowledges a flow's or an RPC's packet at once (no host processing: the fabric
     /// RTT of §5 excludes it) by a one-cell IP packet of the headers alone, as the transports
     /// under the paper's workloads do; it goes through RTS/CTS like any packet, so a round
     /// trip is §3.4's six GNet half round trips.
-    fn acknowledge(&mut self, now: Time, p: &Packet) {
+    fn acknowledge(&mut self, cx: &mut Ctx<'_>, now: Time, p: &Packet) {
         let wire = self.spec.header_bytes.max(WORD as u32);
         let ack = self.alloc_packet(Packet {
             src_host: p.dst_host,
@@ -335,6 +354,6 @@ impl Sim<'_> {
             rpc: NONE,
         });
         self.hosts[p.dst_host as usize].ahead.push_back(ack);
-        self.wake_host(now, p.dst_host);
+        self.wake_host(cx, now, p.dst_host);
     }
 }

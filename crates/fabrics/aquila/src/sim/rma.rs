@@ -4,10 +4,10 @@
 
 use super::*;
 
-impl Sim<'_> {
+impl HostDriver<'_> {
     /// Sends the host's next 1RMA Resp cell (one PCIe completion of a read it is the target
     /// of) if it has one and credit for it; true if it did.
-    pub(super) fn send_resp(&mut self, now: Time, host: u32) -> bool {
+    pub(super) fn send_resp(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) -> bool {
         let h = &self.hosts[host as usize];
         let Some(&read) = h.resps.front() else {
             return false;
@@ -28,10 +28,11 @@ impl Sim<'_> {
             r.last_sent = now;
         }
         let r = *r;
-        self.counters.rma_resp_cells += 1;
+        cx.counters.rma_resp_cells += 1;
         let hash = route_hash(r.target, r.initiator, 0);
         let carried = u8::try_from(carried).expect("a completion fits a cell (Rma::check)");
         self.inject(
+            cx,
             now,
             host,
             Kind::RmaResp,
@@ -46,7 +47,7 @@ impl Sim<'_> {
 
     /// Issues the client's lookups by 1RMA that their targets' windows let go, in order of
     /// arrival (a lookup to a target whose window is closed does not hold back the others).
-    pub(super) fn issue_reads(&mut self, now: Time, host: u32) {
+    pub(super) fn issue_reads(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32) {
         let mut i = 0;
         while let Some(&r) = self.hosts[host as usize].pending_reads.get(i) {
             let key = (host, r.target);
@@ -61,10 +62,10 @@ impl Sim<'_> {
             ) {
                 Ok(()) => {
                     self.hosts[host as usize].pending_reads.remove(i);
-                    self.start_read(now, host, r, true);
+                    self.start_read(cx, now, host, r, true);
                 }
                 Err(at) => {
-                    self.pace(host, at);
+                    self.pace(cx, host, at);
                     i += 1;
                 }
             }
@@ -74,18 +75,32 @@ impl Sim<'_> {
     /// The initiator's 1RMA engine receives a read command at once (no window): its Req joins
     /// the control cells.
     #[cfg(test)]
-    pub(crate) fn issue_read(&mut self, now: Time, initiator: u32, target: u32, bytes: u32) {
+    pub(crate) fn issue_read(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        initiator: u32,
+        target: u32,
+        bytes: u32,
+    ) {
         let r = PendingRead {
             target,
             bytes,
             arrived: now,
         };
-        self.start_read(now, initiator, r, false);
+        self.start_read(cx, now, initiator, r, false);
     }
 
     /// The initiator's 1RMA engine receives the command of read `r`: its Req joins the control
     /// cells.
-    fn start_read(&mut self, now: Time, initiator: u32, r: PendingRead, windowed: bool) {
+    fn start_read(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        now: Time,
+        initiator: u32,
+        r: PendingRead,
+        windowed: bool,
+    ) {
         let PendingRead {
             target,
             bytes,
@@ -108,20 +123,20 @@ impl Sim<'_> {
             completions: 0,
             done: None,
         });
-        self.counters.rma_reads_issued += 1;
+        cx.counters.rma_reads_issued += 1;
         self.hosts[initiator as usize]
             .control
             .push_back((Kind::RmaReq, id));
-        self.wake_host(now, initiator);
+        self.wake_host(cx, now, initiator);
     }
 
     /// A Req reaches its target: the engine reads the value over PCIe; each completion will
     /// wait for the host's link as a Resp cell.
-    pub(super) fn rma_request(&mut self, now: Time, read: u32) {
+    pub(super) fn rma_request(&mut self, cx: &mut Ctx<'_>, now: Time, read: u32) {
         let rma = self.spec.rma;
         let r = self.reads[read as usize];
         let mut last = now;
-        let q = &mut self.q;
+        let q = &mut cx.q;
         self.hosts[r.target as usize]
             .pcie
             .read(&rma, now, r.bytes, |at, _| {
@@ -137,7 +152,7 @@ impl Sim<'_> {
     /// and, for a lookup, its connection's Swift learns the read's fabric delay: the time
     /// since the command less what the target held it (its PCIe read, which the Resp reports,
     /// as Swift separates the remote end's delay from the fabric's).
-    pub(super) fn rma_response(&mut self, now: Time, read: u32, carried: u8) {
+    pub(super) fn rma_response(&mut self, cx: &mut Ctx<'_>, now: Time, read: u32, carried: u8) {
         let delay = self.spec.rma.completion_delay;
         let r = &mut self.reads[read as usize];
         r.received += u32::from(carried);
@@ -147,7 +162,7 @@ impl Sim<'_> {
         }
         r.completions += 1;
         r.done = Some(now + delay);
-        self.counters.rma_reads_completed += 1;
+        cx.counters.rma_reads_completed += 1;
         let r = *r;
         if r.windowed {
             let fabric = Dur((now - r.issued).0 - (r.pcie_done - r.at_target).0);
@@ -159,7 +174,7 @@ impl Sim<'_> {
                 .expect("a windowed read's connection");
             c.swift.on_ack(cfg, now, fabric, f64::from(r.bytes) / mtu);
             c.inflight_bytes -= u64::from(r.bytes);
-            self.issue_reads(now, r.initiator);
+            self.issue_reads(cx, now, r.initiator);
         }
     }
 

@@ -2,23 +2,27 @@
 //! cell's hop" describes it: arrival into its VC's input FIFO under the sender's credits,
 //! routing once at the head (tables, VC levels, the modes, failed links left out), iSLIP
 //! arbitration and the crossing into an output queue, output scheduling onto the link, and
-//! the credit back upstream. This is the part the rebuilt data path replaces (issue 38).
+//! the credit back upstream. The state is [`Switch`]; the behaviour is `Sim`'s methods here
+//! (they read the tables, the calendar and the counters beside it). This is the part the
+//! rebuilt data path replaces (issue 38).
 //!
-//! Its boundary with the hosts (`hosts.rs`, the host driver): a host's cell comes in through
-//! [`Sim::launch`] onto its endpoint port (called by `Sim::inject`); a cell leaves through
-//! `Ev::Eject` at its tail's arrival at the host (handled by `Sim::eject`), and space freed in
-//! an endpoint port's FIFO goes back to the host as credit (`free_input`).
+//! Its boundary with the hosts (the [`HostDriver`]): a host's cell comes in by
+//! [`Switch::alloc_cell`] and [`Switch::launch`] onto its endpoint port (from
+//! `HostDriver::inject`); a cell leaves by `Ev::Eject` at its tail's arrival at the host
+//! (`HostDriver::eject` reads it and frees it), and space freed in an endpoint port's FIFO
+//! goes back to the host as credit (`HostDriver::credit`, from `free_input`).
 
 use super::*;
 
 impl Sim<'_> {
     /// Words queued in all input FIFOs and output queues, and in the fullest output queue.
     pub(crate) fn queued_words(&self) -> (u64, u64) {
-        let ins = self.vin.iter().map(|q| u64::from(q.words));
+        let ins = self.sw.vin.iter().map(|q| u64::from(q.words));
         let total = ins
-            .chain(self.vout.iter().map(|q| u64::from(q.words)))
+            .chain(self.sw.vout.iter().map(|q| u64::from(q.words)))
             .sum();
         let most = self
+            .sw
             .vout
             .iter()
             .map(|q| u64::from(q.words))
@@ -27,52 +31,32 @@ impl Sim<'_> {
         (total, most)
     }
 
-    pub(super) fn alloc_cell(&mut self, cell: Cell) -> u32 {
-        if let Some(id) = self.free_cells.pop() {
-            self.cells[id as usize] = cell;
-            id
-        } else {
-            self.cells.push(cell);
-            self.cells.len() as u32 - 1
-        }
-    }
-
-    /// Puts cell `id` on the wire towards input port `to`, starting now, taking `ser`.
-    pub(super) fn launch(&mut self, now: Time, to: u32, id: u32, ser: Dur) {
-        let delay = self.delay[to as usize];
-        let c = &mut self.cells[id as usize];
-        c.tail = now + delay + ser;
-        c.ready = now + delay + self.spec.fall_through;
-        self.q
-            .schedule(now + delay, Ev::Arrive { port: to, cell: id });
-    }
-
     fn tin_of(&self, port: u32) -> u32 {
-        self.tin[port as usize]
+        self.sw.tin[port as usize]
     }
 
     pub(super) fn arrive(&mut self, now: Time, port: u32, id: u32) {
-        if self.down_links > 0 && self.down[port as usize] {
+        if self.sw.down_links > 0 && self.sw.down[port as usize] {
             self.counters.link_failure_drops += 1;
-            self.free_cell(id);
+            self.sw.free_cell(id);
             return;
         }
-        let c = self.cells[id as usize];
+        let c = self.sw.cells[id as usize];
         let v = vc(c.class, c.level) as usize;
         let qi = port as usize * VCS + v;
-        if self.vin[qi].words + c.words as u32 > self.in_cap[port as usize] {
+        if self.sw.vin[qi].words + c.words as u32 > self.sw.in_cap[port as usize] {
             self.counters.credit_overflows += 1;
-            self.free_cell(id);
+            self.sw.free_cell(id);
             return;
         }
-        self.vin[qi].words += c.words as u32;
-        self.counters.max_input_words = self.counters.max_input_words.max(self.vin[qi].words);
-        let was_empty = self.vin[qi].fifo.is_empty();
-        self.slab.push_back(&mut self.vin[qi].fifo, id);
-        self.in_mask[port as usize] |= 1 << v;
-        self.in_ports[port as usize / 64] |= 1 << (port % 64);
+        self.sw.vin[qi].words += c.words as u32;
+        self.counters.max_input_words = self.counters.max_input_words.max(self.sw.vin[qi].words);
+        let was_empty = self.sw.vin[qi].fifo.is_empty();
+        self.sw.slab.push_back(&mut self.sw.vin[qi].fifo, id);
+        self.sw.in_mask[port as usize] |= 1 << v;
+        self.sw.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
-            self.vin[qi].head = Head {
+            self.sw.vin[qi].head = Head {
                 ready: c.ready,
                 oq: NONE,
                 words: c.words,
@@ -84,10 +68,10 @@ impl Sim<'_> {
     }
 
     pub(super) fn wake_arbiter(&mut self, tin: u32, at: Time) {
-        let a = &mut self.arb_at[tin as usize];
+        let a = &mut self.sw.arb_at[tin as usize];
         if a.is_none_or(|t| at < t) {
             *a = Some(at);
-            let queued = &mut self.arb_queued[tin as usize];
+            let queued = &mut self.sw.arb_queued[tin as usize];
             if !queued.contains(&at) {
                 queued.push(at);
                 self.q.schedule(at, Ev::Arbitrate { tin });
@@ -97,30 +81,30 @@ impl Sim<'_> {
 
     /// An output queue of TiN `tin` has sent a cell: a head its fullness held may go now.
     fn space_freed(&mut self, tin: u32, now: Time) {
-        if self.in_round == Some(tin) {
-            self.round_freed = true;
-        } else if self.arb_blocked[tin as usize] {
+        if self.sw.in_round == Some(tin) {
+            self.sw.round_freed = true;
+        } else if self.sw.arb_blocked[tin as usize] {
             self.wake_arbiter(tin, now);
         }
     }
 
     /// Chooses the route of the head cell `id` at TiN `tin`, recording it in the cell.
     fn route(&mut self, tin: u32, id: u32) -> Routed {
-        let c = self.cells[id as usize];
+        let c = self.sw.cells[id as usize];
         let mode = self.mode_of(&c);
         let allow = mode.non_minimal();
-        let mut cand = std::mem::take(&mut self.cand);
+        let mut cand = std::mem::take(&mut self.sw.cand);
         self.router
             .candidates(tin, c.from, c.level, c.dst_tin, allow, &mut cand);
         let mut forced = false;
-        if self.down_links > 0 {
+        if self.sw.down_links > 0 {
             if cand.minimal.is_empty() && cand.non_minimal.is_empty() {
-                self.cand = cand;
+                self.sw.cand = cand;
                 return Routed::Stranded;
             }
             match self.avoid_failed(tin, &mut cand) {
                 None => {
-                    self.cand = cand;
+                    self.sw.cand = cand;
                     return Routed::Waits;
                 }
                 Some(f) => forced = f,
@@ -128,13 +112,13 @@ impl Sim<'_> {
         }
         let (hop, non_min) = self.choose(tin, &c, &cand);
         let non_min = non_min || forced;
-        self.cand = cand;
-        let base = self.base[tin as usize];
+        self.sw.cand = cand;
+        let base = self.sw.base[tin as usize];
         let out = match hop.port {
             Some(p) => base + p,
             None => base + self.router.ports(tin) as u32 + c.dst_host % self.spec.hosts_per_tin,
         };
-        let cell = &mut self.cells[id as usize];
+        let cell = &mut self.sw.cells[id as usize];
         cell.out = out;
         cell.out_level = hop.level;
         if non_min {
@@ -169,14 +153,14 @@ impl Sim<'_> {
                 } else {
                     &cand.non_minimal
                 };
-                let hop = list[self.rng.random_range(0..list.len())];
+                let hop = list[self.sw.rng.random_range(0..list.len())];
                 (hop, !cand.non_minimal.is_empty())
             }
             Mode::FullyAdaptive | Mode::MinimalAdaptive => {
-                let base = self.base[tin as usize];
+                let base = self.sw.base[tin as usize];
                 let depth = |s: &Self, h: &Hop| match h.port {
                     Some(p) => {
-                        s.vout[(base + p) as usize * VCS + vc(c.class, h.level) as usize].words
+                        s.sw.vout[(base + p) as usize * VCS + vc(c.class, h.level) as usize].words
                     }
                     None => 0,
                 };
@@ -207,7 +191,7 @@ impl Sim<'_> {
         let mut picked = [usize::MAX; 3];
         let mut best: Option<(Hop, u32)> = None;
         for i in 0..k.min(n) {
-            let mut j = self.rng.random_range(0..n - i);
+            let mut j = self.sw.rng.random_range(0..n - i);
             // The j-th index not yet picked.
             let mut sorted = picked;
             sorted[..i].sort_unstable();
@@ -227,29 +211,29 @@ impl Sim<'_> {
 
     /// One arbitration round of TiN `tin` at `now`.
     pub(super) fn arbitrate(&mut self, now: Time, tin: u32) {
-        let (lo, hi) = (self.base[tin as usize], self.base[tin as usize + 1]);
-        self.requests.clear();
-        self.req_ports.clear();
+        let (lo, hi) = (self.sw.base[tin as usize], self.sw.base[tin as usize + 1]);
+        self.sw.requests.clear();
+        self.sw.req_ports.clear();
         let mut next_ready: Option<Time> = None;
         let mut blocked = false;
-        self.in_round = Some(tin);
-        self.round_freed = false;
+        self.sw.in_round = Some(tin);
+        self.sw.round_freed = false;
         // The inputs holding a cell, a word of `in_ports` at a time (only the input being
         // visited can change its bit during the round: arrivals are events of their own).
         for w in lo / 64..hi.div_ceil(64) {
-            let mut ports = self.in_ports[w as usize] & span(w, lo, hi);
+            let mut ports = self.sw.in_ports[w as usize] & span(w, lo, hi);
             while ports != 0 {
                 let port = w * 64 + ports.trailing_zeros();
                 ports &= ports - 1;
-                if self.in_busy[port as usize] > now {
+                if self.sw.in_busy[port as usize] > now {
                     continue;
                 }
-                let mut vcs = self.in_mask[port as usize];
+                let mut vcs = self.sw.in_mask[port as usize];
                 while vcs != 0 {
                     let v = vcs.trailing_zeros() as usize;
                     vcs &= vcs - 1;
                     let qi = port as usize * VCS + v;
-                    let head = self.vin[qi].head;
+                    let head = self.sw.vin[qi].head;
                     if head.ready > now {
                         next_ready = Some(next_ready.map_or(head.ready, |t| t.min(head.ready)));
                         continue;
@@ -257,10 +241,11 @@ impl Sim<'_> {
                     let mut oq = head.oq;
                     if oq == NONE {
                         let id = *self
+                            .sw
                             .slab
-                            .front(&self.vin[qi].fifo)
+                            .front(&self.sw.vin[qi].fifo)
                             .expect("a VC in the mask holds a cell");
-                        let c = self.cells[id as usize];
+                        let c = self.sw.cells[id as usize];
                         if c.hops_left == 0 && c.dst_tin != tin {
                             self.counters.hop_limit_drops += 1;
                             self.drop_head(now, port, v as u8, id);
@@ -279,53 +264,55 @@ impl Sim<'_> {
                                 continue;
                             }
                         }
-                        let c = self.cells[id as usize];
+                        let c = self.sw.cells[id as usize];
                         oq = c.out * VCS as u32 + u32::from(vc(c.class, c.out_level));
-                        self.vin[qi].head.oq = oq;
+                        self.sw.vin[qi].head.oq = oq;
                     }
                     let out = oq / VCS as u32;
                     // A crossbar output busy is woken by its crossing's end; a full queue
                     // only by its output sending.
-                    if self.xbar_out_busy[out as usize] > now {
+                    if self.sw.xbar_out_busy[out as usize] > now {
                         continue;
                     }
-                    if self.vout[oq as usize].words + head.words as u32 > self.spec.output_vc_words
+                    if self.sw.vout[oq as usize].words + head.words as u32
+                        > self.spec.output_vc_words
                     {
                         blocked = true;
                         continue;
                     }
                     let id = *self
+                        .sw
                         .slab
-                        .front(&self.vin[qi].fifo)
+                        .front(&self.sw.vin[qi].fifo)
                         .expect("a VC in the mask holds a cell");
-                    self.requests.push(Request {
+                    self.sw.requests.push(Request {
                         input: (port - lo) as u16,
                         vc: v as u8,
                         output: (out - lo) as u16,
                     });
-                    self.req_ports.push((port, id));
+                    self.sw.req_ports.push((port, id));
                 }
             }
         }
-        if !self.requests.is_empty() {
-            self.matched.clear();
-            self.islip[tin as usize].arbitrate(
-                &self.requests,
+        if !self.sw.requests.is_empty() {
+            self.sw.matched.clear();
+            self.sw.islip[tin as usize].arbitrate(
+                &self.sw.requests,
                 self.spec.islip_iterations,
-                &mut self.matched,
+                &mut self.sw.matched,
             );
-            let matched = std::mem::take(&mut self.matched);
+            let matched = std::mem::take(&mut self.sw.matched);
             for &m in &matched {
-                let r = self.requests[m];
-                let (port, id) = self.req_ports[m];
+                let r = self.sw.requests[m];
+                let (port, id) = self.sw.req_ports[m];
                 self.cross(now, port, r.vc, id);
             }
-            blocked |= matched.len() < self.requests.len();
-            self.matched = matched;
+            blocked |= matched.len() < self.sw.requests.len();
+            self.sw.matched = matched;
         }
-        self.in_round = None;
-        self.arb_blocked[tin as usize] = blocked;
-        if self.round_freed && blocked {
+        self.sw.in_round = None;
+        self.sw.arb_blocked[tin as usize] = blocked;
+        if self.sw.round_freed && blocked {
             self.wake_arbiter(tin, now);
         }
         if let Some(t) = next_ready {
@@ -336,23 +323,23 @@ impl Sim<'_> {
     /// Drops the head cell of an input FIFO (hop limit): its space and credit go back.
     fn drop_head(&mut self, now: Time, port: u32, v: u8, id: u32) {
         self.pop_input(port, v);
-        let words = self.cells[id as usize].words;
+        let words = self.sw.cells[id as usize].words;
         self.free_input(now, port, v, words);
-        self.free_cell(id);
+        self.sw.free_cell(id);
     }
 
     /// Moves cell `id` from input `port` across the crossbar into its output queue.
     fn cross(&mut self, now: Time, port: u32, v: u8, id: u32) {
         self.pop_input(port, v);
-        let c = self.cells[id as usize];
+        let c = self.sw.cells[id as usize];
         let out = c.out;
         let xbar = self
             .spec
             .crossbar_rate
             .serialize(c.words as u64 * WORD as u64);
         let done = (now + xbar).max(c.tail);
-        self.in_busy[port as usize] = done;
-        self.xbar_out_busy[out as usize] = done;
+        self.sw.in_busy[port as usize] = done;
+        self.sw.xbar_out_busy[out as usize] = done;
         self.q.schedule(
             done,
             Ev::Crossed {
@@ -363,35 +350,35 @@ impl Sim<'_> {
         );
         // On the next link the cell travels at its new level; its own tail must not leave
         // before it came in.
-        let ser_out = self.rate[out as usize].serialize(c.words as u64 * WORD as u64);
-        let cell = &mut self.cells[id as usize];
+        let ser_out = self.sw.rate[out as usize].serialize(c.words as u64 * WORD as u64);
+        let cell = &mut self.sw.cells[id as usize];
         if cell.out_level >= LEVELS && cell.level < LEVELS {
             self.counters.escaped_cells += 1;
         }
         cell.level = cell.out_level;
         cell.ready = now.max(Time(c.tail.0.saturating_sub(ser_out.0)));
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
-        self.vout[oq].words += c.words as u32;
-        self.counters.max_output_words = self.counters.max_output_words.max(self.vout[oq].words);
-        self.slab.push_back(&mut self.vout[oq].fifo, id);
-        self.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
+        self.sw.vout[oq].words += c.words as u32;
+        self.counters.max_output_words = self.counters.max_output_words.max(self.sw.vout[oq].words);
+        self.sw.slab.push_back(&mut self.sw.vout[oq].fifo, id);
+        self.sw.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
         self.try_send(now, out);
     }
 
     /// Takes the head cell off input FIFO (`port`, `v`).
     fn pop_input(&mut self, port: u32, v: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.slab.pop_front(&mut self.vin[qi].fifo);
-        match self.slab.front(&self.vin[qi].fifo) {
+        self.sw.slab.pop_front(&mut self.sw.vin[qi].fifo);
+        match self.sw.slab.front(&self.sw.vin[qi].fifo) {
             None => {
-                self.in_mask[port as usize] &= !(1 << v);
-                if self.in_mask[port as usize] == 0 {
-                    self.in_ports[port as usize / 64] &= !(1 << (port % 64));
+                self.sw.in_mask[port as usize] &= !(1 << v);
+                if self.sw.in_mask[port as usize] == 0 {
+                    self.sw.in_ports[port as usize / 64] &= !(1 << (port % 64));
                 }
             }
             Some(&id) => {
-                let c = &self.cells[id as usize];
-                self.vin[qi].head = Head {
+                let c = &self.sw.cells[id as usize];
+                self.sw.vin[qi].head = Head {
                     ready: c.ready,
                     oq: NONE,
                     words: c.words,
@@ -409,13 +396,13 @@ impl Sim<'_> {
     /// Frees `words` of input FIFO (`port`, `v`) and returns the credit upstream.
     fn free_input(&mut self, now: Time, port: u32, v: u8, words: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.vin[qi].words -= words as u32;
-        let up = self.far[port as usize];
-        if self.is_endpoint[port as usize] {
-            self.hosts[up as usize].credits[(v / LEVELS) as usize] += words as u32;
-            self.wake_host(now, up);
+        self.sw.vin[qi].words -= words as u32;
+        let up = self.sw.far[port as usize];
+        if self.sw.is_endpoint[port as usize] {
+            let (hd, mut cx) = self.driver();
+            hd.credit(&mut cx, now, up, v / LEVELS, words);
         } else {
-            let at = now + self.delay[port as usize];
+            let at = now + self.sw.delay[port as usize];
             self.q.schedule(
                 at,
                 Ev::Credit {
@@ -432,15 +419,15 @@ impl Sim<'_> {
     /// order; a VC eligible when its head cell is ready and has credit downstream.
     pub(super) fn try_send(&mut self, now: Time, port: u32) {
         let p = port as usize;
-        if self.link_busy[p] || self.down[p] {
+        if self.sw.link_busy[p] || self.sw.down[p] {
             return;
         }
         let mut wake: Option<Time> = None;
         // The VCs holding a cell, in round-robin order from the pointer.
-        let start = self.rr[p] as u32;
-        let mask = self.out_mask[p];
+        let start = self.sw.rr[p] as u32;
+        let mask = self.sw.out_mask[p];
         let (high, bulk) = (mask & !CONTROL_VCS & !BULK_VCS, mask & BULK_VCS);
-        let data = if self.high_run[p] < HIGH_CELLS_PER_BULK {
+        let data = if self.sw.high_run[p] < HIGH_CELLS_PER_BULK {
             [high, bulk]
         } else {
             [bulk, high]
@@ -453,65 +440,66 @@ impl Sim<'_> {
                 let v = ((start + k) % VCS as u32) as usize;
                 let oq = p * VCS + v;
                 let id = *self
+                    .sw
                     .slab
-                    .front(&self.vout[oq].fifo)
+                    .front(&self.sw.vout[oq].fifo)
                     .expect("a VC in the mask holds a cell");
-                let c = self.cells[id as usize];
+                let c = self.sw.cells[id as usize];
                 if c.ready > now {
                     wake = Some(wake.map_or(c.ready, |t| t.min(c.ready)));
                     continue;
                 }
-                if self.vout[oq].credits < c.words as u32 {
+                if self.sw.vout[oq].credits < c.words as u32 {
                     continue;
                 }
-                self.slab.pop_front(&mut self.vout[oq].fifo);
-                if self.vout[oq].fifo.is_empty() {
-                    self.out_mask[p] &= !(1 << v);
+                self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo);
+                if self.sw.vout[oq].fifo.is_empty() {
+                    self.sw.out_mask[p] &= !(1 << v);
                 }
-                self.vout[oq].words -= c.words as u32;
-                if !self.is_endpoint[p] {
-                    self.vout[oq].credits -= c.words as u32;
+                self.sw.vout[oq].words -= c.words as u32;
+                if !self.sw.is_endpoint[p] {
+                    self.sw.vout[oq].credits -= c.words as u32;
                 }
-                self.rr[p] = ((v + 1) % VCS) as u8;
+                self.sw.rr[p] = ((v + 1) % VCS) as u8;
                 if BULK_VCS & 1 << v != 0 {
-                    self.high_run[p] = 0;
+                    self.sw.high_run[p] = 0;
                 } else if CONTROL_VCS & 1 << v == 0 {
-                    self.high_run[p] = self.high_run[p].saturating_add(1);
+                    self.sw.high_run[p] = self.sw.high_run[p].saturating_add(1);
                 }
-                self.link_busy[p] = true;
-                let ser = self.rate[p].serialize(c.words as u64 * WORD as u64);
+                self.sw.link_busy[p] = true;
+                let ser = self.sw.rate[p].serialize(c.words as u64 * WORD as u64);
                 self.q.schedule(now + ser, Ev::LinkFree { port });
                 let tin = self.tin_of(port);
                 self.space_freed(tin, now);
-                if self.is_endpoint[p] {
-                    let at = now + self.delay[p] + ser;
+                if self.sw.is_endpoint[p] {
+                    let at = now + self.sw.delay[p] + ser;
                     self.q.schedule(at, Ev::Eject { cell: id });
                 } else {
                     self.counters.cell_hops += 1;
-                    let cell = &mut self.cells[id as usize];
+                    let cell = &mut self.sw.cells[id as usize];
                     cell.hops_left = cell.hops_left.saturating_sub(1);
                     cell.out = NONE;
-                    cell.from = match self.router.far_end(tin, port - self.base[tin as usize]).2 {
+                    cell.from = match self
+                        .router
+                        .far_end(tin, port - self.sw.base[tin as usize])
+                        .2
+                    {
                         InKind::Global => InKind::Global,
                         _ => InKind::Local,
                     };
-                    let to = self.far[p];
-                    self.launch(now, to, id, ser);
+                    let to = self.sw.far[p];
+                    self.sw.launch(&mut self.q, now, to, id, ser);
                 }
                 return;
             }
         }
         // Nothing sendable: the link idles until a credit, a new cell or a head's ready time.
         if let Some(t) = wake
-            && self.send_at[p].is_none_or(|a| t < a)
+            && self.sw.send_at[p].is_none_or(|a| t < a)
         {
-            self.send_at[p] = Some(t);
+            self.sw.send_at[p] = Some(t);
             self.q.schedule(t, Ev::Send { port });
         }
-    }
-
-    pub(super) fn free_cell(&mut self, id: u32) {
-        self.free_cells.push(id);
     }
 
     /// Cells anywhere in the fabric: injected and neither delivered nor dropped.
@@ -522,6 +510,31 @@ impl Sim<'_> {
             - self.counters.hop_limit_drops
             - self.counters.link_failure_drops
             - self.counters.stranded_drops
+    }
+}
+
+impl Switch {
+    pub(super) fn alloc_cell(&mut self, cell: Cell) -> u32 {
+        if let Some(id) = self.free_cells.pop() {
+            self.cells[id as usize] = cell;
+            id
+        } else {
+            self.cells.push(cell);
+            self.cells.len() as u32 - 1
+        }
+    }
+
+    /// Puts cell `id` on the wire towards input port `to`, starting now, taking `ser`.
+    pub(super) fn launch(&mut self, q: &mut Calendar<Ev>, now: Time, to: u32, id: u32, ser: Dur) {
+        let delay = self.delay[to as usize];
+        let c = &mut self.cells[id as usize];
+        c.tail = now + delay + ser;
+        c.ready = now + delay + self.fall_through;
+        q.schedule(now + delay, Ev::Arrive { port: to, cell: id });
+    }
+
+    pub(super) fn free_cell(&mut self, id: u32) {
+        self.free_cells.push(id);
     }
 }
 
