@@ -81,7 +81,13 @@ pub fn check(name: &str, quick: bool) {
 
 /// Runs experiment `name`: `count` claims, each a pass unless `may_miss` allows a miss, and
 /// every miss with its reason in the table (`[miss: ...]`).
-pub fn check_claims(name: &str, quick: bool, count: usize, may_miss: impl Fn(&Claim) -> bool) {
+/// Returns the claims.
+pub fn check_claims(
+    name: &str,
+    quick: bool,
+    count: usize,
+    may_miss: impl Fn(&Claim) -> bool,
+) -> Vec<Claim> {
     let claims = run(name, quick);
     assert_eq!(claims.len(), count, "{name}: claims");
     for c in &claims {
@@ -90,6 +96,33 @@ pub fn check_claims(name: &str, quick: bool, count: usize, may_miss: impl Fn(&Cl
             assert!(c.claim.contains("[miss:"), "a miss says why: {}", c.claim);
         }
     }
+    claims
+}
+
+/// The Aquila entries' quick verdicts recorded from the data path issue 38 rebuilds (its
+/// criterion (c): the rebuilt one keeps every quick claim's pass or miss, unless a change is a
+/// deliberate fidelity fix, which its test and note name). One line per claim: the entry, `pass`
+/// or `miss`, and the claim's text before its reason (`[miss: ...]`, which holds numbers).
+pub const AQUILA_VERDICTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/aquila_verdicts.txt");
+
+/// A claim's verdict line: entry, verdict, the claim's text before its reason.
+pub fn verdict_line(name: &str, c: &Claim) -> String {
+    let key = c.claim.split(" [miss:").next().unwrap_or_default();
+    let verdict = if c.pass { "pass" } else { "miss" };
+    format!("{name}\t{verdict}\t{key}")
+}
+
+/// `claims` of experiment `name` have the verdicts recorded in [`AQUILA_VERDICTS`], claim for
+/// claim.
+pub fn same_verdicts(name: &str, claims: &[Claim]) {
+    let text = std::fs::read_to_string(AQUILA_VERDICTS).expect("tests/aquila_verdicts.txt");
+    let prefix = format!("{name}\t");
+    let recorded: Vec<&str> = text.lines().filter(|l| l.starts_with(&prefix)).collect();
+    let now: Vec<String> = claims.iter().map(|c| verdict_line(name, c)).collect();
+    assert_eq!(
+        now, recorded,
+        "{name}: the quick verdicts differ from the old data path's (issue 38's oracle)"
+    );
 }
 
 /// Runs experiment `name`: exactly the claims for which `known_miss` says so miss, with their
