@@ -20,7 +20,7 @@ pub fn run_flows(
     progress: &mut dyn Progress,
 ) -> Result<RunOutput, FabricError> {
     let mut sim = Sim::new(spec, limits.measure_from.unwrap_or(Time::ZERO)).map_err(FabricError)?;
-    sim.cell_latencies = Some(LatencyHistogram::new());
+    sim.hd.cell_latencies = Some(LatencyHistogram::new());
     let book = FlowBook::new(sim.hosts() as usize, limits);
     let run = FlowRun {
         sim,
@@ -54,15 +54,15 @@ impl EventFabric for FlowRun<'_> {
         source: &mut dyn FlowSource,
     ) -> Result<(), FabricError> {
         self.sim.handle(now, ev, None);
-        let delivered = std::mem::take(&mut self.sim.delivered);
+        let delivered = std::mem::take(&mut self.sim.hd.delivered);
         for &(flow, bytes) in &delivered {
             if self.book.deliver(flow, bytes as u64, now, source) {
                 self.active -= 1;
                 self.sim.calendar().arm_flows(&mut self.book, source);
             }
         }
-        self.sim.delivered = delivered;
-        self.sim.delivered.clear();
+        self.sim.hd.delivered = delivered;
+        self.sim.hd.delivered.clear();
         Ok(())
     }
 
@@ -86,8 +86,8 @@ impl EventFabric for FlowRun<'_> {
         let c = &self.sim.counters;
         let mut counters = counter_map(c);
         counters.insert("flows_unfinished".into(), self.active);
-        percentile_counters("rtt", &self.sim.rtts, &mut counters);
-        if let Some(l) = &self.sim.cell_latencies {
+        percentile_counters("rtt", &self.sim.hd.rtts, &mut counters);
+        if let Some(l) = &self.sim.hd.cell_latencies {
             percentile_counters("cell_latency", l, &mut counters);
         }
         let queues = QueueStats {
@@ -268,10 +268,10 @@ pub fn lookups_beside(
     }
     while let Some((now, _)) = sim.step(None) {
         if now >= measure_from && now < lookups.until {
-            let bytes: u64 = sim.delivered.iter().map(|&(_, b)| u64::from(b)).sum();
-            sim.bulk_delivered += bytes;
+            let bytes: u64 = sim.hd.delivered.iter().map(|&(_, b)| u64::from(b)).sum();
+            sim.hd.bulk_delivered += bytes;
         }
-        sim.delivered.clear();
+        sim.hd.delivered.clear();
     }
     Ok(LookupRun {
         reads: sim.read_records(measure_from),
@@ -279,7 +279,7 @@ pub fn lookups_beside(
         counters: sim.counters.clone(),
         at_rest: sim.at_rest(),
         in_flight: sim.cells_in_flight(),
-        bulk_payload_bytes: sim.bulk_delivered,
+        bulk_payload_bytes: sim.hd.bulk_delivered,
     })
 }
 

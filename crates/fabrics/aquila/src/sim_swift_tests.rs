@@ -56,21 +56,22 @@ fn incast(spec: &Spec) -> Incast {
         }
         if now >= from {
             delivered += sim
+                .hd
                 .delivered
                 .iter()
                 .map(|&(_, b)| u64::from(b))
                 .sum::<u64>();
         }
-        sim.delivered.clear();
+        sim.hd.delivered.clear();
         if now >= next {
             for (k, &h) in SENDERS.iter().enumerate() {
-                sums[k] += sim.conns[&(h, 0)].swift.cwnd();
+                sums[k] += sim.hd.conns[&(h, 0)].swift.cwnd();
             }
             samples += 1;
             next += Dur::from_ns(100);
         }
     }
-    let rtts = &sim.rtts;
+    let rtts = &sim.hd.rtts;
     Incast {
         windows: sums.iter().map(|s| s / f64::from(samples)).collect(),
         mean_rtt_us: rtts.mean().map_or(0.0, Dur::as_us_f64),

@@ -30,35 +30,35 @@ impl Sim<'_> {
                 "TiN {tin} has {ports} network ports: port {port} does not exist"
             ));
         }
-        Ok((self.base[tin as usize] + port) as usize)
+        Ok((self.sw.base[tin as usize] + port) as usize)
     }
 
     /// Fails, at `now`, the link on network port `port` of TiN `tin` (both directions).
     pub(crate) fn fail_link(&mut self, now: Time, tin: u32, port: u32) -> Result<(), String> {
         let a = self.network_port(tin, port)?;
-        if self.down[a] {
+        if self.sw.down[a] {
             return Err(format!(
                 "the link on port {port} of TiN {tin} has failed already"
             ));
         }
-        let b = self.far[a] as usize;
-        self.down_links += 1;
+        let b = self.sw.far[a] as usize;
+        self.sw.down_links += 1;
         for p in [a, b] {
-            self.down[p] = true;
+            self.sw.down[p] = true;
             for v in 0..VCS {
                 let oq = p * VCS + v;
-                while let Some(id) = self.slab.pop_front(&mut self.vout[oq].fifo) {
-                    self.free_cell(id);
+                while let Some(id) = self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo) {
+                    self.sw.free_cell(id);
                     self.counters.link_failure_drops += 1;
                 }
-                self.vout[oq].words = 0;
+                self.sw.vout[oq].words = 0;
             }
-            self.out_mask[p] = 0;
+            self.sw.out_mask[p] = 0;
             // Heads routed to the failed port choose again.
-            let t = self.tin[p] as usize;
-            for q in self.base[t] as usize..self.base[t + 1] as usize {
+            let t = self.sw.tin[p] as usize;
+            for q in self.sw.base[t] as usize..self.sw.base[t + 1] as usize {
                 for v in 0..VCS {
-                    let head = &mut self.vin[q * VCS + v].head;
+                    let head = &mut self.sw.vin[q * VCS + v].head;
                     if head.oq != NONE && (head.oq as usize) / VCS == p {
                         head.oq = NONE;
                     }
@@ -72,7 +72,7 @@ impl Sim<'_> {
     /// The SDN removes the failed link on port `port` of TiN `tin` from the routing tables.
     pub(crate) fn remove_route(&mut self, now: Time, tin: u32, port: u32) -> Result<(), String> {
         let a = self.network_port(tin, port)?;
-        if !self.down[a] {
+        if !self.sw.down[a] {
             return Err(format!(
                 "the link on port {port} of TiN {tin} has not failed: the SDN keeps it"
             ));
@@ -86,7 +86,7 @@ impl Sim<'_> {
                 self.spec.hop_limit
             ));
         }
-        let far = self.tin[self.far[a] as usize];
+        let far = self.sw.tin[self.sw.far[a] as usize];
         self.wake_arbiter(tin, now);
         self.wake_arbiter(far, now);
         Ok(())
@@ -95,8 +95,9 @@ impl Sim<'_> {
     /// Leaves out the candidates of TiN `tin` on failed ports: `None` when none is left,
     /// `Some(true)` when only non-minimal ones are (they become the choice).
     pub(super) fn avoid_failed(&self, tin: u32, cand: &mut Candidates) -> Option<bool> {
-        let base = self.base[tin as usize];
-        let up = |h: &crate::routing::Hop| h.port.is_none_or(|p| !self.down[(base + p) as usize]);
+        let base = self.sw.base[tin as usize];
+        let up =
+            |h: &crate::routing::Hop| h.port.is_none_or(|p| !self.sw.down[(base + p) as usize]);
         cand.minimal.retain(up);
         cand.non_minimal.retain(up);
         if !cand.minimal.is_empty() {
