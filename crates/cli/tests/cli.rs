@@ -12,12 +12,6 @@ fn scratch(name: &str) -> PathBuf {
     scratch_in("shoal-cli-tests", name)
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write scenario");
-    path.to_string_lossy().into_owned()
-}
-
 fn summary(dir: &Path) -> serde_json::Map<String, Value> {
     let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
     match serde_json::from_str(&text).expect("summary.json is JSON") {

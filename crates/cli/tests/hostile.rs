@@ -4,16 +4,10 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
     scratch_in("shoal-cli-hostile", name)
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write");
-    path.display().to_string()
 }
 
 /// `report --out` once wrote its page over the database it read ("wrote out/shoal.db": every

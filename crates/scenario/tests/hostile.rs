@@ -284,3 +284,17 @@ fn what_the_registry_fuzzing_found_is_refused_or_runs() {
                    flow_bytes = 1000\n";
     assert_eq!(refused_key(xfabric), "xfabric.period_ms");
 }
+
+/// Issue 37: a wait of seconds between flows on a packet network was refused saying "the
+/// Shoal simulator steps through every idle slot". The reason is the fabric's own now.
+#[test]
+fn an_idle_gap_is_refused_in_words_that_fit_every_fabric() {
+    let text = "[scenario]\nfabric = \"dctcp\"\n[network]\nhosts = 8\nradix = 4\n\
+                [workload]\nkind = \"open-loop\"\nmean_gap_ns = 5e9\nflows = 10\n\
+                matrix = \"uniform\"\nsize = { dist = \"fixed\", bytes = 1000 }\n";
+    let Err(e) = parse(text, "hostile.toml") else {
+        panic!("a 5 s gap accepted");
+    };
+    assert_eq!(e.key, "workload.mean_gap_ns");
+    assert!(!e.to_string().contains("Shoal"), "{e}");
+}

@@ -82,3 +82,10 @@ pub fn scratch_in(suite: &str, name: &str) -> PathBuf {
 pub fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// Writes `text` to the file `name` in `dir` and returns its path, as the CLI takes it.
+pub fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write the file");
+    path.to_string_lossy().into_owned()
+}
