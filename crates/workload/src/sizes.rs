@@ -45,6 +45,11 @@ pub enum SizeError {
     ParetoScale(f64),
     #[error("a Pareto cap must be at least 1 byte")]
     ParetoCap,
+    #[error(
+        "Pareto scale mean*(shape-1)/shape is {0:e} bytes: more than any flow (a shape of \
+         {1:e} with a mean of {2:e} B overflows; every flow would be of that size)"
+    )]
+    ParetoHuge(f64, f64, f64),
 }
 
 impl SizeDist {
@@ -72,6 +77,11 @@ impl SizeDist {
                 let scale = pareto_scale(shape, mean);
                 if scale < 1.0 {
                     return Err(SizeError::ParetoScale(scale));
+                }
+                // Issue 40: shape = 1e308 made the scale infinite, every flow 2^64 - 1 bytes,
+                // and the run went on for ever.
+                if !(scale < u64::MAX as f64) {
+                    return Err(SizeError::ParetoHuge(scale, shape, mean));
                 }
                 if cap == Some(0) {
                     return Err(SizeError::ParetoCap);
@@ -579,6 +589,12 @@ mod tests {
             SizeDist::pareto(1.01, 10.0, None),
             Err(SizeError::ParetoScale(_))
         ));
+        for (shape, mean) in [(1e308, 3000.0), (2.0, 1e300)] {
+            assert!(matches!(
+                SizeDist::pareto(shape, mean, None),
+                Err(SizeError::ParetoHuge(..))
+            ));
+        }
         assert_eq!(
             SizeDist::pareto(1.5, 1e5, Some(0)),
             Err(SizeError::ParetoCap)
