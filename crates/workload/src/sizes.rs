@@ -80,7 +80,7 @@ impl SizeDist {
                 }
                 // Issue 40: shape = 1e308 made the scale infinite, every flow 2^64 - 1 bytes,
                 // and the run went on for ever.
-                if !(scale < u64::MAX as f64) {
+                if scale >= u64::MAX as f64 {
                     return Err(SizeError::ParetoHuge(scale, shape, mean));
                 }
                 if cap == Some(0) {
