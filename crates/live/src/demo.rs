@@ -20,7 +20,12 @@ pub struct DemoReport {
     pub lines: Vec<String>,
     /// Detections of the killed node: (observer, ms after the kill, slots since last heard).
     pub detections: Vec<(u16, f64, u64)>,
+    /// Every functional check held: pings, HTTP, iperf3, the kill detected by every survivor
+    /// within one epoch of slots, pings around it, no schedule violation.
     pub ok: bool,
+    /// The slots kept their nominal length: at most 1% of the nodes' slots late. A host that
+    /// cannot pace the rack runs it in lock-step, slower; the functional checks still hold.
+    pub realtime: bool,
 }
 
 impl DemoReport {
@@ -224,9 +229,12 @@ pub fn run_demo(spec: NetRackSpec, kill: usize, iperf_secs: u32) -> io::Result<D
     }
     ok &= detected.len() == n - 1 && r.detections.iter().all(|d| d.2 <= epoch);
     r.say(format!(
-        "detected by {} of {} survivors (§3.5 bound: the first silent slot, one epoch = {epoch} slots after the last cell):{lines}",
+        "detected by {} of {} survivors (§3.5 bound: the first silent slot, one epoch = {epoch} \
+         slots after the last cell; the slots are the bound's unit, the milliseconds what the \
+         host took, against a nominal epoch of {:.1} ms):{lines}",
         detected.len(),
-        n - 1
+        n - 1,
+        epoch as f64 * slot_us / 1e3
     ));
     // Let the survivors give up the cells lost with it (4N epochs), then ping around.
     std::thread::sleep(Duration::from_millis(
@@ -254,6 +262,7 @@ pub fn run_demo(spec: NetRackSpec, kill: usize, iperf_secs: u32) -> io::Result<D
     ));
 
     // 5. Counters, then down.
+    let (mut node_slots, mut late_slots, mut worst_late_ms) = (0u64, 0u64, 0f64);
     let mut table = String::from(
         "node  slots  late_slots  max_late_ms  cells_sent  cells_recv  crc_fail  violations  max_queue  peers_failed",
     );
@@ -262,6 +271,9 @@ pub fn run_demo(spec: NetRackSpec, kill: usize, iperf_secs: u32) -> io::Result<D
             let d = &v["driver"];
             let s = &v["node_stats"];
             let u = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+            node_slots += u(&d["slot"]);
+            late_slots += u(&d["late_slots"]);
+            worst_late_ms = worst_late_ms.max(u(&d["max_late_ns"]) as f64 / 1e6);
             let _ = write!(
                 table,
                 "\n{i:>4}  {:>5}  {:>10}  {:>11.1}  {:>10}  {:>10}  {:>8}  {:>10}  {:>9}  {:>12}",
@@ -299,6 +311,20 @@ pub fn run_demo(spec: NetRackSpec, kill: usize, iperf_secs: u32) -> io::Result<D
         ));
     }
     r.ok = ok;
-    r.say(format!("demo {}", if ok { "passed" } else { "FAILED" }));
+    r.realtime = late_slots * 100 <= node_slots;
+    r.say(format!(
+        "real time: {late_slots} of {node_slots} node-slots late ({:.1}%), the worst by {worst_late_ms:.1} ms",
+        late_slots as f64 * 100.0 / node_slots.max(1) as f64
+    ));
+    // Only what the run met is called passed.
+    r.say(match (ok, r.realtime) {
+        (true, true) => "demo passed: every functional check, in real time".to_owned(),
+        (true, false) => "demo: every functional check passed; real time NOT met (the host \
+                          could not pace the slots: see the lines above)"
+            .to_owned(),
+        (false, _) => {
+            "demo FAILED: a functional check did not hold (see the lines above)".to_owned()
+        }
+    });
     Ok(r)
 }
