@@ -226,3 +226,10 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// Whether `a` and `b` name the same existing file (through links and `..` alike).
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    a.canonicalize()
+        .ok()
+        .is_some_and(|a| b.canonicalize().ok() == Some(a))
+}

@@ -100,13 +100,12 @@ pub fn main(args: PlotArgs) -> Result<ExitCode> {
             .with_context(|| format!("--out {out}: cannot create the folder {folder}"))?;
     }
     // The figure's CSV is OUT.csv: never the file it is drawn from.
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        a.canonicalize()
-            .ok()
-            .is_some_and(|a| b.canonicalize().ok() == Some(a))
-    };
     let csv_out = dir.join(format!("{file_stem}.csv"));
-    if let Some(input) = args.files.iter().find(|f| same(&csv_out, f)) {
+    if let Some(input) = args
+        .files
+        .iter()
+        .find(|f| crate::folder::same_file(&csv_out, f))
+    {
         bail!(
             "--out {}: the figure's data would be written to {}, the file it is drawn from; \
              choose another --out",

@@ -52,12 +52,7 @@ const GENERATOR: &str = r#"<meta name="generator" content="shoal report">"#;
 /// `force`) over any file that is not a page an earlier report wrote: a mistyped --out must not
 /// destroy results.
 fn check_out(out: &Path, db: &Path, force: bool) -> Result<()> {
-    let same = |a: &Path, b: &Path| {
-        a.canonicalize()
-            .ok()
-            .is_some_and(|a| b.canonicalize().ok() == Some(a))
-    };
-    if same(out, db) {
+    if crate::folder::same_file(out, db) {
         bail!(
             "--out {}: that is the results database the report reads; name another file \
              (default: report.html beside the database)",
