@@ -6,16 +6,19 @@ mod common;
 #[test]
 fn fig9_prototype_throughput() {
     common::check("fig9", true);
+    common::figure_written("fig9", "fig09-prototype-throughput");
 }
 
 #[test]
 fn fig10_prototype_incast() {
     common::check("fig10", true);
+    common::figure_written("fig10", "fig10-prototype-incast");
 }
 
 #[test]
 fn fig12_permutation_throughput() {
     common::check("fig12", true);
+    common::figure_written("fig12", "fig12-permutation-throughput");
 }
 
 #[test]
@@ -30,11 +33,13 @@ fn fairness() {
 #[test]
 fn fig13_incast() {
     common::check("fig13", true);
+    common::figure_written("fig13", "fig13-incast");
 }
 
 #[test]
 fn fig14_detour_optimisations() {
     common::check("fig14", true);
+    common::figure_written("fig14", "fig14-detour-optimisations");
 }
 
 #[test]

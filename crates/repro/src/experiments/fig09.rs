@@ -5,9 +5,11 @@
 //! Quick mode runs three of the ten slot sizes (smallest, middle, largest) for a shorter window;
 //! it still checks all four claims.
 
+use crate::plot::emit;
 use crate::point::{self, payload_rate_bps, pct, window_s};
 use crate::{Claim, Options, ReproError};
 use shoal_base::Time;
+use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
 use shoal_schedule::Arrangement;
 
@@ -58,6 +60,17 @@ pub(crate) fn run(
         pct(recovered)
     ));
 
+    let fig = Figure {
+        title: "Shoal Fig. 9: prototype throughput against the slot size".into(),
+        x: Axis::linear("Slot (ns)"),
+        y: Axis::linear("Throughput per destination (% of a cell each slot)"),
+        series: vec![Series::new(
+            "Shoal",
+            series.iter().map(|&(s, t)| (s, t * 100.0)).collect(),
+        )],
+        kind: Kind::Lines,
+    };
+    emit(opts, fig, "fig09-prototype-throughput", progress)?;
     let (first_slot, first) = series[0];
     let (last_slot, last) = *series.last().expect("at least one point");
     let worst_step = series

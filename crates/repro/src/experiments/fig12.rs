@@ -6,8 +6,10 @@
 //! Quick mode runs a 128-node rack (same slot, channels and switches) with 1, 4, 16, 64 and 128
 //! pairs; it checks the same three claims.
 
+use crate::plot::emit;
 use crate::point::{self, payload_rate_bps, pct, window_s};
 use crate::{Claim, Options, ReproError};
+use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::WorkloadSpec;
 
 const FIG: &str = "Shoal Fig. 12";
@@ -85,6 +87,17 @@ pub(crate) fn run(
             ),
         ]);
     }
+    let fig = Figure {
+        title: "Shoal Fig. 12: permutation throughput against communicating pairs".into(),
+        x: Axis::log("Communicating pairs"),
+        y: Axis::linear("Throughput per destination (Gb/s)"),
+        series: vec![Series::new(
+            "Shoal",
+            series.iter().map(|&(p, g)| (p as f64, g / 1e9)).collect(),
+        )],
+        kind: Kind::Lines,
+    };
+    emit(opts, fig, "fig12-permutation-throughput", progress)?;
     let capacity = payload_rate_bps(point::rack(&pts[0]));
     let (_, peak) = series[0];
     let (all, full) = *series.last().expect("points");

@@ -5,9 +5,11 @@
 //!
 //! Quick mode runs a 64-node rack with 1, 8, 32 and 63 senders; same claims.
 
+use crate::plot::emit;
 use crate::point::{self, pct};
 use crate::{Claim, Options, ReproError};
 use shoal_base::NodeId;
+use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::WorkloadSpec;
 
 const FIG: &str = "Shoal Fig. 13";
@@ -59,6 +61,21 @@ pub(crate) fn run(
         ));
         series.push((fcts.len() as f64, slowest, mean, optimum));
     }
+    let line = |name: &str, pick: fn(&(f64, f64, f64, f64)) -> f64| {
+        Series::new(name, series.iter().map(|p| (p.0, pick(p))).collect())
+    };
+    let fig = Figure {
+        title: "Shoal Fig. 13: incast completion time against senders".into(),
+        x: Axis::linear("Senders"),
+        y: Axis::linear("Flow completion time (us)"),
+        series: vec![
+            line("slowest", |p| p.1),
+            line("mean", |p| p.2),
+            line("optimum", |p| p.3),
+        ],
+        kind: Kind::Lines,
+    };
+    emit(opts, fig, "fig13-incast", progress)?;
     // Least-squares line through (senders, slowest) and its R².
     let k = series.len() as f64;
     let (sx, sy) = series

@@ -10,6 +10,20 @@ pub fn plots_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("shoal-repro-test-{name}"))
 }
 
+/// Experiment `name` wrote its figure `stem` (SVG, PNG and the CSV of its points, which has
+/// at least one point).
+pub fn figure_written(name: &str, stem: &str) {
+    let dir = plots_dir(name);
+    for ext in ["svg", "png"] {
+        assert!(
+            dir.join(format!("{stem}.{ext}")).is_file(),
+            "{name}: no {stem}.{ext}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join(format!("{stem}.csv"))).expect("the figure's CSV");
+    assert!(csv.lines().count() >= 2, "{name}: {stem}.csv has no point");
+}
+
 /// Runs experiment `name` and prints its claims.
 pub fn run(name: &str, quick: bool) -> Vec<Claim> {
     run_on(name, quick, 1)
