@@ -8,6 +8,8 @@
 //! - [`sizes`]: flow sizes: fixed, clamped Pareto (§7.3), empirical CDFs from files.
 //! - [`arrivals`]: all at once or Poisson, with the paper's load L = F/(R·N·τ).
 //! - [`matrix`]: who talks to whom: uniform, permutation, incast, all-to-all, hotspot.
+//! - [`dag`]: dependency-driven flows: a graph of sends and compute steps, each released when
+//!   the tasks it waits for have finished (sends: delivered) plus its delay.
 //! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
@@ -20,6 +22,7 @@
 
 pub mod arrivals;
 pub mod connection_matrix;
+pub mod dag;
 pub mod disagg;
 pub mod flow;
 pub mod generator;
