@@ -23,7 +23,7 @@
 //! or receiver) has been delivered, and its sends of iteration i wait for that.
 
 use crate::dag::{Dag, DagError, Task};
-use shoal_base::{Dur, NodeId};
+use shoal_base::{Dur, NodeId, Time};
 use std::fmt;
 use thiserror::Error;
 
@@ -188,6 +188,44 @@ impl CollectivePlan {
     /// The iteration and step of the send with id `id`.
     pub fn place(&self, id: u64) -> Option<Place> {
         self.places.get(id as usize).copied().flatten()
+    }
+
+    /// Each iteration's completion time, from its first send's start to its last send's
+    /// delivery, given every send a run handed out as (id, start, finish); `None` for an
+    /// iteration a send of which was not delivered (or not started).
+    pub fn iteration_times(
+        &self,
+        records: impl IntoIterator<Item = (u64, Time, Option<Time>)>,
+    ) -> Vec<Option<Dur>> {
+        let iterations = self
+            .places
+            .iter()
+            .flatten()
+            .map(|p| p.iteration as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut want = vec![0u64; iterations];
+        for p in self.places.iter().flatten() {
+            want[p.iteration as usize] += 1;
+        }
+        let mut done = vec![0u64; iterations];
+        let mut span: Vec<Option<(Time, Time)>> = vec![None; iterations];
+        for (id, start, finish) in records {
+            let (Some(p), Some(finish)) = (self.place(id), finish) else {
+                continue;
+            };
+            let i = p.iteration as usize;
+            done[i] += 1;
+            let (lo, hi) = span[i].get_or_insert((start, finish));
+            *lo = (*lo).min(start);
+            *hi = (*hi).max(finish);
+        }
+        (0..iterations)
+            .map(|i| match span[i] {
+                Some((lo, hi)) if done[i] == want[i] => Some(hi - lo),
+                _ => None,
+            })
+            .collect()
     }
 }
 
