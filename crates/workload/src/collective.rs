@@ -159,7 +159,7 @@ pub enum CollectiveError {
 }
 
 /// The most tasks (sends and compute steps) one job's graph may hold (about 100 bytes each).
-pub const MAX_TASKS: u64 = 50_000_000;
+pub const MAX_TASKS: u64 = 10_000_000;
 
 fn names(algorithms: &[Algorithm]) -> String {
     algorithms
