@@ -149,3 +149,68 @@ fn bad_jobs_are_refused_naming_the_key_and_the_reason() {
     );
     assert!(r.contains("message_bytes"), "lists the keys it takes: {r}");
 }
+
+/// Small fabrics of every kind the issue compares (the registry fuzz test's bases).
+const FABRICS: [&str; 6] = [
+    "fabric = \"shoal\"\n[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\ndelay_slots = 1\n",
+    "fabric = \"ideal-switch\"\n[switch]\nhosts = 8\n",
+    "fabric = \"dctcp\"\n[network]\nhosts = 8\nradix = 4\n",
+    "fabric = \"ndp\"\n[network]\nhosts = 8\nradix = 4\n",
+    "fabric = \"stardust\"\n[stardust]\ntopology = \"cell-clos\"\nfas = 4\nfas_per_pod = 4\n\
+     fe1_per_pod = 2\nparallel = 1\nfe2 = 0\nports_per_fa = 2\n",
+    "fabric = \"aquila\"\n[clique]\npods = 3\ntins_per_pod = 2\nlocal_links = 1\n\
+     global_links = 1\nlocal_ports = 1\nglobal_ports = 1\n",
+];
+
+#[test]
+fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
+    use shoal_workload::dag::Work;
+    use std::collections::BTreeMap;
+    for fabric in FABRICS {
+        for (op, alg) in [("all-reduce", "ring"), ("all-to-all", "direct")] {
+            let text = format!(
+                "[scenario]\n{fabric}[workload]\nkind = \"collective\"\nop = \"{op}\"\n\
+                 algorithm = \"{alg}\"\nranks = [0, 1, 2, 3, 4, 5, 6, 7]\n\
+                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n"
+            );
+            let sc = parse(&text, "every.toml").expect("valid");
+            let WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+                unreachable!()
+            };
+            let plan = spec.build().expect("builds");
+            let out = sc.run(&mut NoProgress).expect("runs");
+            let what = format!("{} {op}", sc.fabric_name());
+            assert_eq!(out.records.len() as u128, spec.sends(), "{what}");
+            let finish: BTreeMap<u64, _> = out
+                .records
+                .iter()
+                .map(|r| (r.id, r.finish.expect("delivered")))
+                .collect();
+            // When each task finished: a send when delivered, a compute step its duration
+            // after the last of what it waited for.
+            let done = |id: u64| -> shoal_base::Time {
+                let t = plan.dag.task(id).expect("a task");
+                match t.work {
+                    Work::Send { .. } => finish[&id],
+                    Work::Compute { .. } => {
+                        t.after.iter().map(|d| finish[d]).max().expect("waits") + t.delay
+                    }
+                }
+            };
+            for r in &out.records {
+                let t = plan.dag.task(r.id).expect("a send of the job");
+                for &dep in &t.after {
+                    assert!(
+                        r.start >= done(dep),
+                        "{what}: send {} started at {} before {dep} finished at {}",
+                        r.id,
+                        r.start,
+                        done(dep)
+                    );
+                }
+            }
+            let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+            assert!(times.iter().all(Option::is_some), "{what}: {times:?}");
+        }
+    }
+}
