@@ -13,6 +13,7 @@ use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, SweepValue, TOOL_VERSION};
+use shoal_workload::collective::CollectivePlan;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -277,11 +278,23 @@ pub(crate) struct CollectiveStats {
     pub(crate) job_us: Option<f64>,
 }
 
-fn collective_stats(sc: &Scenario, out: &RunOutput) -> Option<CollectiveStats> {
+/// A collective job's graph, to place each send in its iteration and step.
+fn collective_plan(sc: &Scenario) -> Option<CollectivePlan> {
     let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
         return None;
     };
-    let plan = spec.build().ok()?;
+    spec.build().ok()
+}
+
+fn collective_stats(
+    sc: &Scenario,
+    plan: Option<&CollectivePlan>,
+    out: &RunOutput,
+) -> Option<CollectiveStats> {
+    let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+        return None;
+    };
+    let plan = plan?;
     let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
     let done: Vec<f64> = times.iter().flatten().map(|d| d.as_us_f64()).collect();
     let completion_us = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
@@ -320,6 +333,7 @@ fn collective_stats(sc: &Scenario, out: &RunOutput) -> Option<CollectiveStats> {
 
 fn summarize(
     sc: &Scenario,
+    plan: Option<&CollectivePlan>,
     ideal: &IdealFct,
     out: &RunOutput,
     wall: Duration,
@@ -393,14 +407,18 @@ fn summarize(
             0.0
         },
         counters: out.counters.clone(),
-        collective: collective_stats(sc, out),
+        collective: collective_stats(sc, plan, out),
     }
 }
 
-/// `flows.csv`: one row per flow.
-fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Result<()> {
+/// `flows.csv`: one row per flow; for a collective job each send's iteration and step too.
+fn write_flows(
+    out: &mut std::fs::File,
+    records: &[FlowRecord],
+    plan: Option<&CollectivePlan>,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(out));
-    w.write_record([
+    let mut header = vec![
         "id",
         "src",
         "dst",
@@ -408,7 +426,11 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
         "start_us",
         "finish_us",
         "fct_us",
-    ])?;
+    ];
+    if plan.is_some() {
+        header.extend(["iteration", "step"]);
+    }
+    w.write_record(&header)?;
     for r in records {
         let finish = r
             .finish
@@ -418,7 +440,7 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
             .fct()
             .map(|d| d.as_us_f64().to_string())
             .unwrap_or_default();
-        w.write_record([
+        let mut row = vec![
             r.id.to_string(),
             r.src.0.to_string(),
             r.dst.0.to_string(),
@@ -426,7 +448,13 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
             r.start.as_us_f64().to_string(),
             finish,
             fct,
-        ])?;
+        ];
+        if let Some(plan) = plan {
+            let place = plan.place(r.id);
+            row.push(place.map(|p| p.iteration.to_string()).unwrap_or_default());
+            row.push(place.map(|p| p.step.to_string()).unwrap_or_default());
+        }
+        w.write_record(&row)?;
     }
     w.flush()
 }
@@ -462,11 +490,14 @@ pub(crate) fn run_one(
     let run_wall = run_started.elapsed();
     progress.finish();
     let out = result.map_err(|e| anyhow::anyhow!("{}: the run failed: {e}", sc.origin))?;
-    let summary = summarize(sc, &ideal, &out, started.elapsed(), run_wall);
+    // Built again from the scenario (the source's graph went with the run): the same graph.
+    drop(source);
+    let plan = collective_plan(sc);
+    let summary = summarize(sc, plan.as_ref(), &ideal, &out, started.elapsed(), run_wall);
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');
     folder.write("scenario.toml", &sc.resolved_toml())?;
-    folder.write_with("flows.csv", |f| write_flows(f, &out.records))?;
+    folder.write_with("flows.csv", |f| write_flows(f, &out.records, plan.as_ref()))?;
     if !out.series.samples.is_empty() {
         folder.write_with("series.csv", |f| out.series.write_csv(f))?;
     }

@@ -2615,4 +2615,19 @@ fn a_collective_run_reports_nccls_figures_against_theory() {
         "{}",
         num("job_us")
     );
+    // flows.csv places each send: 2 iterations of 2(n−1) steps of n sends.
+    let flows = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
+    let mut lines = flows.lines();
+    assert!(lines.next().expect("a header").ends_with(",iteration,step"));
+    let mut per_place = std::collections::BTreeMap::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let place = (
+            cells[7].to_owned(),
+            cells[8].parse::<u64>().expect("a step"),
+        );
+        *per_place.entry(place).or_insert(0u64) += 1;
+    }
+    assert_eq!(per_place.len() as u64, 2 * 2 * (n - 1));
+    assert!(per_place.values().all(|&c| c == n), "{per_place:?}");
 }
