@@ -13,6 +13,7 @@ use shoal_base::Time;
 use shoal_fabric::{Progress, RunOutput};
 use shoal_metrics::{DestThroughput, FlowRecord, FlowSummary, IdealFct, realised_load};
 use shoal_scenario::{DEFAULT_SCENARIO, Scenario, SweepValue, TOOL_VERSION};
+use shoal_workload::collective::CollectivePlan;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -31,7 +32,7 @@ use std::time::{Duration, Instant};
 ///                  slowdown, long-flow goodput (Gb/s), mean flow size and realised load,
 ///                  queue maxima (cells or packets: queue_unit), reordering (bytes), delivered
 ///                  Gb/s per node, simulated time (us), wall time (s), simulator speed,
-///                  counters
+///                  counters; for a collective job its completion time, algbw and busbw
 ///   scenario.toml  the resolved scenario: every default filled in; `shoal run` on it repeats
 ///                  the run
 ///   flows.csv      id,src,dst,bytes,start_us,finish_us,fct_us (finish and fct empty for flows
@@ -248,10 +249,91 @@ pub(crate) struct Summary {
     pub(crate) wall_time_s: f64,
     pub(crate) node_channel_slots_per_s: f64,
     pub(crate) counters: BTreeMap<String, u64>,
+    /// A collective job's figures as NCCL's tests define them (`kind = "collective"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) collective: Option<CollectiveStats>,
+}
+
+/// A collective job's run, per iteration and over the job: completion time t (an iteration's
+/// first send's start to its last send's delivery), algbw = S / t, busbw = algbw × 2(n−1)/n
+/// (all-reduce) or × (n−1)/n (the others); rates from the mean completion time, as NCCL's tests
+/// report them, in Gb/s.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct CollectiveStats {
+    pub(crate) op: String,
+    pub(crate) algorithm: String,
+    pub(crate) ranks: usize,
+    pub(crate) message_bytes: u64,
+    pub(crate) iterations: u32,
+    /// Iterations every send of which was delivered.
+    pub(crate) iterations_completed: usize,
+    /// Each completed iteration's completion time, in order.
+    pub(crate) iteration_us: Vec<f64>,
+    /// Mean over the completed iterations.
+    pub(crate) completion_us: Option<f64>,
+    pub(crate) algbw_gbps: Option<f64>,
+    pub(crate) busbw_gbps: Option<f64>,
+    /// The whole job: the first send's start to the last send's delivery, compute between
+    /// iterations included; none unless every iteration completed.
+    pub(crate) job_us: Option<f64>,
+}
+
+/// A collective job's graph, to place each send in its iteration and step.
+fn collective_plan(sc: &Scenario) -> Option<CollectivePlan> {
+    let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+        return None;
+    };
+    spec.build().ok()
+}
+
+fn collective_stats(
+    sc: &Scenario,
+    plan: Option<&CollectivePlan>,
+    out: &RunOutput,
+) -> Option<CollectiveStats> {
+    let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+        return None;
+    };
+    let plan = plan?;
+    let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+    let done: Vec<f64> = times.iter().flatten().map(|d| d.as_us_f64()).collect();
+    let completion_us = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
+    let algbw_gbps = completion_us
+        .filter(|&t| t > 0.0)
+        .map(|t| spec.message_bytes as f64 * 8.0 / (t * 1e3));
+    let job_us = (done.len() == times.len()).then(|| {
+        let first = out
+            .records
+            .iter()
+            .map(|r| r.start)
+            .min()
+            .unwrap_or(Time::ZERO);
+        let last = out
+            .records
+            .iter()
+            .filter_map(|r| r.finish)
+            .max()
+            .unwrap_or(first);
+        last.since(first).as_us_f64()
+    });
+    Some(CollectiveStats {
+        op: spec.op.name().to_owned(),
+        algorithm: spec.algorithm.name().to_owned(),
+        ranks: spec.ranks.len(),
+        message_bytes: spec.message_bytes,
+        iterations: spec.iterations,
+        iterations_completed: done.len(),
+        iteration_us: done,
+        completion_us,
+        algbw_gbps,
+        busbw_gbps: algbw_gbps.map(|a| a * spec.op.bus_factor(spec.ranks.len())),
+        job_us,
+    })
 }
 
 fn summarize(
     sc: &Scenario,
+    plan: Option<&CollectivePlan>,
     ideal: &IdealFct,
     out: &RunOutput,
     wall: Duration,
@@ -325,13 +407,18 @@ fn summarize(
             0.0
         },
         counters: out.counters.clone(),
+        collective: collective_stats(sc, plan, out),
     }
 }
 
-/// `flows.csv`: one row per flow.
-fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Result<()> {
+/// `flows.csv`: one row per flow; for a collective job each send's iteration and step too.
+fn write_flows(
+    out: &mut std::fs::File,
+    records: &[FlowRecord],
+    plan: Option<&CollectivePlan>,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(out));
-    w.write_record([
+    let mut header = vec![
         "id",
         "src",
         "dst",
@@ -339,7 +426,11 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
         "start_us",
         "finish_us",
         "fct_us",
-    ])?;
+    ];
+    if plan.is_some() {
+        header.extend(["iteration", "step"]);
+    }
+    w.write_record(&header)?;
     for r in records {
         let finish = r
             .finish
@@ -349,7 +440,7 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
             .fct()
             .map(|d| d.as_us_f64().to_string())
             .unwrap_or_default();
-        w.write_record([
+        let mut row = vec![
             r.id.to_string(),
             r.src.0.to_string(),
             r.dst.0.to_string(),
@@ -357,7 +448,13 @@ fn write_flows(out: &mut std::fs::File, records: &[FlowRecord]) -> std::io::Resu
             r.start.as_us_f64().to_string(),
             finish,
             fct,
-        ])?;
+        ];
+        if let Some(plan) = plan {
+            let place = plan.place(r.id);
+            row.push(place.map(|p| p.iteration.to_string()).unwrap_or_default());
+            row.push(place.map(|p| p.step.to_string()).unwrap_or_default());
+        }
+        w.write_record(&row)?;
     }
     w.flush()
 }
@@ -393,11 +490,14 @@ pub(crate) fn run_one(
     let run_wall = run_started.elapsed();
     progress.finish();
     let out = result.map_err(|e| anyhow::anyhow!("{}: the run failed: {e}", sc.origin))?;
-    let summary = summarize(sc, &ideal, &out, started.elapsed(), run_wall);
+    // Built again from the scenario (the source's graph went with the run): the same graph.
+    drop(source);
+    let plan = collective_plan(sc);
+    let summary = summarize(sc, plan.as_ref(), &ideal, &out, started.elapsed(), run_wall);
     let mut json = serde_json::to_string_pretty(&summary)?;
     json.push('\n');
     folder.write("scenario.toml", &sc.resolved_toml())?;
-    folder.write_with("flows.csv", |f| write_flows(f, &out.records))?;
+    folder.write_with("flows.csv", |f| write_flows(f, &out.records, plan.as_ref()))?;
     if !out.series.samples.is_empty() {
         folder.write_with("series.csv", |f| out.series.write_csv(f))?;
     }
@@ -430,6 +530,16 @@ fn print_summary(s: &Summary, dir: &Path) {
             s.flows_completed,
             s.flows_measured,
             s.flows - s.flows_measured
+        );
+    }
+    if let Some(c) = &s.collective {
+        println!(
+            "collective   {} of {} iterations, {} us each (mean), algbw {} Gb/s, busbw {} Gb/s",
+            c.iterations_completed,
+            c.iterations,
+            opt(c.completion_us, 3),
+            opt(c.algbw_gbps, 2),
+            opt(c.busbw_gbps, 2)
         );
     }
     match &s.short_fct_us {

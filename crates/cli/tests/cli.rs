@@ -2561,3 +2561,67 @@ fn a_comparison_of_sampling_runs_draws_their_time_series() {
         }
     }
 }
+
+#[test]
+fn a_collective_run_reports_nccls_figures_against_theory() {
+    // A ring all-reduce of S over n ranks on the ideal switch (50 Gb/s links, 100 ns each,
+    // 1500 B packets with 40 B of headers: the defaults): each of the 2(n−1) steps sends
+    // c = S/n alone on its links, taking its packets' wire time, one more packet at the switch
+    // and both links' delay. busbw = S/t · 2(n−1)/n then sits just under the link rate.
+    let dir = scratch("collective");
+    let (n, s) = (8u64, 8_000_000u64);
+    let file = write(
+        &dir,
+        "ring.toml",
+        &format!(
+            "[scenario]\nname = \"ring\"\nfabric = \"ideal-switch\"\n[switch]\nhosts = {n}\n\
+             [workload]\nkind = \"collective\"\nop = \"all-reduce\"\nmessage_bytes = {s}\n\
+             iterations = 2\ncompute_us = 10.0\n"
+        ),
+    );
+    let out = dir.join("out");
+    let o = run_ok(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(stdout(&o).contains("busbw"), "{}", stdout(&o));
+    let summary = summary(&out);
+    let c = summary["collective"]
+        .as_object()
+        .expect("a collective object");
+    let num = |k: &str| c[k].as_f64().unwrap_or_else(|| panic!("{k}: {}", c[k]));
+    let rate = 50e9 / 8.0;
+    let chunk = (s / n) as f64;
+    let packets = (chunk / 1460.0).ceil();
+    let step = (chunk + packets * 40.0) / rate + 1500.0 / rate + 2.0 * 100e-9;
+    let theory_us = 2.0 * (n as f64 - 1.0) * step * 1e6;
+    let t = num("completion_us");
+    assert!(
+        (t - theory_us).abs() / theory_us < 0.05,
+        "completion {t} us, theory {theory_us} us"
+    );
+    assert_eq!(c["iterations_completed"], 2);
+    let algbw = num("algbw_gbps");
+    assert!((algbw - s as f64 * 8.0 / (t * 1e3)).abs() < 1e-6 * algbw);
+    let busbw = num("busbw_gbps");
+    assert!((busbw - algbw * 2.0 * 7.0 / 8.0).abs() < 1e-6 * busbw);
+    assert!(busbw < 50.0 && busbw > 47.5, "busbw {busbw} Gb/s, links 50");
+    // Two iterations and the compute between them.
+    assert!(
+        (num("job_us") - (2.0 * t + 10.0)).abs() < 1e-3,
+        "{}",
+        num("job_us")
+    );
+    // flows.csv places each send: 2 iterations of 2(n−1) steps of n sends.
+    let flows = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
+    let mut lines = flows.lines();
+    assert!(lines.next().expect("a header").ends_with(",iteration,step"));
+    let mut per_place = std::collections::BTreeMap::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let place = (
+            cells[7].to_owned(),
+            cells[8].parse::<u64>().expect("a step"),
+        );
+        *per_place.entry(place).or_insert(0u64) += 1;
+    }
+    assert_eq!(per_place.len() as u64, 2 * 2 * (n - 1));
+    assert!(per_place.values().all(|&c| c == n), "{per_place:?}");
+}

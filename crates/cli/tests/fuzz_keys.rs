@@ -166,6 +166,12 @@ fn bases(dir: &Path) -> Vec<(String, String)> {
             "connection-matrix",
             format!("file = {:?}\n", cm.display().to_string()),
         ),
+        (
+            "collective",
+            "op = \"all-reduce\"\nalgorithm = \"ring\"\nranks = [0, 1, 2, 3, 4, 5, 6, 7]\n\
+             message_bytes = 16000\niterations = 2\ncompute_us = 1.0\n"
+                .to_owned(),
+        ),
     ];
     for (kind, _) in WORKLOAD_KEYS {
         assert!(

@@ -63,6 +63,13 @@ pub(crate) struct RawWorkload {
     pub flows_per_source: Option<i64>,
     pub app: Option<String>,
     pub file: Option<String>,
+    pub op: Option<String>,
+    pub algorithm: Option<String>,
+    /// `"all"` or an array of node ids.
+    pub ranks: Option<toml::Value>,
+    pub message_bytes: Option<i64>,
+    pub iterations: Option<i64>,
+    pub compute_us: Option<f64>,
 }
 
 /// `workload.size`: a flow-size distribution.
@@ -115,6 +122,12 @@ impl RawWorkload {
         note(self.flows_per_source.is_some(), "flows_per_source");
         note(self.app.is_some(), "app");
         note(self.file.is_some(), "file");
+        note(self.op.is_some(), "op");
+        note(self.algorithm.is_some(), "algorithm");
+        note(self.ranks.is_some(), "ranks");
+        note(self.message_bytes.is_some(), "message_bytes");
+        note(self.iterations.is_some(), "iterations");
+        note(self.compute_us.is_some(), "compute_us");
         keys
     }
 }

@@ -13,6 +13,7 @@ use shoal_fabric::config::{ConfigError, ErrorKind, Keys, TableError};
 use shoal_fabric::{ResolvedFabric, Resolving};
 use toml::de::DeTable;
 
+mod collective;
 mod traffic;
 
 /// The most flows a list workload (drawn whole before the run: `random-pairs`, `probe` and its
@@ -298,7 +299,7 @@ pub const MATRIX_KEYS: [&str; 8] = [
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
 /// traffic matrix, `MATRIX_KEYS`).
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 9] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -341,6 +342,18 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 9] = [
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
     ("connection-matrix", &["file"]),
+    (
+        "collective",
+        &[
+            "op",
+            "algorithm",
+            "ranks",
+            "message_bytes",
+            "iterations",
+            "compute_us",
+            "start_us",
+        ],
+    ),
 ];
 
 fn resolve_workload(
@@ -393,6 +406,10 @@ fn resolve_workload(
         Ok(ctx.int_req(key, v, 1, i64::MAX)? as u64)
     };
     let time = |key: &str, v: Option<f64>| ctx.us(key, v.unwrap_or(0.0), false).map(Time);
+    if kind == "collective" {
+        let start = time("workload.start_us", w.start_us)?;
+        return collective::resolve(ctx, w, nodes, start);
+    }
     let spec = match kind {
         "permutation" => WorkloadSpec::Permutation {
             pairs: ctx.int("workload.pairs", w.pairs, n, 1, n)? as usize,

@@ -192,6 +192,24 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
         WorkloadSpec::Trace { path, .. } | WorkloadSpec::ConnectionMatrix { path, .. } => {
             t.kv("file", s(&path.display().to_string()))
         }
+        WorkloadSpec::Collective {
+            spec,
+            start,
+            all_ranks,
+        } => {
+            t.kv("op", s(spec.op.name()));
+            t.kv("algorithm", s(spec.algorithm.name()));
+            if *all_ranks {
+                t.kv("ranks", s("all"));
+            } else {
+                let list: Vec<String> = spec.ranks.iter().map(|n| n.0.to_string()).collect();
+                t.kv("ranks", format!("[{}]", list.join(", ")));
+            }
+            t.kv("message_bytes", spec.message_bytes);
+            t.kv("iterations", spec.iterations);
+            t.kv("compute_us", dur_us(spec.compute));
+            t.kv("start_us", us(*start));
+        }
     }
 
     let l = &sc.limits;

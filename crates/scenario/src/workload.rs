@@ -2,6 +2,8 @@
 
 use rand::Rng;
 use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_workload::collective::CollectiveSpec;
+use shoal_workload::dag::DagSource;
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::patterns;
@@ -66,6 +68,14 @@ pub enum WorkloadSpec {
     /// The connections of an htsim connection-matrix file (`.cm`), read and checked when
     /// resolved, so that htsim and shoal run the same flows.
     ConnectionMatrix { path: PathBuf, flows: Vec<Flow> },
+    /// A collective job (`shoal_workload::collective`): its sends a dependency graph started
+    /// at `start`; `all_ranks` when the ranks are every node in order (written back as
+    /// `"all"`).
+    Collective {
+        spec: CollectiveSpec,
+        start: Time,
+        all_ranks: bool,
+    },
 }
 
 /// Random-pairs traffic among every node except the probe's source and destination.
@@ -89,6 +99,7 @@ impl WorkloadSpec {
             WorkloadSpec::Disaggregated { .. } => "disaggregated",
             WorkloadSpec::Trace { .. } => "trace",
             WorkloadSpec::ConnectionMatrix { .. } => "connection-matrix",
+            WorkloadSpec::Collective { .. } => "collective",
         }
     }
 
@@ -154,6 +165,10 @@ impl WorkloadSpec {
             WorkloadSpec::ConnectionMatrix { flows, .. } => {
                 Box::new(IterSource::new(flows.clone()))
             }
+            WorkloadSpec::Collective { spec, start, .. } => {
+                let plan = spec.build().map_err(|e| e.to_string())?;
+                Box::new(DagSource::new(plan.dag, *start))
+            }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
     }
@@ -198,6 +213,9 @@ impl WorkloadSpec {
                     flows.len()
                 );
             }
+            WorkloadSpec::Collective { spec, start, .. } => {
+                return describe_collective(spec, *start);
+            }
             list => {
                 return format!("{} ({} flows)", list.kind(), self.flow_count().unwrap_or(0));
             }
@@ -219,6 +237,7 @@ impl WorkloadSpec {
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
             WorkloadSpec::Trace { flows, .. } => Some(*flows),
             WorkloadSpec::ConnectionMatrix { flows, .. } => Some(flows.len() as u64),
+            WorkloadSpec::Collective { spec, .. } => u64::try_from(spec.sends()).ok(),
         }
     }
 
@@ -287,10 +306,34 @@ impl WorkloadSpec {
             | WorkloadSpec::ClosedLoop(_)
             | WorkloadSpec::Disaggregated { .. }
             | WorkloadSpec::Trace { .. }
-            | WorkloadSpec::ConnectionMatrix { .. } => return Vec::new(),
+            | WorkloadSpec::ConnectionMatrix { .. }
+            | WorkloadSpec::Collective { .. } => return Vec::new(),
         };
         patterns::merge(vec![list])
     }
+}
+
+/// A collective job in one line: what, over how many ranks, the message, the sends.
+fn describe_collective(spec: &CollectiveSpec, start: Time) -> String {
+    let n = spec.ranks.len();
+    let mut text = format!(
+        "collective {} ({}) over {n} ranks, {} B per rank, {} steps and {} sends an iteration, \
+         {} iteration{}",
+        spec.op,
+        spec.algorithm,
+        spec.message_bytes,
+        spec.steps(),
+        spec.sends_per_iteration(),
+        spec.iterations,
+        if spec.iterations == 1 { "" } else { "s" }
+    );
+    if spec.iterations > 1 {
+        text.push_str(&format!(" {} apart", spec.compute));
+    }
+    if start != Time::ZERO {
+        text.push_str(&format!(" from {start}"));
+    }
+    text
 }
 
 /// `count` random pairs with no ordered pair drawn twice (rejection sampling over the same

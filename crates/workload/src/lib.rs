@@ -8,6 +8,11 @@
 //! - [`sizes`]: flow sizes: fixed, clamped Pareto (§7.3), empirical CDFs from files.
 //! - [`arrivals`]: all at once or Poisson, with the paper's load L = F/(R·N·τ).
 //! - [`matrix`]: who talks to whom: uniform, permutation, incast, all-to-all, hotspot.
+//! - [`dag`]: dependency-driven flows: a graph of sends and compute steps, each released when
+//!   the tasks it waits for have finished (sends: delivered) plus its delay.
+//! - [`collective`]: all-reduce (ring, halving-doubling), all-gather, reduce-scatter (ring) and
+//!   all-to-all (direct) over a set of ranks, as a [`dag`] of sends, iterations apart by a
+//!   compute time.
 //! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
@@ -19,7 +24,9 @@
 #![forbid(unsafe_code)]
 
 pub mod arrivals;
+pub mod collective;
 pub mod connection_matrix;
+pub mod dag;
 pub mod disagg;
 pub mod flow;
 pub mod generator;

@@ -1,0 +1,237 @@
+//! Collectives on the ideal switch against the textbook's cost model, every expected value
+//! computed from the switch's parameters alone (link rate B, link delay d, packet and header
+//! sizes), never from a run.
+//!
+//! On this switch a send of c payload bytes alone on its links takes the wire time of its
+//! bytes and headers, c·(1 + h/mss)/B rounded up to whole packets, plus a one-way latency
+//! L = 2·d + one packet's serialization (the switch stores and forwards the last packet). A
+//! ring all-reduce is 2(n−1) such steps of S/n, halving-doubling 2·log2(n) steps of S/2 … S/n
+//! … S/2, and a direct all-to-all one step in which each link carries (n−1) chunks of S/n.
+
+use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_fabric::{Fabric, NoProgress, RunLimits};
+use shoal_ideal::{IdealSwitch, SwitchSpec};
+use shoal_workload::collective::{Algorithm, CollectiveSpec, Op};
+use shoal_workload::dag::DagSource;
+
+fn switch(hosts: u16) -> SwitchSpec {
+    SwitchSpec {
+        hosts,
+        link_rate: Rate(10_000_000_000),
+        link_delay: Dur(500_000),
+        packet_bytes: 1500,
+        header_bytes: 40,
+    }
+}
+
+fn job(op: Op, algorithm: Algorithm, n: u16, bytes: u64) -> CollectiveSpec {
+    CollectiveSpec {
+        op,
+        algorithm,
+        // Ranks spread over the switch, not in port order, so nothing hides in the numbering.
+        ranks: (0..n).map(|i| NodeId((i * 5 + 3) % (2 * n))).collect(),
+        message_bytes: bytes,
+        iterations: 1,
+        compute: Dur(0),
+    }
+}
+
+/// Each iteration's completion time in seconds on the switch.
+fn run(sw: &SwitchSpec, spec: &CollectiveSpec) -> Vec<f64> {
+    let plan = spec.build().expect("a valid job");
+    let mut source = DagSource::new(plan.dag.clone(), Time::ZERO);
+    let out = IdealSwitch::new(sw.clone())
+        .run(&mut source, RunLimits::default(), &mut NoProgress)
+        .expect("runs");
+    assert_eq!(out.records.len() as u128, spec.sends(), "every send ran");
+    plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)))
+        .into_iter()
+        .map(|t| t.expect("every send delivered").0 as f64 * 1e-12)
+        .collect()
+}
+
+/// The switch's parameters as the model reads them.
+struct Model {
+    rate: f64,
+    mss: f64,
+    header: f64,
+    delay: f64,
+}
+
+impl Model {
+    fn of(sw: &SwitchSpec) -> Model {
+        Model {
+            rate: sw.link_rate.0 as f64 / 8.0,
+            mss: (sw.packet_bytes - sw.header_bytes) as f64,
+            header: sw.header_bytes as f64,
+            delay: sw.link_delay.0 as f64 * 1e-12,
+        }
+    }
+
+    /// Seconds on one link for `c` payload bytes, headers included.
+    fn wire(&self, c: f64) -> f64 {
+        (c + (c / self.mss).ceil() * self.header) / self.rate
+    }
+
+    /// One-way latency of a send of `c` bytes: both links' propagation and the switch's store
+    /// and forward of its last (at most full) packet.
+    fn latency(&self, c: f64) -> f64 {
+        2.0 * self.delay + (c.min(self.mss) + self.header) / self.rate
+    }
+}
+
+fn within(measured: f64, expected: f64, tolerance: f64, what: &str) {
+    let err = (measured - expected).abs() / expected;
+    // Shown with --nocapture: the numbers behind each verdict.
+    eprintln!(
+        "{what}: measured {measured:.6e}, theory {expected:.6e} ({:+.3}%)",
+        (measured / expected - 1.0) * 100.0
+    );
+    assert!(
+        err <= tolerance,
+        "{what}: measured {:.3} us, theory {:.3} us ({:.2}% off)",
+        measured * 1e6,
+        expected * 1e6,
+        err * 100.0
+    );
+}
+
+#[test]
+fn ring_all_reduce_takes_2_n_minus_1_steps_of_s_over_n() {
+    let sw = switch(64);
+    let m = Model::of(&sw);
+    for n in [4u16, 8, 16] {
+        // From one packet a step (latency-bound) to megabytes (bandwidth-bound).
+        for s in [1000 * n as u64, 4 << 20, 16 << 20] {
+            let t = run(&sw, &job(Op::AllReduce, Algorithm::Ring, n, s))[0];
+            let steps = 2.0 * (n as f64 - 1.0);
+            let c = s as f64 / n as f64;
+            let expected = steps * m.wire(c) + steps * m.latency(c);
+            within(t, expected, 0.05, &format!("ring all-reduce n={n} S={s}"));
+            // The textbook's form, headers left out of the rate: 2(n−1)/n · S/B + 2(n−1)·L.
+            let textbook = steps / n as f64 * s as f64 / m.rate + steps * m.latency(c);
+            within(
+                t,
+                textbook,
+                0.05,
+                &format!("ring all-reduce n={n} S={s}, textbook"),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_large_ring_all_reduce_runs_at_the_link_rate_in_bus_bandwidth() {
+    // busbw = S/t · 2(n−1)/n (NCCL's definition) equals B within 5% once latency is small:
+    // headers cost 40/1460 of it here, latency under 1%.
+    let sw = switch(32);
+    let n = 16u16;
+    let s = 64u64 << 20;
+    let t = run(&sw, &job(Op::AllReduce, Algorithm::Ring, n, s))[0];
+    let algbw = s as f64 * 8.0 / t;
+    let busbw = algbw * Op::AllReduce.bus_factor(n as usize);
+    within(busbw, sw.link_rate.0 as f64, 0.05, "ring bus bandwidth");
+    assert!(busbw < sw.link_rate.0 as f64, "faster than the link");
+}
+
+#[test]
+fn direct_all_to_all_takes_n_minus_1_chunks_on_each_link_and_one_latency() {
+    let sw = switch(32);
+    let m = Model::of(&sw);
+    for n in [4u16, 8, 16] {
+        for s in [1460 * n as u64, 1 << 20, 8 << 20] {
+            let t = run(&sw, &job(Op::AllToAll, Algorithm::Direct, n, s))[0];
+            let c = s as f64 / n as f64;
+            let expected = (n as f64 - 1.0) * m.wire(c) + m.latency(c);
+            within(t, expected, 0.05, &format!("all-to-all n={n} S={s}"));
+        }
+    }
+}
+
+#[test]
+fn halving_doubling_takes_2_log2_n_steps() {
+    let sw = switch(32);
+    let m = Model::of(&sw);
+    for n in [4u16, 8, 16] {
+        let levels = n.ilog2();
+        for s in [1460 * n as u64, 1 << 20, 16 << 20] {
+            let t = run(&sw, &job(Op::AllReduce, Algorithm::HalvingDoubling, n, s))[0];
+            // Halving sends S/2, S/4, … S/n; doubling S/n, … S/2: 2·log2(n) steps.
+            let expected: f64 = (1..=levels)
+                .map(|k| {
+                    let c = s as f64 / (1u64 << k) as f64;
+                    2.0 * (m.wire(c) + m.latency(c))
+                })
+                .sum();
+            within(t, expected, 0.05, &format!("halving-doubling n={n} S={s}"));
+        }
+        // Latency-bound, halving-doubling's 2·log2(n) steps beat the ring's 2(n−1): the
+        // measured ratio is the model's.
+        let small = 64 * n as u64;
+        let hd = run(
+            &sw,
+            &job(Op::AllReduce, Algorithm::HalvingDoubling, n, small),
+        )[0];
+        let ring = run(&sw, &job(Op::AllReduce, Algorithm::Ring, n, small))[0];
+        let c = small as f64 / n as f64;
+        let ring_model = 2.0 * (n as f64 - 1.0) * (m.wire(c) + m.latency(c));
+        let hd_model: f64 = (1..=levels)
+            .map(|k| {
+                let c = small as f64 / (1u64 << k) as f64;
+                2.0 * (m.wire(c) + m.latency(c))
+            })
+            .sum();
+        assert!(hd < ring, "n={n}: halving-doubling {hd} s, ring {ring} s");
+        within(
+            ring / hd,
+            ring_model / hd_model,
+            0.05,
+            &format!("ring/halving-doubling n={n}"),
+        );
+    }
+}
+
+#[test]
+fn ring_all_gather_and_reduce_scatter_take_n_minus_1_steps() {
+    let sw = switch(16);
+    let m = Model::of(&sw);
+    let n = 8u16;
+    let s = 8u64 << 20;
+    let c = s as f64 / n as f64;
+    let expected = (n as f64 - 1.0) * (m.wire(c) + m.latency(c));
+    for op in [Op::AllGather, Op::ReduceScatter] {
+        let t = run(&sw, &job(op, Algorithm::Ring, n, s))[0];
+        within(t, expected, 0.05, op.name());
+        let busbw = s as f64 * 8.0 / t * op.bus_factor(n as usize);
+        within(
+            busbw,
+            sw.link_rate.0 as f64,
+            0.05,
+            &format!("{op} bus bandwidth"),
+        );
+    }
+}
+
+#[test]
+fn iterations_repeat_with_the_compute_time_between_them() {
+    let sw = switch(16);
+    let mut spec = job(Op::AllReduce, Algorithm::Ring, 8, 1 << 20);
+    spec.iterations = 3;
+    spec.compute = Dur(20_000_000);
+    let plan = spec.build().expect("valid");
+    let mut source = DagSource::new(plan.dag.clone(), Time::ZERO);
+    let out = IdealSwitch::new(sw.clone())
+        .run(&mut source, RunLimits::default(), &mut NoProgress)
+        .expect("runs");
+    let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+    let times: Vec<u64> = times.into_iter().map(|t| t.expect("done").0).collect();
+    // The switch is deterministic and the iterations identical: the same time each.
+    assert!(times.iter().all(|&t| t == times[0]), "{times:?}");
+    let end = out
+        .records
+        .iter()
+        .filter_map(|r| r.finish)
+        .max()
+        .expect("done");
+    assert_eq!(end.0, 3 * times[0] + 2 * spec.compute.0);
+}

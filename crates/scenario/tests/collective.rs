@@ -1,0 +1,216 @@
+//! `kind = "collective"`: resolved, written back, run, and refused by key with the reason.
+
+use shoal_fabric::NoProgress;
+use shoal_scenario::{ErrorKind, WorkloadSpec, parse};
+use shoal_workload::collective::{Algorithm, Op};
+
+const SWITCH: &str = "[scenario]\nfabric = \"ideal-switch\"\n[switch]\nhosts = 8\n";
+
+fn file(workload: &str) -> String {
+    format!("{SWITCH}[workload]\nkind = \"collective\"\n{workload}")
+}
+
+fn refused(workload: &str) -> (String, ErrorKind, String) {
+    match parse(&file(workload), "coll.toml") {
+        Ok(_) => panic!("accepted:\n{workload}"),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.starts_with("coll.toml"), "names the file: {text}");
+            (e.key, e.kind, e.reason)
+        }
+    }
+}
+
+#[test]
+fn defaults_fill_in_and_the_resolved_file_gives_the_same_job() {
+    let sc = parse(
+        &file("op = \"all-reduce\"\nmessage_bytes = 80000\n"),
+        "coll.toml",
+    )
+    .expect("valid");
+    let WorkloadSpec::Collective {
+        spec, all_ranks, ..
+    } = &sc.workload
+    else {
+        panic!("{:?}", sc.workload)
+    };
+    assert_eq!((spec.op, spec.algorithm), (Op::AllReduce, Algorithm::Ring));
+    assert_eq!(spec.ranks.len(), 8, "every node by default");
+    assert!(all_ranks);
+    assert_eq!(spec.iterations, 1);
+    let again = parse(&sc.resolved_toml(), "resolved.toml").expect("the resolved file parses");
+    assert_eq!(again.workload, sc.workload);
+
+    let listed = parse(
+        &file(
+            "op = \"all-reduce\"\nalgorithm = \"halving-doubling\"\nranks = [7, 2, 5, 0]\n\
+             message_bytes = 4096\niterations = 3\ncompute_us = 2.5\nstart_us = 1.0\n",
+        ),
+        "coll.toml",
+    )
+    .expect("valid");
+    let again = parse(&listed.resolved_toml(), "resolved.toml").expect("parses");
+    assert_eq!(again.workload, listed.workload);
+    assert!(listed.resolved_toml().contains("ranks = [7, 2, 5, 0]"));
+}
+
+#[test]
+fn a_collective_runs_every_send_to_completion() {
+    for (op, alg) in [
+        ("all-reduce", "ring"),
+        ("all-reduce", "halving-doubling"),
+        ("all-gather", "ring"),
+        ("reduce-scatter", "ring"),
+        ("all-to-all", "direct"),
+    ] {
+        let sc = parse(
+            &file(&format!(
+                "op = \"{op}\"\nalgorithm = \"{alg}\"\nmessage_bytes = 64000\niterations = 2\n\
+                 compute_us = 3.0\n"
+            )),
+            "coll.toml",
+        )
+        .expect("valid");
+        let expected = sc.workload.flow_count().expect("known before the run");
+        let out = sc.run(&mut NoProgress).expect("runs");
+        assert_eq!(out.records.len() as u64, expected, "{op} {alg}");
+        assert!(
+            out.records.iter().all(|r| r.finish.is_some()),
+            "{op} {alg}: a send was not delivered"
+        );
+        let bytes: u64 = out.records.iter().map(|r| r.bytes).sum();
+        let factor = if op == "all-reduce" { 2 } else { 1 };
+        // S·(n−1)/n per rank per iteration (twice for all-reduce), over 8 ranks.
+        assert_eq!(bytes, 2 * factor * 8 * 64000 * 7 / 8, "{op} {alg}");
+    }
+}
+
+#[test]
+fn bad_jobs_are_refused_naming_the_key_and_the_reason() {
+    let cases: [(&str, &str, &str); 10] = [
+        ("message_bytes = 800\n", "workload.op", "missing"),
+        (
+            "op = \"broadcast\"\nmessage_bytes = 800\n",
+            "workload.op",
+            "unknown collective",
+        ),
+        (
+            "op = \"all-to-all\"\nalgorithm = \"ring\"\nmessage_bytes = 800\n",
+            "workload.algorithm",
+            "no ring algorithm",
+        ),
+        (
+            "op = \"all-reduce\"\nalgorithm = \"halving-doubling\"\nranks = [0, 1, 2]\n\
+             message_bytes = 800\n",
+            "workload.ranks",
+            "power-of-two",
+        ),
+        (
+            "op = \"all-reduce\"\nmessage_bytes = 7\n",
+            "workload.message_bytes",
+            "at least 8 B",
+        ),
+        (
+            "op = \"all-reduce\"\nranks = [0, 8]\nmessage_bytes = 800\n",
+            "workload.ranks[1]",
+            "",
+        ),
+        (
+            "op = \"all-reduce\"\nranks = [3, 3]\nmessage_bytes = 800\n",
+            "workload.ranks[1]",
+            "listed twice",
+        ),
+        (
+            "op = \"all-reduce\"\nranks = [3]\nmessage_bytes = 800\n",
+            "workload.ranks",
+            "at least 2 ranks",
+        ),
+        (
+            "op = \"all-reduce\"\nranks = \"some\"\nmessage_bytes = 800\n",
+            "workload.ranks",
+            "\"all\"",
+        ),
+        (
+            "op = \"all-reduce\"\nmessage_bytes = 800\ncompute_us = 5e6\n",
+            "workload.compute_us",
+            "second",
+        ),
+    ];
+    for (workload, key, reason) in cases {
+        let (k, _, r) = refused(workload);
+        assert_eq!(k, key, "{workload}: {r}");
+        assert!(r.contains(reason), "{workload}: {r}");
+    }
+    // Keys of other kinds are refused by name.
+    let (k, kind, r) = refused("op = \"all-reduce\"\nmessage_bytes = 800\nflows = 3\n");
+    assert_eq!(
+        (k.as_str(), kind),
+        ("workload.flows", ErrorKind::UnknownKey)
+    );
+    assert!(r.contains("message_bytes"), "lists the keys it takes: {r}");
+}
+
+/// Small fabrics of every kind the issue compares (the registry fuzz test's bases).
+const FABRICS: [&str; 6] = [
+    "fabric = \"shoal\"\n[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\ndelay_slots = 1\n",
+    "fabric = \"ideal-switch\"\n[switch]\nhosts = 8\n",
+    "fabric = \"dctcp\"\n[network]\nhosts = 8\nradix = 4\n",
+    "fabric = \"ndp\"\n[network]\nhosts = 8\nradix = 4\n",
+    "fabric = \"stardust\"\n[stardust]\ntopology = \"cell-clos\"\nfas = 4\nfas_per_pod = 4\n\
+     fe1_per_pod = 2\nparallel = 1\nfe2 = 0\nports_per_fa = 2\n",
+    "fabric = \"aquila\"\n[clique]\npods = 3\ntins_per_pod = 2\nlocal_links = 1\n\
+     global_links = 1\nlocal_ports = 1\nglobal_ports = 1\n",
+];
+
+#[test]
+fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
+    use shoal_workload::dag::Work;
+    use std::collections::BTreeMap;
+    for fabric in FABRICS {
+        for (op, alg) in [("all-reduce", "ring"), ("all-to-all", "direct")] {
+            let text = format!(
+                "[scenario]\n{fabric}[workload]\nkind = \"collective\"\nop = \"{op}\"\n\
+                 algorithm = \"{alg}\"\nranks = [0, 1, 2, 3, 4, 5, 6, 7]\n\
+                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n"
+            );
+            let sc = parse(&text, "every.toml").expect("valid");
+            let WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+                unreachable!()
+            };
+            let plan = spec.build().expect("builds");
+            let out = sc.run(&mut NoProgress).expect("runs");
+            let what = format!("{} {op}", sc.fabric_name());
+            assert_eq!(out.records.len() as u128, spec.sends(), "{what}");
+            let finish: BTreeMap<u64, _> = out
+                .records
+                .iter()
+                .map(|r| (r.id, r.finish.expect("delivered")))
+                .collect();
+            // When each task finished: a send when delivered, a compute step its duration
+            // after the last of what it waited for.
+            let done = |id: u64| -> shoal_base::Time {
+                let t = plan.dag.task(id).expect("a task");
+                match t.work {
+                    Work::Send { .. } => finish[&id],
+                    Work::Compute { .. } => {
+                        t.after.iter().map(|d| finish[d]).max().expect("waits") + t.delay
+                    }
+                }
+            };
+            for r in &out.records {
+                let t = plan.dag.task(r.id).expect("a send of the job");
+                for &dep in &t.after {
+                    assert!(
+                        r.start >= done(dep),
+                        "{what}: send {} started at {} before {dep} finished at {}",
+                        r.id,
+                        r.start,
+                        done(dep)
+                    );
+                }
+            }
+            let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+            assert!(times.iter().all(Option::is_some), "{what}: {times:?}");
+        }
+    }
+}
