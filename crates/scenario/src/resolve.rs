@@ -514,30 +514,12 @@ fn resolve_senders(
                 .collect())
         }
         Some(toml::Value::Array(list)) => {
-            if list.is_empty() {
-                return Err(ctx.value(key, "the list of senders is empty"));
-            }
-            let mut senders = Vec::with_capacity(list.len());
-            for (i, item) in list.iter().enumerate() {
-                let item_key = format!("{key}[{i}]");
-                let Some(id) = item.as_integer() else {
-                    return Err(ctx.err(
-                        &item_key,
-                        ErrorKind::Type,
-                        format!("expected a node id, got {item}"),
-                    ));
-                };
-                let id = NodeId(ctx.int_req(&item_key, Some(id), 0, nodes as i64 - 1)? as u16);
-                if id == dst {
-                    return Err(ctx.value(
-                        &item_key,
-                        format!("node {} is the incast destination", id.0),
-                    ));
-                }
-                if senders.contains(&id) {
-                    return Err(ctx.value(&item_key, format!("node {} is listed twice", id.0)));
-                }
-                senders.push(id);
+            let senders = node_list(ctx, key, &list, nodes, "senders")?;
+            if let Some(i) = senders.iter().position(|&s| s == dst) {
+                return Err(ctx.value(
+                    &format!("{key}[{i}]"),
+                    format!("node {} is the incast destination", dst.0),
+                ));
             }
             Ok(senders)
         }
@@ -547,6 +529,37 @@ fn resolve_senders(
             format!("expected a count or a list of node ids, got {other}"),
         )),
     }
+}
+
+/// A list of distinct node ids of a rack of `nodes` (the `what` of `key`): not empty, each an
+/// integer in range and named once; an error names the element (`key[i]`).
+pub(super) fn node_list(
+    ctx: &Ctx<'_>,
+    key: &str,
+    list: &[toml::Value],
+    nodes: usize,
+    what: &str,
+) -> Result<Vec<NodeId>, ScenarioError> {
+    if list.is_empty() {
+        return Err(ctx.value(key, format!("the list of {what} is empty")));
+    }
+    let mut ids = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let item_key = format!("{key}[{i}]");
+        let Some(id) = item.as_integer() else {
+            return Err(ctx.err(
+                &item_key,
+                ErrorKind::Type,
+                format!("expected a node id, got {item}"),
+            ));
+        };
+        let id = NodeId(ctx.int_req(&item_key, Some(id), 0, nodes as i64 - 1)? as u16);
+        if ids.contains(&id) {
+            return Err(ctx.value(&item_key, format!("node {} is listed twice", id.0)));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 fn resolve_background(

@@ -98,28 +98,7 @@ fn ranks(
         Some(toml::Value::String(s)) => {
             Err(ctx.value(key, format!("{s:?}: give \"all\" or a list of node ids")))
         }
-        Some(toml::Value::Array(list)) => {
-            if list.is_empty() {
-                return Err(ctx.value(key, "the list of ranks is empty"));
-            }
-            let mut ranks = Vec::with_capacity(list.len());
-            for (i, item) in list.iter().enumerate() {
-                let item_key = format!("{key}[{i}]");
-                let Some(id) = item.as_integer() else {
-                    return Err(ctx.err(
-                        &item_key,
-                        ErrorKind::Type,
-                        format!("expected a node id, got {item}"),
-                    ));
-                };
-                let id = NodeId(ctx.int_req(&item_key, Some(id), 0, nodes as i64 - 1)? as u16);
-                if ranks.contains(&id) {
-                    return Err(ctx.value(&item_key, format!("node {} is listed twice", id.0)));
-                }
-                ranks.push(id);
-            }
-            Ok(ranks)
-        }
+        Some(toml::Value::Array(list)) => super::node_list(ctx, key, &list, nodes, "ranks"),
         Some(other) => Err(ctx.err(
             key,
             ErrorKind::Type,
