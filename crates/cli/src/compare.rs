@@ -457,6 +457,15 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     let replicated = replications > 1;
     write_csv(&top, parameter.as_deref(), &rows, replicated)?;
     print(parameter.as_deref(), &rows, replicated);
+    for r in &rows {
+        crate::run::warn_unrealised_load(
+            "shoal compare",
+            parameter.as_deref(),
+            r.point.as_ref(),
+            &r.name,
+            &r.summary,
+        );
+    }
     if replicated {
         let points: Vec<replicate::Point> = jobs
             .iter()
@@ -554,7 +563,7 @@ fn print(parameter: Option<&str>, rows: &[Row], replicated: bool) {
 /// docs/scenarios.md).
 fn parameter_label(key: &str) -> String {
     match key {
-        "workload.load" => "offered load (fraction of each node's link rate)",
+        "workload.load" => "offered load asked for (fraction of each node's link rate)",
         "workload.flows" => "flows",
         "workload.pairs" => "node pairs",
         "workload.senders" => "senders",

@@ -222,3 +222,36 @@ fn live_rack_checks_its_arguments_before_the_machine() {
         assert!(e.contains(reason) && !e.contains("root"), "{args:?}: {e}");
     }
 }
+
+/// Issue 40: figures against `workload.load` show the load asked for, which a short run of a
+/// heavy-tailed workload does not offer; each point that offered more than 10% away from it is
+/// named, with the load that ran.
+#[test]
+fn a_sweep_over_the_load_names_points_whose_load_was_not_offered() {
+    let dir = scratch("unrealised-load");
+    let text = TINY.replace(
+        "[workload]\nkind = \"permutation\"\nflow_bytes = 3000\n",
+        "[workload]\nkind = \"open-loop\"\nload = 0.9\nmatrix = \"uniform\"\n\
+         size = { dist = \"pareto\", shape = 1.05, mean_bytes = 100000, cap_bytes = 10000000 }\n\
+         [run]\ncompleted_flows = 50\n[sweep]\nparameter = \"workload.load\"\nvalues = [0.3, 0.9]\n",
+    );
+    let file = write(&dir, "load.toml", &text);
+    let o = ok_in(&dir, &["run", &file, "--out", "res", "--quiet", "--no-db"]);
+    // Fifty flows of a Pareto of shape 1.05 are far from the mean: both points are named.
+    assert_eq!(stderr(&o).matches(" offered ").count(), 2, "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.join("res/sweep.csv")).expect("sweep.csv");
+    let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|&h| h == "realised_load")
+        .expect("realised_load");
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let (asked, real): (f64, f64) = (
+            cells[0].parse().expect("load"),
+            cells[col].parse().expect("realised"),
+        );
+        let named = stderr(&o).contains(&format!("workload.load = {asked} offered {real:.3}"));
+        assert_eq!(named, (real - asked).abs() > 0.1 * asked, "{}", stderr(&o));
+    }
+}
