@@ -3,7 +3,7 @@
 
 use crate::run::Summary;
 use rand::Rng;
-use shoal_results::{MeanCi, mean_ci95};
+use shoal_metrics::{MeanCi, mean_ci95};
 use shoal_scenario::{Scenario, SweepValue};
 
 /// The file of the intervals, beside the table of runs.

@@ -1,6 +1,6 @@
 //! The metrics layer every fabric reports through: flow records, FCT/goodput/slowdown
 //! summaries, latency histograms, realised load, sampled time series, per-destination
-//! throughput, and the max-min fairness references.
+//! throughput, seed means with their 95% intervals, and the max-min fairness references.
 //!
 //! Fabrics produce [`FlowRecord`]s (and, if they sample, a [`TimeSeries`] driven by a
 //! [`Sampler`]); everything else here is computed from those, so every fabric is measured the
@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod histogram;
+pub mod interval;
 pub mod load;
 pub mod maxmin;
 pub mod record;
@@ -19,6 +20,7 @@ pub mod summary;
 pub mod throughput;
 
 pub use histogram::LatencyHistogram;
+pub use interval::{MeanCi, mean_ci95, t975};
 pub use load::{offered_bytes_per_sec, realised_load};
 pub use record::FlowRecord;
 pub use series::{Sample, Sampler, TimeSeries};

@@ -18,9 +18,7 @@ mod cases;
 mod harness;
 
 use cases::{Case, SEEDS, cases, exact_cases};
-use harness::{
-    Exact, Fixture, Metrics, Provenance, assert_within, interval, outside_interval, t975,
-};
+use harness::{Exact, Fixture, Metrics, Provenance, assert_within, interval, outside_interval};
 use serde_json::json;
 
 /// Records every fixture from the data path built at the worktree's HEAD (refused if the
@@ -154,21 +152,6 @@ fn every_case_has_a_fixture_of_ten_seeds() {
         assert!(e.provenance.sources_clean, "{}", e.name);
         assert!(!e.values.contains_key("events"), "{}", e.name);
     }
-}
-
-#[test]
-fn the_t_quantiles_are_students() {
-    // Two-sided 95% critical values from any table.
-    assert_eq!(t975(1), 12.706);
-    assert_eq!(t975(9), 2.262);
-    assert_eq!(t975(30), 2.042);
-    assert_eq!(t975(1000), 1.960);
-    // Decreasing in the degrees of freedom.
-    assert!((1..200).all(|df| t975(df + 1) <= t975(df)));
-    // 1, 2, 3, 4, 5: mean 3, s = sqrt(2.5), half-width t(4) s / sqrt(5).
-    let (mean, half) = interval(&[1.0, 2.0, 3.0, 4.0, 5.0]);
-    assert_eq!(mean, 3.0);
-    assert!((half - 2.776 * (2.5f64 / 5.0).sqrt()).abs() < 1e-12);
 }
 
 /// The harness against a run it knows the answer for: a metric drawn per seed, recorded, then

@@ -25,7 +25,7 @@ mod oracle;
 
 use oracle::{
     CASES, EXACT, ExactFixture, ExactRunFn, Fixture, Measured, RunFn, SEEDS, case,
-    check_seed_means, run_exact_old, run_old, seed_interval, t95,
+    check_seed_means, run_exact_old, run_old, seed_interval,
 };
 use std::collections::BTreeMap;
 
@@ -200,16 +200,6 @@ fn every_fixture_names_its_commit_and_holds_ten_seeds() {
 }
 
 // ---- The harness's own properties. ----
-
-#[test]
-fn t_quantiles_fall_towards_the_normal_one() {
-    assert!((t95(9) - 2.262).abs() < 1e-9);
-    for df in 1..200 {
-        assert!(t95(df + 1) < t95(df), "df {df}");
-        assert!(t95(df) > 1.959_964);
-    }
-    assert!((t95(120) - 1.980).abs() < 2e-3);
-}
 
 fn runs(values: &[f64]) -> Vec<Measured> {
     values

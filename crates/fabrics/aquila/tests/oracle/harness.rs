@@ -116,29 +116,12 @@ impl Fixture {
     }
 }
 
-/// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95%).
-pub fn t975(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    assert!(df >= 1, "an interval needs at least two seeds");
-    match df {
-        1..=30 => TABLE[df - 1],
-        31..=40 => 2.021,
-        41..=60 => 2.000,
-        61..=120 => 1.980,
-        _ => 1.960,
-    }
-}
-
-/// A sample's mean and its 95% confidence interval's half-width (Student t).
+/// A sample's mean and its 95% confidence interval's half-width (Student t,
+/// `shoal_metrics::mean_ci95`); an interval needs at least two seeds.
 pub fn interval(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, t975(values.len() - 1) * (var / n).sqrt())
+    let ci = shoal_metrics::mean_ci95(values).expect("an interval needs at least two seeds");
+    let half = ci.half_width.expect("an interval needs at least two seeds");
+    (ci.mean, half)
 }
 
 /// A metric whose new seed mean left the recorded interval.

@@ -657,33 +657,12 @@ pub fn fixture_json(value: &impl Serialize) -> String {
 pub const GENERATOR: &str =
     "cargo test -p shoal-stardust --test equivalence -- --ignored generate_oracle_fixtures";
 
-/// The two-sided 95% quantile of Student's t with `df` degrees of freedom (tabulated to 30,
-/// a Cornish-Fisher term beyond).
-pub fn t95(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    assert!(df >= 1, "an interval needs two samples");
-    if df <= 30 {
-        T[df - 1]
-    } else {
-        let z = 1.959_964;
-        z + (z * z * z + z) / (4.0 * df as f64)
-    }
-}
-
-/// The 95% interval of the mean of `x` (Student t): (mean, low, high).
+/// The 95% interval of the mean of `x` (Student t, `shoal_metrics::mean_ci95`): (mean, low,
+/// high); a single value is its own interval.
 pub fn seed_interval(x: &[f64]) -> (f64, f64, f64) {
-    let n = x.len();
-    let mean = x.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return (mean, mean, mean);
-    }
-    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
-    let half = t95(n - 1) * (var / n as f64).sqrt();
-    (mean, mean - half, mean + half)
+    let ci = shoal_metrics::mean_ci95(x).expect("at least one seed");
+    let half = ci.half_width.unwrap_or(0.0);
+    (ci.mean, ci.mean - half, ci.mean + half)
 }
 
 /// Relative slack for floating-point noise (the same numbers summed in another order).
