@@ -160,8 +160,11 @@ fn rack(a: RackArgs) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&a.corrupt) {
         bail!("--corrupt is a probability: 0 to 1, got {}", a.corrupt);
     }
-    if a.rack.nodes > 250 {
-        bail!("--nodes: at most 250 (the namespace rack numbers nodes 10.0.0.1-250)");
+    if a.rack.nodes > netns::MAX_NODES {
+        bail!(
+            "--nodes: at most {} (the namespace rack numbers nodes 10.0.0.1-250)",
+            netns::MAX_NODES
+        );
     }
     shoal_live::fabric::LiveFabric::new(a.rack.spec())
         .map_err(|e| anyhow::anyhow!("the rack (--nodes, --channels, --ports, --delay): {e}"))?;

@@ -92,6 +92,9 @@ fn ip(args: &[&str]) -> io::Result<()> {
     )))
 }
 
+/// The most nodes a namespace rack has: they are numbered 10.0.0.1 to 10.0.0.250.
+pub const MAX_NODES: u16 = 250;
+
 /// Why this machine cannot host a namespace rack, if it cannot: the tests and the CLI say so
 /// instead of failing obscurely.
 pub fn unavailable() -> Option<String> {
@@ -151,7 +154,7 @@ impl NetRack {
     /// Creates the namespaces, links and processes; slot 0 begins `startup_ns` later.
     pub fn up(spec: NetRackSpec) -> io::Result<NetRack> {
         let n = spec.rack.nodes as usize;
-        if n > 250 {
+        if n > MAX_NODES as usize {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the namespace rack numbers nodes 10.0.0.1-250",

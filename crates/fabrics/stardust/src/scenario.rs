@@ -646,9 +646,8 @@ impl FabricKind for Kind {
                 }
                 let mut ws = [0u16; MAX_CLASSES];
                 for (i, &x) in w.iter().enumerate() {
-                    // A class of weight 0 would never be given credit: its VOQs would wait for
-                    // ever while the scheduler still counted them as asking.
-                    ws[i] = keys.int_req("stardust.class_weights", Some(x), 1, 65_535)? as u16;
+                    // A weight of 0 (a class never given credit) is refused by `validate`.
+                    ws[i] = keys.int_req("stardust.class_weights", Some(x), 0, 65_535)? as u16;
                 }
                 ClassPolicy::Weighted(ws)
             }
