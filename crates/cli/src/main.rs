@@ -6,6 +6,7 @@
 mod batch;
 mod bench;
 mod cell;
+mod claims_index;
 mod compare;
 mod distributions;
 mod folder;

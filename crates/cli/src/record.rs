@@ -44,6 +44,11 @@ impl DbArgs {
     pub(crate) fn enabled(&self) -> bool {
         !self.no_db
     }
+
+    /// The database named with --db, if one was.
+    pub(crate) fn file(&self) -> Option<PathBuf> {
+        self.db.clone()
+    }
 }
 
 /// The database runs are recorded in, if any, shared by the threads of a batch.

@@ -1,5 +1,6 @@
 //! `shoal report`: one self-contained HTML page of what a results database holds.
 
+use crate::claims_index;
 use crate::record::DB_FILE;
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -118,12 +119,26 @@ struct RunView {
 #[derive(Serialize)]
 struct ClaimView {
     experiment: String,
+    /// full, quick, or the run's --scale settings.
+    scale: String,
     figure: String,
     claim: String,
     paper: String,
     ours: String,
     tolerance: String,
-    pass: bool,
+    verdict: String,
+    why: String,
+}
+
+/// One line of the totals: a paper's claims at one scale, by verdict.
+#[derive(Serialize)]
+struct TotalView {
+    paper: String,
+    scale: String,
+    pass: usize,
+    miss: usize,
+    paper_inconsistent: usize,
+    input_unavailable: usize,
 }
 
 #[derive(Serialize)]
@@ -199,13 +214,62 @@ fn differences(texts: &[&str]) -> Vec<DifferenceView> {
         .collect()
 }
 
+/// A recorded repro run's scale: full, quick, or its --scale settings.
+fn scale_label(settings: &str) -> String {
+    match claims_index::scale_of(settings) {
+        Some(scale) => scale.as_str().to_owned(),
+        None => settings
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| Some(t.get("repro")?.get("scale")?.as_str()?.to_owned()))
+            .map_or("custom".to_owned(), |s| format!("scale {s}")),
+    }
+}
+
+/// The claims' totals per paper and scale, by verdict, in the order of first appearance.
+fn totals(claims: &[ClaimView]) -> Vec<TotalView> {
+    let mut totals: Vec<TotalView> = Vec::new();
+    for c in claims {
+        let paper = shoal_repro::experiments()
+            .iter()
+            .find(|e| e.name == c.experiment)
+            .map_or("-", |e| claims_index::paper_of(e.figure))
+            .to_owned();
+        let i = match totals
+            .iter()
+            .position(|t| t.paper == paper && t.scale == c.scale)
+        {
+            Some(i) => i,
+            None => {
+                totals.push(TotalView {
+                    paper,
+                    scale: c.scale.clone(),
+                    pass: 0,
+                    miss: 0,
+                    paper_inconsistent: 0,
+                    input_unavailable: 0,
+                });
+                totals.len() - 1
+            }
+        };
+        let t = &mut totals[i];
+        match c.verdict.as_str() {
+            "pass" => t.pass += 1,
+            "paper-inconsistent" => t.paper_inconsistent += 1,
+            "input-unavailable" => t.input_unavailable += 1,
+            _ => t.miss += 1,
+        }
+    }
+    totals
+}
+
 /// What the template is given.
 #[derive(Serialize)]
 struct Page<'a> {
     db: String,
     version: &'static str,
     revision: &'static str,
-    passed: usize,
+    totals: &'a [TotalView],
     claims: &'a [ClaimView],
     runs: &'a [RunView],
     figures: &'a [FigureView],
@@ -325,8 +389,9 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
     let runs = crate::record::readable_runs(&db, &Filter::default(), "shoal report")?;
     let mut views = Vec::with_capacity(runs.len());
     let mut scenarios: BTreeMap<String, ScenarioView> = BTreeMap::new();
-    // The latest finished run of each experiment gives its claims.
-    let mut latest: BTreeMap<&str, &Run> = BTreeMap::new();
+    // The latest finished run of each experiment at each scale gives its claims: quick and
+    // full-scale claims are never counted together.
+    let mut latest: BTreeMap<(&str, String), &Run> = BTreeMap::new();
     for r in &runs {
         views.push(run_view(r, &db.metrics(r.id)?));
         scenarios
@@ -341,23 +406,26 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
             .runs
             .push(r.id.0);
         if r.kind == "repro" && r.status == Status::Done {
-            latest.insert(&r.name, r);
+            latest.insert((&r.name, scale_label(&r.scenario)), r);
         }
     }
     let mut claims = Vec::new();
-    for r in latest.values() {
+    for ((_, scale), r) in &latest {
         for c in db.claims(r.id)? {
             claims.push(ClaimView {
                 experiment: r.name.clone(),
+                scale: scale.clone(),
                 figure: c.figure,
                 claim: c.claim,
                 paper: c.paper,
                 ours: c.ours,
                 tolerance: c.tolerance,
-                pass: c.pass,
+                verdict: c.verdict,
+                why: c.why,
             });
         }
     }
+    let totals = totals(&claims);
     let mut figures = Vec::new();
     for folder in figure_folders(&runs) {
         figures.extend(svgs(&folder)?);
@@ -382,7 +450,7 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
                 db: args.db.display().to_string(),
                 version: shoal_scenario::TOOL_VERSION,
                 revision: shoal_results::REVISION,
-                passed: claims.iter().filter(|c| c.pass).count(),
+                totals: &totals,
                 claims: &claims,
                 runs: &views,
                 figures: &figures,

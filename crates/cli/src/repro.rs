@@ -1,10 +1,13 @@
 //! `shoal repro`: run the paper's figures as experiments and compare with the published numbers.
 
 use crate::batch;
+use crate::claims_index::{self, Committed, Scale};
 use crate::record::{DbArgs, Recorder};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
+#[cfg(test)]
+use shoal_repro::Verdict;
 use shoal_repro::{Claim, Options};
 use std::path::Path;
 use std::process::ExitCode;
@@ -12,26 +15,46 @@ use std::process::ExitCode;
 /// Reproduce the paper's figures and say how close we are.
 ///
 /// Each experiment runs its scenario(s) and checks claims: the paper's number, ours, the
-/// tolerance and whether we are within it. Prints a table (figure, claim, paper, ours,
-/// tolerance, pass) and "N of M claims pass"; progress notes go to stderr, each with its
-/// experiment's name. Experiments run side by side, one per core (--jobs), except those that
-/// measure wall-clock time, which run alone afterwards; the claims come out in the same order
-/// and with the same values either way. Exit status 0 only if at least one claim was checked
-/// and every claim passes. Each experiment is recorded with its claims in the results database
+/// tolerance and the verdict: pass, miss (why says what the measurement shows),
+/// paper-inconsistent (the printed number does not follow from the paper's own inputs; why
+/// names the test that derives another) or input-unavailable (the paper's input is not public;
+/// why points to the stand-in's sweep). Only pass counts as a pass. Prints a table and "N of M
+/// claims pass"; progress notes go to stderr, each with its experiment's name. Experiments run
+/// side by side, one per core (--jobs), except those that measure wall-clock time, which run
+/// alone afterwards; the claims come out in the same order and with the same values either
+/// way. Exit status 0 if at least one claim was checked, every experiment ran and every
+/// verdict is the one the claims index records (docs/results/README.md, built into this
+/// binary; a claim it does not hold must pass): expected misses do not fail a run, a verdict
+/// that changed does. Each experiment is recorded with its claims in the results database
 /// (default: shoal.db beside the --out folder; `shoal runs`, `shoal report`).
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  shoal repro --list\n  shoal repro --quick\n  \
-    shoal repro NAME --json > claims.json"
+    shoal repro NAME --json > claims.json\n  \
+    shoal repro --index          # rewrite docs/results/README.md and claims.json"
 )]
 pub struct ReproArgs {
     /// Experiments to run (default: all; see --list).
     #[arg(value_name = "NAME")]
     names: Vec<String>,
-    /// Print the claims as a JSON array of {figure, claim, paper, ours, tolerance, pass} on
-    /// stdout, and nothing else there.
+    /// Print the claims as a JSON array of {figure, claim, paper, ours, tolerance, verdict,
+    /// why, pass} on stdout, and nothing else there.
     #[arg(long)]
     json: bool,
+    /// Write the claims index into DIR (default docs/results): README.md (every claim of
+    /// every experiment, grouped by paper and experiment, with totals per paper at full and
+    /// quick scale) and claims.json (the same rows with their scale, date, commit and
+    /// command). Full-scale rows come from the latest full-scale run of each experiment in the
+    /// results database (--db, default DIR/shoal.db); every experiment also runs here at its
+    /// quick scale. Takes no experiment names.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        default_missing_value = "docs/results",
+        conflicts_with_all = ["quick", "json", "list", "scale"]
+    )]
+    index: Option<std::path::PathBuf>,
     /// Scaled-down runs that finish in seconds (each experiment says how it scales).
     #[arg(long)]
     quick: bool,
@@ -78,6 +101,8 @@ struct ClaimRow<'a> {
     paper: &'a str,
     ours: &'a str,
     tolerance: &'a str,
+    verdict: &'a str,
+    why: &'a str,
     pass: bool,
 }
 
@@ -89,7 +114,9 @@ impl<'a> From<&'a Claim> for ClaimRow<'a> {
             paper: &c.paper,
             ours: &c.ours,
             tolerance: &c.tolerance,
-            pass: c.pass,
+            verdict: c.verdict.as_str(),
+            why: &c.why,
+            pass: c.pass(),
         }
     }
 }
@@ -182,6 +209,9 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(dir) = &args.index {
+        return index(&args, dir);
+    }
     let known: Vec<&str> = all.iter().map(|e| e.name).collect();
     let names: Vec<String> = if args.names.is_empty() {
         known.iter().map(|n| n.to_string()).collect()
@@ -224,12 +254,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
         scale: args.scale.clone(),
         threads: per_run,
     };
-    let run = |name: &String| {
-        eprintln!(
-            "shoal repro: running {name}{}",
-            if args.quick { " (quick)" } else { "" }
-        );
-        let mut note = |msg: &str| eprintln!("  {name}: {msg}");
+    let results = side_by_side(&names, args.jobs, per_run, |name| {
         let settings = experiment_settings(name, &opts);
         let row = shoal_results::NewRun {
             kind: "repro",
@@ -241,62 +266,45 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             command: "",
             version: shoal_scenario::TOOL_VERSION,
         };
-        let result = recorder.record(
-            &row,
-            || shoal_repro::run(name, &opts, &mut note).map_err(anyhow::Error::from),
-            |claims| outcome(claims),
-        );
-        if let Err(e) = &result {
-            eprintln!("shoal repro: {name} could not run: {e}");
-        }
-        result
-    };
-    // Side by side, except the experiments whose claims are wall-clock times: those run alone
-    // afterwards, so that the others do not slow them. One that cannot run stops nothing.
-    let timed = |name: &String| all.iter().any(|e| e.name == name && e.timed);
-    let (alone, together): (Vec<usize>, Vec<usize>) =
-        (0..names.len()).partition(|&i| timed(&names[i]));
-    let mut results: Vec<Option<_>> = (0..names.len()).map(|_| None).collect();
-    let batch = shoal_base::par::map(
-        &together,
-        batch::threads(args.jobs, per_run),
-        |_, &i| run(&names[i]),
-        |_| false,
-    );
-    for (i, result) in together.iter().zip(batch) {
-        results[*i] = result;
-    }
-    for i in alone {
-        results[i] = Some(run(&names[i]));
-    }
-    let mut claims: Vec<Claim> = Vec::new();
+        recorder.record(&row, || run_one(name, &opts), |claims| outcome(claims))
+    });
+    let mut claims: Vec<(String, Claim)> = Vec::new();
     let mut failed_runs = Vec::new();
     for (name, result) in names.iter().zip(results) {
         match result {
-            Some(Ok(c)) => claims.extend(c),
+            Some(Ok(c)) => claims.extend(c.into_iter().map(|c| (name.clone(), c))),
             _ => failed_runs.push(name.clone()),
         }
     }
-    let passed = claims.iter().filter(|c| c.pass).count();
+    let passed = claims.iter().filter(|(_, c)| c.pass()).count();
     if args.json {
-        let rows: Vec<ClaimRow<'_>> = claims.iter().map(ClaimRow::from).collect();
+        let rows: Vec<ClaimRow<'_>> = claims.iter().map(|(_, c)| ClaimRow::from(c)).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         let rows: Vec<Vec<String>> = claims
             .iter()
-            .map(|c| {
+            .map(|(_, c)| {
                 vec![
                     c.figure.clone(),
                     c.claim.clone(),
                     c.paper.clone(),
                     c.ours.clone(),
                     c.tolerance.clone(),
-                    if c.pass { "yes" } else { "NO" }.to_owned(),
+                    c.verdict.to_string(),
+                    c.why.clone(),
                 ]
             })
             .collect();
         print_table(
-            &["figure", "claim", "paper", "ours", "tolerance", "pass"],
+            &[
+                "figure",
+                "claim",
+                "paper",
+                "ours",
+                "tolerance",
+                "verdict",
+                "why",
+            ],
             &rows,
         );
         println!("{passed} of {} claims pass", claims.len());
@@ -316,11 +324,159 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
         };
         eprintln!("shoal repro: no claim was checked: {why}");
     }
-    Ok(if succeeded(&claims, failed_runs.len()) {
-        ExitCode::SUCCESS
+    let scale = match (args.quick, &args.scale) {
+        (_, Some(_)) => None,
+        (true, None) => Some(Scale::Quick),
+        (false, None) => Some(Scale::Full),
+    };
+    let changed = changed_verdicts(&claims, scale, &Committed::embedded()?);
+    if changed.is_empty() {
+        if !claims.is_empty() && passed < claims.len() {
+            eprintln!(
+                "shoal repro: every verdict is the one the claims index records \
+                 (docs/results/README.md): the misses are known"
+            );
+        }
     } else {
-        ExitCode::FAILURE
-    })
+        eprintln!(
+            "shoal repro: {} verdict(s) differ from the claims index (docs/results/README.md):",
+            changed.len()
+        );
+        for line in &changed {
+            eprintln!("  {line}");
+        }
+    }
+    Ok(
+        if failed_runs.is_empty() && !claims.is_empty() && changed.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
+}
+
+/// Runs experiment `name` with `opts`, its progress notes on stderr.
+fn run_one(name: &str, opts: &Options) -> Result<Vec<Claim>> {
+    eprintln!(
+        "shoal repro: running {name}{}",
+        if opts.quick { " (quick)" } else { "" }
+    );
+    let mut note = |msg: &str| eprintln!("  {name}: {msg}");
+    let result = shoal_repro::run(name, opts, &mut note).map_err(anyhow::Error::from);
+    if let Err(e) = &result {
+        eprintln!("shoal repro: {name} could not run: {e}");
+    }
+    result
+}
+
+/// Runs `run` for every name, `jobs` at once, except the experiments whose claims are
+/// wall-clock times: those run alone afterwards, so that the others do not slow them. One that
+/// cannot run stops nothing. The results come back in `names`' order.
+fn side_by_side(
+    names: &[String],
+    jobs: Option<u64>,
+    per_run: usize,
+    run: impl Fn(&String) -> Result<Vec<Claim>> + Sync,
+) -> Vec<Option<Result<Vec<Claim>>>> {
+    let all = shoal_repro::experiments();
+    let timed = |name: &String| all.iter().any(|e| e.name == name && e.timed);
+    let (alone, together): (Vec<usize>, Vec<usize>) =
+        (0..names.len()).partition(|&i| timed(&names[i]));
+    let mut results: Vec<Option<_>> = (0..names.len()).map(|_| None).collect();
+    let batch = shoal_base::par::map(
+        &together,
+        batch::threads(jobs, per_run),
+        |_, &i| run(&names[i]),
+        |_| false,
+    );
+    for (i, result) in together.iter().zip(batch) {
+        results[*i] = result;
+    }
+    for i in alone {
+        results[i] = Some(run(&names[i]));
+    }
+    results
+}
+
+/// The claims whose verdict differs from the one the index records at `scale` (a claim the
+/// index does not hold must pass), one line each.
+fn changed_verdicts(
+    claims: &[(String, Claim)],
+    scale: Option<Scale>,
+    committed: &Committed,
+) -> Vec<String> {
+    claims
+        .iter()
+        .filter_map(|(name, c)| {
+            let expected = scale.and_then(|s| committed.verdict(name, s, c));
+            let same = match expected {
+                Some(v) => v == c.verdict.as_str(),
+                None => c.pass(),
+            };
+            (!same).then(|| {
+                format!(
+                    "{name}: {:?}: {} (the index: {})",
+                    c.claim,
+                    c.verdict,
+                    expected.unwrap_or("no row; a new claim must pass")
+                )
+            })
+        })
+        .collect()
+}
+
+/// `shoal repro --index DIR`: every experiment at its quick scale, then the index written
+/// from them and the database's full-scale runs.
+fn index(args: &ReproArgs, dir: &Path) -> Result<ExitCode> {
+    if !args.names.is_empty() {
+        bail!("--index covers every experiment: it takes no names");
+    }
+    if !dir.is_dir() {
+        bail!("--index {}: not a folder", dir.display());
+    }
+    let db = if args.db.enabled() {
+        Some(
+            args.db
+                .file()
+                .unwrap_or_else(|| dir.join(crate::record::DB_FILE)),
+        )
+    } else {
+        None
+    };
+    let per_run = args.threads.map_or(1, |t| t as usize);
+    let opts = Options {
+        quick: true,
+        plots: None,
+        scale: None,
+        threads: per_run,
+    };
+    let names: Vec<String> = shoal_repro::experiments()
+        .iter()
+        .map(|e| e.name.to_owned())
+        .collect();
+    let date = shoal_results::now_utc()?;
+    let results = side_by_side(&names, args.jobs, per_run, |name| run_one(name, &opts));
+    let mut quick = Vec::new();
+    for (e, result) in shoal_repro::experiments().iter().zip(results) {
+        match result {
+            Some(Ok(claims)) => quick.push((e.name, claims)),
+            Some(Err(err)) => bail!("{}: could not run at its quick scale: {err:#}", e.name),
+            None => bail!("{}: did not run", e.name),
+        }
+    }
+    let totals = claims_index::write(claims_index::Inputs {
+        dir,
+        db,
+        quick,
+        commit: shoal_results::REVISION,
+        date,
+    })?;
+    println!(
+        "wrote {} and {}: {totals}",
+        dir.join("README.md").display(),
+        dir.join("claims.json").display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What identifies an experiment's run in the results database: its name and the settings
@@ -340,7 +496,7 @@ fn experiment_settings(name: &str, opts: &Options) -> String {
 
 /// An experiment's row: its claims, and how many there are and pass.
 fn outcome(claims: &[Claim]) -> shoal_results::Outcome {
-    let passed = claims.iter().filter(|c| c.pass).count();
+    let passed = claims.iter().filter(|c| c.pass()).count();
     shoal_results::Outcome {
         metrics: vec![
             (
@@ -360,17 +516,12 @@ fn outcome(claims: &[Claim]) -> shoal_results::Outcome {
                 paper: c.paper.clone(),
                 ours: c.ours.clone(),
                 tolerance: c.tolerance.clone(),
-                pass: c.pass,
+                verdict: c.verdict.as_str().to_owned(),
+                why: c.why.clone(),
             })
             .collect(),
         ..shoal_results::Outcome::default()
     }
-}
-
-/// Whether a repro run succeeded: every experiment ran, at least one claim was checked and
-/// every claim passes.
-fn succeeded(claims: &[Claim], failed_runs: usize) -> bool {
-    failed_runs == 0 && !claims.is_empty() && claims.iter().all(|c| c.pass)
 }
 
 #[cfg(test)]
@@ -378,18 +529,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_that_checked_no_claim_does_not_succeed() {
-        let claim = |pass| Claim {
+    fn only_verdicts_that_differ_from_the_index_are_reported() {
+        let claim = |text: &str, verdict| Claim {
             figure: "Fig. 1".into(),
-            claim: "a claim".into(),
+            claim: text.into(),
             paper: "1".into(),
-            ours: "1".into(),
+            ours: "2".into(),
             tolerance: "exact".into(),
-            pass,
+            verdict,
+            why: String::new(),
         };
-        assert!(!succeeded(&[], 0));
-        assert!(succeeded(&[claim(true)], 0));
-        assert!(!succeeded(&[claim(true), claim(false)], 0));
-        assert!(!succeeded(&[claim(true)], 1));
+        let key = |text: &str, scale| ("e".to_owned(), scale, "Fig. 1".to_owned(), text.to_owned());
+        let committed = Committed::new([
+            (key("known miss", Scale::Quick), "miss".to_owned()),
+            (key("was a pass", Scale::Quick), "pass".to_owned()),
+        ]);
+        let run = vec![
+            ("e".to_owned(), claim("known miss", Verdict::Miss)),
+            ("e".to_owned(), claim("was a pass", Verdict::Miss)),
+            ("e".to_owned(), claim("new and passing", Verdict::Pass)),
+            ("e".to_owned(), claim("new and missing", Verdict::Miss)),
+        ];
+        let changed = changed_verdicts(&run, Some(Scale::Quick), &committed);
+        assert_eq!(changed.len(), 2, "{changed:?}");
+        assert!(changed[0].contains("was a pass") && changed[0].contains("the index: pass"));
+        assert!(changed[1].contains("new and missing"));
+        // The index holds quick rows only here: at full scale every claim must pass.
+        assert_eq!(
+            changed_verdicts(&run, Some(Scale::Full), &committed).len(),
+            3
+        );
+        // A --scale run has no committed verdicts.
+        assert_eq!(changed_verdicts(&run, None, &committed).len(), 3);
     }
 }

@@ -356,7 +356,8 @@ fn json(
             .map(|c| {
                 serde_json::json!({
                     "figure": c.figure, "claim": c.claim, "paper": c.paper,
-                    "ours": c.ours, "tolerance": c.tolerance, "pass": c.pass,
+                    "ours": c.ours, "tolerance": c.tolerance, "verdict": c.verdict,
+                    "why": c.why, "pass": c.pass(),
                 })
             })
             .collect();

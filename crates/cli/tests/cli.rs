@@ -742,7 +742,16 @@ fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
     let claims: Value = serde_json::from_str(&stdout(&o)).expect("stdout is only JSON");
     let claims = claims.as_array().expect("an array of claims");
     assert!(!claims.is_empty());
-    let mut all_pass = true;
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/results/claims.json"
+        ))
+        .expect("the claims index"),
+    )
+    .expect("the claims index is JSON");
+    let index = index.as_array().expect("an array of rows");
+    let mut same_as_index = true;
     for c in claims {
         let keys: Vec<&str> = c
             .as_object()
@@ -754,11 +763,34 @@ fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
         sorted.sort_unstable();
         assert_eq!(
             sorted,
-            ["claim", "figure", "ours", "paper", "pass", "tolerance"]
+            [
+                "claim",
+                "figure",
+                "ours",
+                "paper",
+                "pass",
+                "tolerance",
+                "verdict",
+                "why"
+            ]
         );
-        all_pass &= c["pass"].as_bool().expect("pass is a boolean");
+        let pass = c["pass"].as_bool().expect("pass is a boolean");
+        assert_eq!(pass, c["verdict"] == "pass", "{c}");
+        assert_eq!(
+            pass,
+            c["why"] == "",
+            "a claim that does not pass says why: {c}"
+        );
+        // The exit status follows the committed index: a verdict as it records succeeds.
+        let recorded = index.iter().find(|r| {
+            r["experiment"] == *name
+                && r["scale"] == "quick"
+                && r["figure"] == c["figure"]
+                && r["claim"] == c["claim"]
+        });
+        same_as_index &= recorded.is_some_and(|r| r["verdict"] == c["verdict"]);
     }
-    assert_eq!(o.status.success(), all_pass);
+    assert_eq!(o.status.success(), same_as_index);
 }
 
 #[test]

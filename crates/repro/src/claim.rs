@@ -2,15 +2,69 @@
 
 use serde::Serialize;
 
+/// How a claim came out. Only `Pass` counts as a pass in any total; the two named kinds of
+/// not passing say whose the difference is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Ours is within the tolerance, fixed before the run.
+    Pass,
+    /// Ours is outside the tolerance (or nothing was measured); `why` says what the
+    /// measurement shows.
+    Miss,
+    /// The printed number does not follow from the paper's own stated inputs: a test derives
+    /// another value from them, and `why` names the value and the test.
+    PaperInconsistent,
+    /// The paper's input is not public (a production trace, lost prices); ours ran on a
+    /// stand-in, and `why` points to the stand-in's sensitivity sweep.
+    InputUnavailable,
+}
+
+impl Verdict {
+    /// All verdicts, in the order totals list them.
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Pass,
+        Verdict::Miss,
+        Verdict::PaperInconsistent,
+        Verdict::InputUnavailable,
+    ];
+
+    /// The word tables, JSON and the results database use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Miss => "miss",
+            Verdict::PaperInconsistent => "paper-inconsistent",
+            Verdict::InputUnavailable => "input-unavailable",
+        }
+    }
+
+    /// The verdict `word` names ([`Verdict::as_str`]'s words).
+    pub fn parse(word: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One checked statement of a paper.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Claim {
     pub figure: String,
+    /// The statement checked: stable across runs of one scale (the index matches claims by
+    /// it), so a measured reason goes into `why`, not here.
     pub claim: String,
     pub paper: String,
     pub ours: String,
     pub tolerance: String,
-    pub pass: bool,
+    pub verdict: Verdict,
+    /// Why a claim that does not pass does not: what the measurement shows, the paper's
+    /// inconsistency and its test, or the missing input. Empty for a pass.
+    pub why: String,
 }
 
 impl Claim {
@@ -28,8 +82,43 @@ impl Claim {
             paper: paper.into(),
             ours: ours.into(),
             tolerance: tolerance.into(),
-            pass,
+            verdict: if pass { Verdict::Pass } else { Verdict::Miss },
+            why: String::new(),
         }
+    }
+
+    /// Whether ours is within the tolerance: the only verdict that counts as a pass.
+    pub fn pass(&self) -> bool {
+        self.verdict == Verdict::Pass
+    }
+
+    /// A miss's measured reason (a pass keeps none).
+    pub(crate) fn because(mut self, why: impl Into<String>) -> Claim {
+        if !self.pass() {
+            self.why = why.into();
+        }
+        self
+    }
+
+    /// A claim whose printed number does not follow from the paper's own inputs: `why` gives
+    /// the value they do give and names the test that derives it. Only for a claim that
+    /// does not pass (a pass stays a pass).
+    pub(crate) fn paper_inconsistent(mut self, why: impl Into<String>) -> Claim {
+        if !self.pass() {
+            self.verdict = Verdict::PaperInconsistent;
+            self.why = why.into();
+        }
+        self
+    }
+
+    /// A claim whose paper input is not public: `why` names the stand-in and its sensitivity
+    /// sweep. Only for a claim that does not pass.
+    pub(crate) fn input_unavailable(mut self, why: impl Into<String>) -> Claim {
+        if !self.pass() {
+            self.verdict = Verdict::InputUnavailable;
+            self.why = why.into();
+        }
+        self
     }
 
     /// A claim whose input is missing (a baseline not computed, a run that measured nothing):
@@ -48,6 +137,7 @@ impl Claim {
             "-",
             false,
         )
+        .because(why)
     }
 
     /// `ours` within `rel` (a fraction) of `paper`, on both sides. A value that is not a number
@@ -139,21 +229,22 @@ mod tests {
             Claim::points("F", "c", 0.3, f64::NAN, 10.0, "-"),
             Claim::factor("F", "c", "1", (1.0, f64::NAN), "NaN", 2.0),
         ] {
-            assert!(!c.pass, "{c:?}");
+            assert!(!c.pass(), "{c:?}");
+            assert!(!c.why.is_empty(), "{c:?}");
             assert!(c.ours.starts_with("not checked"), "{c:?}");
         }
     }
 
     #[test]
     fn tolerances_are_two_sided() {
-        assert!(Claim::relative("F", "c", "x", 2.0, 2.3, 0.2).pass);
-        assert!(!Claim::relative("F", "c", "x", 2.0, 1.5, 0.2).pass);
-        assert!(!Claim::relative("F", "c", "x", 2.0, 2.5, 0.2).pass);
-        assert!(Claim::points("F", "c", 0.32, 0.42, 10.0, "-").pass);
-        assert!(!Claim::points("F", "c", 0.32, 0.43, 10.0, "-").pass);
-        assert!(!Claim::points("F", "c", 0.32, 0.21, 10.0, "-").pass);
-        assert!(Claim::factor("F", "c", "6.8", (6.8, 13.0), "13", 2.0).pass);
-        assert!(!Claim::factor("F", "c", "6.8", (6.8, 14.0), "14", 2.0).pass);
-        assert!(!Claim::factor("F", "c", "6.8", (6.8, 3.3), "3.3", 2.0).pass);
+        assert!(Claim::relative("F", "c", "x", 2.0, 2.3, 0.2).pass());
+        assert!(!Claim::relative("F", "c", "x", 2.0, 1.5, 0.2).pass());
+        assert!(!Claim::relative("F", "c", "x", 2.0, 2.5, 0.2).pass());
+        assert!(Claim::points("F", "c", 0.32, 0.42, 10.0, "-").pass());
+        assert!(!Claim::points("F", "c", 0.32, 0.43, 10.0, "-").pass());
+        assert!(!Claim::points("F", "c", 0.32, 0.21, 10.0, "-").pass());
+        assert!(Claim::factor("F", "c", "6.8", (6.8, 13.0), "13", 2.0).pass());
+        assert!(!Claim::factor("F", "c", "6.8", (6.8, 14.0), "14", 2.0).pass());
+        assert!(!Claim::factor("F", "c", "6.8", (6.8, 3.3), "3.3", 2.0).pass());
     }
 }

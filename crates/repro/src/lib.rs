@@ -13,7 +13,7 @@ mod plot;
 mod point;
 mod scale;
 
-pub use claim::Claim;
+pub use claim::{Claim, Verdict};
 
 /// How to run experiments.
 #[derive(Clone, Debug, Default)]
@@ -51,6 +51,8 @@ pub struct Experiment {
     pub name: &'static str,
     pub figure: &'static str,
     pub summary: &'static str,
+    /// The page of `docs/results/` that discusses its full-scale results, if one does.
+    pub results: Option<&'static str>,
     run: RunFn,
     /// Its claims are wall-clock measurements: a driver that runs experiments side by side
     /// should run this one alone.
@@ -131,6 +133,17 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_results_page_named_exists_and_names_its_experiment() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/");
+        for e in experiments() {
+            let Some(page) = e.results else { continue };
+            let text = std::fs::read_to_string(format!("{dir}{page}"))
+                .unwrap_or_else(|err| panic!("{}: {page}: {err}", e.name));
+            assert!(text.contains(e.name), "{}: {page} does not name it", e.name);
+        }
+    }
 
     #[test]
     fn scale_settings_are_checked_against_the_experiment_and_refused_where_it_takes_none() {

@@ -106,10 +106,17 @@ fn stardust_models() {
     // misses that say why. Every other claim holds.
     let claims = common::run("stardust-models", true);
     for c in &claims {
-        let expected_miss = c.claim.contains("[miss expected");
-        assert_eq!(c.pass, !expected_miss, "{}: ours {}", c.claim, c.ours);
+        let inconsistent = c.verdict == shoal_repro::Verdict::PaperInconsistent;
+        assert_eq!(c.pass(), !inconsistent, "{}: ours {}", c.claim, c.ours);
+        if inconsistent {
+            assert!(
+                c.why.contains("(test: shoal-stardust models::tests::"),
+                "{}",
+                c.why
+            );
+        }
     }
-    assert_eq!(claims.iter().filter(|c| !c.pass).count(), 3);
+    assert_eq!(claims.iter().filter(|c| !c.pass()).count(), 3);
 }
 
 /// Stardust's Fig. 11 with our prices and watts (the paper's are lost): always the cheapest
@@ -122,7 +129,7 @@ fn stardust_fig11_cost_and_power() {
             || c.claim.contains("of the entire network's power")
     });
     for c in common::run("stardust-fig11", true) {
-        assert_eq!(c.pass, !c.claim.contains("[miss:"), "{}", c.claim);
+        assert_eq!(c.pass(), c.why.is_empty(), "{}", c.claim);
     }
 }
 
@@ -262,7 +269,7 @@ fn fig15_baselines() {
     ];
     for c in &claims {
         let miss = misses.iter().any(|m| c.claim.starts_with(m));
-        assert_eq!(c.pass, !miss, "{}: ours {}", c.claim, c.ours);
+        assert_eq!(c.pass(), !miss, "{}: ours {}", c.claim, c.ours);
     }
     for stem in [
         "fig15-baselines-short-mean",
@@ -312,7 +319,7 @@ fn stardust_failures() {
     assert_eq!(claims.len(), 6);
     let failed: Vec<_> = claims
         .iter()
-        .filter(|c| !c.pass)
+        .filter(|c| !c.pass())
         .map(|c| &c.claim)
         .collect();
     assert!(failed.is_empty(), "failed claims {failed:?}");

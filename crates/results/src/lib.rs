@@ -132,9 +132,9 @@ pub struct NewRun<'a> {
     pub version: &'a str,
 }
 
-/// A claim a repro experiment checked: the paper's value, ours, the tolerance and whether we
-/// are within it. The database's own row, like `shoal_repro::Claim`, so that this crate needs
-/// no model crate.
+/// A claim a repro experiment checked: the paper's value, ours, the tolerance and the
+/// verdict. The database's own row, like `shoal_repro::Claim`, so that this crate needs no
+/// model crate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Claim {
     pub figure: String,
@@ -142,7 +142,18 @@ pub struct Claim {
     pub paper: String,
     pub ours: String,
     pub tolerance: String,
-    pub pass: bool,
+    /// `pass`, `miss`, `paper-inconsistent` or `input-unavailable` (`shoal_repro::Verdict`'s
+    /// words); only `pass` passes.
+    pub verdict: String,
+    /// Why a claim that does not pass does not; empty for a pass.
+    pub why: String,
+}
+
+impl Claim {
+    /// Whether the claim passes: only the verdict `pass` does.
+    pub fn pass(&self) -> bool {
+        self.verdict == "pass"
+    }
 }
 
 /// What a finished run leaves besides its files.
@@ -196,6 +207,20 @@ pub struct Filter {
     pub name: Option<String>,
     pub status: Option<Status>,
     pub kind: Option<String>,
+}
+
+/// The time now, UTC, RFC 3339 with milliseconds: SQLite's clock, as every row's
+/// `started_at`, for a record that stands beside the database's rows (the claims index's quick
+/// runs). Provenance only: no result depends on it.
+pub fn now_utc() -> Result<String> {
+    let memory = Path::new(":memory:");
+    rusqlite::Connection::open_in_memory()
+        .and_then(|conn| {
+            conn.query_row("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", [], |r| {
+                r.get(0)
+            })
+        })
+        .map_err(|e| sql(memory, "cannot read the clock", e))
 }
 
 /// SHA-256 of a scenario text, in hex.
@@ -384,8 +409,9 @@ impl Db {
                 };
             }
             let mut claim = tx.prepare(
-                "INSERT INTO claims (run_id, position, figure, claim, paper, ours, tolerance, pass)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO claims
+                 (run_id, position, figure, claim, paper, ours, tolerance, pass, verdict, why)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?;
             for (i, c) in outcome.claims.iter().enumerate() {
                 claim.execute(params![
@@ -396,7 +422,9 @@ impl Db {
                     c.paper,
                     c.ours,
                     c.tolerance,
-                    c.pass
+                    c.pass(),
+                    c.verdict,
+                    c.why
                 ])?;
             }
             end(
@@ -517,7 +545,7 @@ impl Db {
     pub fn claims(&self, id: RunId) -> Result<Vec<Claim>> {
         let read = || -> rusqlite::Result<Vec<Claim>> {
             let mut q = self.conn.prepare(
-                "SELECT figure, claim, paper, ours, tolerance, pass FROM claims
+                "SELECT figure, claim, paper, ours, tolerance, verdict, why FROM claims
                  WHERE run_id = ?1 ORDER BY position",
             )?;
             let rows = q.query_map(params![id.0], |r| {
@@ -527,7 +555,8 @@ impl Db {
                     paper: r.get(2)?,
                     ours: r.get(3)?,
                     tolerance: r.get(4)?,
-                    pass: r.get(5)?,
+                    verdict: r.get(5)?,
+                    why: r.get(6)?,
                 })
             })?;
             rows.collect()

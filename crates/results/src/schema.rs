@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// The layout's version, in SQLite's `user_version`: a file with a newer one was written by a
 /// newer shoal and is not touched; an older one is brought up to date (`migrate`).
-const LAYOUT: i64 = 2;
+const LAYOUT: i64 = 3;
 
 /// The `runs` table under the name `{name}`. Layout 2 added `pending` (a run submitted to a
 /// batch system, not started), `host` and `job` (the batch system's job id).
@@ -55,8 +55,19 @@ CREATE TABLE claims (
     ours      TEXT NOT NULL,
     tolerance TEXT NOT NULL,
     pass      INTEGER NOT NULL CHECK (pass IN (0, 1)),
+    verdict   TEXT NOT NULL DEFAULT 'miss',
+    why       TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, position)
 ) WITHOUT ROWID;
+";
+
+/// Layout 2 to 3: a claim's verdict (pass, miss, paper-inconsistent, input-unavailable) and
+/// why it does not pass. Rows of layout 2 knew only pass or miss, and kept any reason in the
+/// claim's text.
+const MIGRATE_FROM_2: &str = "
+ALTER TABLE claims ADD COLUMN verdict TEXT NOT NULL DEFAULT 'miss';
+ALTER TABLE claims ADD COLUMN why TEXT NOT NULL DEFAULT '';
+UPDATE claims SET verdict = CASE pass WHEN 1 THEN 'pass' ELSE 'miss' END;
 ";
 
 /// Layout 1's columns, which layout 2 keeps.
@@ -217,8 +228,13 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
                 .map_err(|e| sql(path, "cannot create the tables", e))?;
         }
         1 => migrate_from_1(&tx)
+            .and_then(|()| tx.execute_batch(MIGRATE_FROM_2))
             .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
             .map_err(|e| sql(path, "cannot bring layout 1 up to date", e))?,
+        2 => tx
+            .execute_batch(MIGRATE_FROM_2)
+            .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
+            .map_err(|e| sql(path, "cannot bring layout 2 up to date", e))?,
         LAYOUT => {}
         other => {
             return Err(Error::Invalid {

@@ -53,7 +53,8 @@ fn a_finished_run_keeps_its_provenance_and_metrics() {
         paper: "10 us".into(),
         ours: "11 us".into(),
         tolerance: "±20%".into(),
-        pass: true,
+        verdict: "paper-inconsistent".into(),
+        why: "the paper's inputs give 9 us (test: t)".into(),
     }];
     let outcome = Outcome {
         wall_s: 1.5,
@@ -401,6 +402,8 @@ fn a_layout_1_database_is_brought_up_to_date_with_its_rows_and_metrics() {
                 'shoal run', 99, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', 1.0,
                 NULL, 'done', NULL, '/old');
              INSERT INTO metrics VALUES (7, 'flows', 12);
+             INSERT INTO claims VALUES (7, 0, 'F', 'holds', '1', '1', 'exact', 1);
+             INSERT INTO claims VALUES (7, 1, 'F', 'fails [miss: why]', '1', '2', 'exact', 0);
              PRAGMA user_version = 1;",
         )
         .expect("layout 1");
@@ -417,6 +420,14 @@ fn a_layout_1_database_is_brought_up_to_date_with_its_rows_and_metrics() {
         vec![("flows".to_owned(), Value::Int(12))],
         "the rebuild deleted no metric"
     );
+    // Layout 3's verdicts: the old pass or miss, with no separate reason.
+    let claims = db.claims(RunId(7)).expect("claims");
+    let verdicts: Vec<(&str, &str)> = claims
+        .iter()
+        .map(|c| (c.verdict.as_str(), c.why.as_str()))
+        .collect();
+    assert_eq!(verdicts, [("pass", ""), ("miss", "")]);
+    assert!(claims[0].pass() && !claims[1].pass());
     // The new status is admitted, and the file now opens as the current layout.
     let id = db
         .submit(&new_run("new", Path::new("/new")))

@@ -290,6 +290,45 @@ mod tests {
         assert_eq!(oversubscribed_two_tier(8.0, 4.0, 1.0), (32.0, 12.0));
     }
 
+    /// App. B prints P = 6.06 at 256 B with its 20 B gap; its own Eq. 1 gives 5.80 (the
+    /// `stardust-models` claim is paper-inconsistent on this test): 12.8 Tb/s over (256 + 20)
+    /// B of 8 bits is 5.797 G packets/s at 1 GHz, one clock each; 6.06 needs an 8 B gap.
+    #[test]
+    fn app_b_p_at_256_b_is_5_80_from_eq_1() {
+        let by_hand: f64 = 12.8e12 / (8.0 * (256.0 + 20.0)) / 1e9;
+        assert!((by_hand - 5.797).abs() < 1e-3);
+        assert!((parallelism(12.8e12, 256.0, 20.0, 1e9, 1.0) - by_hand).abs() < 1e-12);
+        assert!((parallelism(12.8e12, 256.0, 8.0, 1e9, 1.0) - 6.06).abs() < 5e-3);
+    }
+
+    /// §4.1 prints a 2,000 B minimum credit for a 10 Tb/s adapter granting a credit every two
+    /// 1 GHz clocks; those inputs give 10e12 b/s × 2 ns = 20,000 bits = 2,500 B (the claim is
+    /// paper-inconsistent on this test); 2,000 B follows at 8 Tb/s.
+    #[test]
+    fn min_credit_at_10_tbps_is_2_500_b() {
+        let by_hand: f64 = 10e12 * 2e-9 / 8.0;
+        assert_eq!(by_hand, 2500.0);
+        assert!((min_credit_bytes(10e12, 1e9, 2.0) - by_hand).abs() < 1e-9);
+    }
+
+    /// Table 2 prints 7/8 (t·k⁴ bundles) and 7 (t·l links per ToR) for four tiers. Counted
+    /// tier by tier: every switch has as many ports up as down, so each of the n link levels
+    /// carries every ToR's t bundles: n·t·(k^n / 2^(n-1)) bundles, n·t·l links per ToR. Four
+    /// tiers make 4/8 = 1/2 and 4 (the claim is paper-inconsistent on this test); the printed
+    /// values match neither this count nor the three smaller rows' pattern.
+    #[test]
+    fn table_2_four_tiers_follow_from_the_tiers() {
+        let (k, t, l) = (16.0_f64, 1.0, 1.0);
+        let tors = k.powi(4) / 8.0;
+        let levels = 4.0;
+        let c = fat_tree(4, k, t, l);
+        assert_eq!(c.bundles, levels * t * tors);
+        assert_eq!(c.bundles / (t * k.powi(4)), 0.5);
+        assert_eq!(c.links_per_tor, levels * t * l);
+        // The rows that agree with the paper follow the same count.
+        assert_eq!(fat_tree(3, k, t, l).bundles / (t * k.powi(3)), 0.75);
+    }
+
     #[test]
     fn parallelism_and_credit_follow_their_equations() {
         assert!((parallelism(12.8e12, 64.0, 20.0, 1e9, 1.0) - 19.0476).abs() < 1e-3);

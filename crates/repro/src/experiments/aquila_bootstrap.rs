@@ -131,14 +131,14 @@ pub(crate) fn run(
         total,
         0.25,
     );
-    if !c.pass {
+    if !c.pass() {
         // The miss's measured reason: how the waves overlap.
-        c.claim.push_str(&format!(
-            " [miss: with proxies serving their targets in turn, the clique's total is one \
+        c.why = format!(
+            "with proxies serving their targets in turn, the clique's total is one \
              chain of proxy turns through the waves and is {:.2}x the longest per-TiN time \
-             (the paper's 2.5 h over 48 min is 3.1x); scaling the PMOS steps scales both]",
+             (the paper's 2.5 h over 48 min is 3.1x); scaling the PMOS steps scales both",
             total * 60.0 / longest
-        ));
+        );
     }
     claims.push(c);
     Ok(claims)

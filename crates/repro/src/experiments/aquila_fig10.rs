@@ -189,23 +189,23 @@ pub(crate) fn run(
     Ok(claims)
 }
 
-/// Appends to a claim that missed what separates the transports at its point: IP's extra
+/// Gives a claim that missed what separates the transports at its point: IP's extra
 /// time over 1RMA, made of four more GNet half round trips and the backend's software
 /// against 1RMA's PCIe.
 fn explain(claim: &mut Claim, at: Option<&Point>, stat: fn(&Percentiles) -> f64) {
     let Some(p) = at else { return };
-    if claim.pass {
+    if claim.pass() {
         return;
     }
     let service = SERVICE_NS as f64 / 1e3;
     let utilization = service * 1e-6 * p.qps;
-    claim.claim.push_str(&format!(
-        " [miss: IP RPC takes {:.2} us more than 1RMA here: four more GNet half round trips \
+    claim.why = format!(
+        "IP RPC takes {:.2} us more than 1RMA here: four more GNet half round trips \
          (RTS, CTS, data each way against Req and Resp) and the backend's {service:.1} us of \
          software per request ({utilization:.2} busy), less 1RMA's PCIe at the target; the \
          paper's Pony Express adds host software at both ends (the transport's processing, \
          thread wake-ups: §6 finds legacy tails dominated by the host stack) that the model \
-         has only as that per-request time, not given in the paper]",
+         has only as that per-request time, not given in the paper",
         stat(&p.ip) - stat(&p.rma)
-    ));
+    );
 }

@@ -78,12 +78,12 @@ fn claim(
     Claim::new(FIG, &what, paper, ours, tolerance, at.is_some_and(pass))
 }
 
-/// Appends to a claim that missed why it did.
+/// Gives a claim that missed why it did.
 fn explain(claim: &mut Claim, why: Option<String>) {
     if let Some(why) = why
-        && !claim.pass
+        && !claim.pass()
     {
-        claim.claim.push_str(&format!(" [miss: {why}]"));
+        claim.why = why;
     }
 }
 

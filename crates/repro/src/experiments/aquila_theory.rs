@@ -127,12 +127,12 @@ pub(crate) fn run(
         uniform.throughput,
         0.10,
     );
-    if !c.pass {
-        c.claim.push_str(&format!(
-            " [miss: raw-cell mode at saturation ({:.2} of cells non-minimal): head-of-line \
-             blocking, one FIFO per input VC, no admission control]",
+    if !c.pass() {
+        c.why = format!(
+            "raw-cell mode at saturation ({:.2} of cells non-minimal): head-of-line \
+             blocking, one FIFO per input VC, no admission control",
             uniform.non_minimal_fraction
-        ));
+        );
     }
     claims.push(c);
     let ip_spec = Spec {
@@ -155,12 +155,12 @@ pub(crate) fn run(
         ip.throughput,
         0.10,
     );
-    if !c.pass {
-        c.claim.push_str(&format!(
-            " [miss: RTS/CTS at saturation ({:.2} of cells non-minimal, {} ECN marks, {} CTD): \
-             grants bound each destination's backlog, not the fabric's head-of-line blocking]",
+    if !c.pass() {
+        c.why = format!(
+            "RTS/CTS at saturation ({:.2} of cells non-minimal, {} ECN marks, {} CTD): \
+             grants bound each destination's backlog, not the fabric's head-of-line blocking",
             ip.non_minimal_fraction, ip.counters.ecn_marks, ip.counters.ctd_drops
-        ));
+        );
     }
     claims.push(c);
 
@@ -186,13 +186,13 @@ pub(crate) fn run(
     );
     c.claim
         .push_str(&format!(" (bound here (G-g)r/2I = {valiant_bound:.3})"));
-    if !c.pass {
-        c.claim.push_str(&format!(
-            " [miss: {:.2} of the bound; hop-by-hop Valiant cannot detour through a TiN \
+    if !c.pass() {
+        c.why = format!(
+            "{:.2} of the bound; hop-by-hop Valiant cannot detour through a TiN \
              holding a link to the destination pod, so those TiNs' other global links carry \
-             less]",
+             less",
             valiant.throughput / valiant_bound
-        ));
+        );
     }
     claims.push(c);
     let adaptive = sat(
@@ -202,27 +202,27 @@ pub(crate) fn run(
         progress,
     )?;
     let pass = adaptive.throughput >= 0.45;
-    let mut claim = format!("pod shift, fully adaptive: at least 0.45 of injection{size}");
-    if !pass {
-        claim.push_str(&format!(
-            " [miss: {:.2} of the two-global-hop bound {valiant_bound:.3}; saturated, this \
-             clique carries uniform random at {:.2} of injection too, below its capacity: \
-             head-of-line blocking, one FIFO per input VC]",
-            adaptive.throughput / valiant_bound,
-            uniform.throughput
-        ));
-    }
-    claims.push(Claim::new(
-        FIG,
-        &claim,
-        ">= 0.45 of injection",
-        format!(
-            "{:.3} of injection ({:.2} of cells non-minimal)",
-            adaptive.throughput, adaptive.non_minimal_fraction
-        ),
-        ">= 0.45",
-        pass,
-    ));
+    let why = format!(
+        "{:.2} of the two-global-hop bound {valiant_bound:.3}; saturated, this clique carries \
+         uniform random at {:.2} of injection too, below its capacity: head-of-line blocking, \
+         one FIFO per input VC",
+        adaptive.throughput / valiant_bound,
+        uniform.throughput
+    );
+    claims.push(
+        Claim::new(
+            FIG,
+            &format!("pod shift, fully adaptive: at least 0.45 of injection{size}"),
+            ">= 0.45 of injection",
+            format!(
+                "{:.3} of injection ({:.2} of cells non-minimal)",
+                adaptive.throughput, adaptive.non_minimal_fraction
+            ),
+            ">= 0.45",
+            pass,
+        )
+        .because(why),
+    );
 
     // Pod shift, minimal routing, at 50 Gb/s per host: the pod pair's links over injection.
     let minimal_spec = clique(quick, Mode::MinimalAdaptive, 50);

@@ -506,7 +506,7 @@ mod tests {
         let claims = claims(&[]);
         assert!(!claims.is_empty());
         for c in &claims {
-            assert!(!c.pass, "{c:?}");
+            assert!(!c.pass(), "{c:?}");
             assert!(c.ours.starts_with("not checked"), "{c:?}");
         }
     }

@@ -41,34 +41,37 @@ pub(crate) fn run(
         p64,
         0.001,
     ));
-    let mut c = rel(
-        "App. B: P = 6.06 at 256 B (12.8 Tb/s, 1 GHz, 20 B gap)",
-        "",
-        6.06,
-        p256,
-        0.01,
+    claims.push(
+        rel(
+            "App. B: P = 6.06 at 256 B (12.8 Tb/s, 1 GHz, 20 B gap)",
+            "",
+            6.06,
+            p256,
+            0.01,
+        )
+        .paper_inconsistent(
+            "Eq. 1 gives 5.80 with the 20 B gap, as §2.3's 5.8 Gpps; 6.06 needs an 8 B gap \
+             (test: shoal-stardust models::tests::app_b_p_at_256_b_is_5_80_from_eq_1)",
+        ),
     );
-    c.claim.push_str(
-        " [miss expected: Eq. 1 gives 5.80 with the 20 B gap, as §2.3's 5.8 Gpps; 6.06 needs an \
-         8 B gap]",
-    );
-    claims.push(c);
     claims.push(rel("§2.3: 19.05 Gpps at 64 B", "Gpps", 19.05, p64, 0.001));
     claims.push(rel("§2.3: 5.8 Gpps at 256 B", "Gpps", 5.8, p256, 0.01));
 
     // §4.1: the minimum credit size.
     let credit = min_credit_bytes(10e12, 1e9, 2.0);
-    let mut c = rel(
-        "§4.1: minimum credit 2,000 B (10 Tb/s adapter, 1 GHz, a credit every 2 clocks)",
-        "B",
-        2000.0,
-        credit,
-        0.01,
+    claims.push(
+        rel(
+            "§4.1: minimum credit 2,000 B (10 Tb/s adapter, 1 GHz, a credit every 2 clocks)",
+            "B",
+            2000.0,
+            credit,
+            0.01,
+        )
+        .paper_inconsistent(
+            "10 Tb/s / (1 GHz / 2) is 20,000 bits = 2,500 B; 2,000 B follows at 8 Tb/s \
+             (test: shoal-stardust models::tests::min_credit_at_10_tbps_is_2_500_b)",
+        ),
     );
-    c.claim.push_str(
-        " [miss expected: 10 Tb/s / (1 GHz / 2) is 20,000 bits = 2,500 B; 2,000 B follows at 8 Tb/s]",
-    );
-    claims.push(c);
 
     // §6.2: element memory and the longest wait in it.
     let mem = element_memory(128.0, 256.0, 256.0);
@@ -213,24 +216,25 @@ pub(crate) fn run(
         let ok = (ours.0 - switches).abs() < 1e-9
             && (ours.1 - bundles).abs() < 1e-9
             && (ours.2 - links).abs() < 1e-9;
-        let mut claim = format!(
+        let claim = format!(
             "Table 2, {n} tier(s): switches, link bundles and links per ToR \
              (units t·k^(n-1), t·k^n, t·l)"
         );
-        if n == 4 {
-            claim.push_str(
-                " [miss expected: four tiers of t·k⁴/8 bundles each make t·k⁴/2 and 4·t·l \
-                 links per ToR; the printed 7/8 and 7 do not follow from the tiers]",
-            );
-        }
-        claims.push(Claim::new(
-            FIG,
-            &claim,
-            format!("{switches}, {bundles}, {links}"),
-            format!("{}, {}, {}", ours.0, ours.1, ours.2),
-            "exact",
-            ok,
-        ));
+        claims.push(
+            Claim::new(
+                FIG,
+                &claim,
+                format!("{switches}, {bundles}, {links}"),
+                format!("{}, {}, {}", ours.0, ours.1, ours.2),
+                "exact",
+                ok,
+            )
+            .paper_inconsistent(
+                "four tiers of t·k⁴/8 bundles each make t·k⁴/2 bundles and 4·t·l links per \
+                 ToR; the printed 7/8 and 7 do not follow from the tiers (test: shoal-stardust \
+                 models::tests::table_2_four_tiers_follow_from_the_tiers)",
+            ),
+        );
     }
 
     // The figure: the M/D/1 queue at Fig. 9's utilisations.

@@ -8,7 +8,7 @@
 //! every SoC tunnelling through its nearest one. No scenario file: every parameter is a constant
 //! of these modules, stated in their documentation.
 
-use crate::ReproError;
+use crate::{Claim, ReproError};
 use shoal_base::NodeId;
 use shoal_xfabric::{
     Demand, DemandMatrix, FlowSimConfig, FlowSimReport, ForwardingTables, Rack, RackSpec, SocGraph,
@@ -22,6 +22,18 @@ pub(crate) const SEED: u64 = 2016;
 pub(crate) const PORTS: usize = 6;
 /// The fabrics, in the order of every table and plot.
 pub(crate) const NAMES: [&str; 4] = ["XFabric", "OSA", "3D torus", "Random"];
+/// Marks a claim on the Production workload that does not pass `input-unavailable`: the
+/// paper's trace is not public, and ours is a stand-in whose sensitivity sweep is its own
+/// experiment.
+pub(crate) fn on_production_stand_in(claim: Claim) -> Claim {
+    claim.input_unavailable(
+        "the paper's Production trace is not public: ours is a stand-in built from §6.1's \
+         description (shoal_workload::production_like); how the claim fares over the \
+         stand-in's plausible parameters: `shoal repro xfabric-production` \
+         (docs/results/xfabric.md)",
+    )
+}
+
 pub(crate) fn err(what: &str) -> impl Fn(&dyn std::fmt::Display) -> ReproError + '_ {
     move |e| ReproError(format!("{what}: {e}"))
 }

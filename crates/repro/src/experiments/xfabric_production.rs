@@ -19,7 +19,7 @@
 //! point; it "survives" if it holds at every point of the range, and the claim row lists where it
 //! holds. Quick: 64 SoCs (4x4x4 torus), the base point and one point per swept key's ends.
 
-use super::xfabric_common::{PORTS, SEED, err, hops_without_osa};
+use super::xfabric_common::{PORTS, SEED, err, hops_without_osa, on_production_stand_in};
 use crate::{Claim, Options, ReproError};
 use serde::Deserialize;
 use shoal_base::NodeId;
@@ -338,7 +338,7 @@ pub(crate) fn run(
             )
         });
     }
-    Ok(claims)
+    Ok(claims.into_iter().map(on_production_stand_in).collect())
 }
 
 #[cfg(test)]
