@@ -152,6 +152,42 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+/// Prints the claims as a table whose long cells wrap to the terminal's width (120 columns
+/// when stdout is not a terminal): a claim's text, ours and why run to hundreds of
+/// characters. The statement and the reason get the room; the verdict is never cut.
+fn print_claims(rows: &[Vec<String>]) {
+    use comfy_table::{ColumnConstraint::*, Width::*};
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::ASCII_MARKDOWN)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_header([
+            "figure",
+            "claim",
+            "paper",
+            "ours",
+            "tolerance",
+            "verdict",
+            "why",
+        ]);
+    if table.width().is_none() {
+        table.set_width(120);
+    }
+    table.set_constraints([
+        UpperBoundary(Percentage(10)),
+        LowerBoundary(Percentage(24)),
+        UpperBoundary(Percentage(10)),
+        UpperBoundary(Percentage(12)),
+        UpperBoundary(Percentage(10)),
+        ContentWidth,
+        LowerBoundary(Percentage(24)),
+    ]);
+    for row in rows {
+        table.add_row(row.iter().map(String::as_str));
+    }
+    println!("{table}");
+}
+
 /// Refuses `--scale` settings before anything runs unless every experiment to run takes
 /// each of them: a setting an experiment ignores would run it at a scale other than the one
 /// asked for.
@@ -295,18 +331,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
                 ]
             })
             .collect();
-        print_table(
-            &[
-                "figure",
-                "claim",
-                "paper",
-                "ours",
-                "tolerance",
-                "verdict",
-                "why",
-            ],
-            &rows,
-        );
+        print_claims(&rows);
         println!("{passed} of {} claims pass", claims.len());
     }
     if !failed_runs.is_empty() {
