@@ -92,6 +92,7 @@ use crate::wire::{VCS, WORD};
 use rand::RngExt;
 use shoal_base::rng::{StreamRng, stream};
 use shoal_base::{Dur, Fifo, Rate, Slab, Time};
+use shoal_cellnet::Landings;
 use shoal_fabric::Calendar;
 use shoal_fabric::event_loop::Event;
 use shoal_metrics::LatencyHistogram;
@@ -131,24 +132,16 @@ pub(crate) enum Ev {
     Arbitrate {
         tin: u32,
     },
-    /// A cell has crossed from `input`; its input FIFO space is free.
-    Crossed {
-        input: u32,
-        vc: u8,
-        words: u8,
-    },
-    /// Output port `port`'s link has finished sending a cell.
-    LinkFree {
-        port: u32,
-    },
-    /// A head cell of output port `port` has become ready.
+    /// Output port `port` may send: its link frees, a head cell becomes ready, or a credit it
+    /// waits for lands.
     Send {
         port: u32,
     },
-    /// Credit for `words` of VC `vc` reaches the sender side of `port`.
-    Credit {
-        port: u32,
-        vc: u8,
+    /// A cell from host `host` has crossed out of its endpoint port's FIFO: the space is the
+    /// host's again (credits of TiN-to-TiN links are no events: `shoal_cellnet::Landings`).
+    HostCredit {
+        host: u32,
+        class: u8,
         words: u8,
     },
     /// Host `host`'s injection link is free.
@@ -242,13 +235,11 @@ const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 14] = [
+pub const EVENT_KINDS: [&str; 12] = [
     "arrive",
     "arbitrate",
-    "crossed",
-    "link_free",
     "send",
-    "credit",
+    "host_credit",
     "host_send",
     "eject",
     "lookup",
@@ -264,18 +255,16 @@ impl Ev {
         match self {
             Ev::Arrive { .. } => 0,
             Ev::Arbitrate { .. } => 1,
-            Ev::Crossed { .. } => 2,
-            Ev::LinkFree { .. } => 3,
-            Ev::Send { .. } => 4,
-            Ev::Credit { .. } => 5,
-            Ev::HostSend { .. } => 6,
-            Ev::Eject { .. } => 7,
-            Ev::Lookup { .. } => 8,
-            Ev::Completion { .. } => 9,
-            Ev::Serve { .. } => 10,
-            Ev::Pace { .. } => 11,
-            Ev::Resend { .. } => 12,
-            Ev::Bulk { .. } => 13,
+            Ev::Send { .. } => 2,
+            Ev::HostCredit { .. } => 3,
+            Ev::HostSend { .. } => 4,
+            Ev::Eject { .. } => 5,
+            Ev::Lookup { .. } => 6,
+            Ev::Completion { .. } => 7,
+            Ev::Serve { .. } => 8,
+            Ev::Pace { .. } => 9,
+            Ev::Resend { .. } => 10,
+            Ev::Bulk { .. } => 11,
         }
     }
 }
@@ -636,10 +625,20 @@ pub(crate) struct Switch {
     delay: Vec<Dur>,
     /// Per port: input FIFO capacity per VC (words).
     in_cap: Vec<u32>,
+    /// Per port: until when its input is crossing a cell, and that cell's VC and words, which
+    /// its FIFO holds until then (the space and the credit are freed at the crossing's end).
     in_busy: Vec<Time>,
+    crossing: Vec<(u8, u8)>,
     xbar_out_busy: Vec<Time>,
-    link_busy: Vec<bool>,
+    /// Per port: when its output link has finished sending its last cell; the time of the
+    /// output's next `Send`, if one is queued.
+    link_until: Vec<Time>,
     send_at: Vec<Option<Time>>,
+    /// Per port: the credits in flight back to its sender, and the VCs its last look found
+    /// with a ready head and too little credit (a credit for one of them wakes the output
+    /// when it lands).
+    landings: Landings,
+    credit_wait: Vec<u32>,
     rr: Vec<u8>,
     /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
     /// cell, so that arbitration and output scheduling visit only VCs with something to do.
@@ -658,6 +657,9 @@ pub(crate) struct Switch {
     /// them reuses it instead of adding another (an earlier wake leaves the later event in
     /// the queue; the round at the earlier time wakes the later one again).
     arb_queued: Vec<Vec<Time>>,
+    /// Per TiN, the ends of its crossings still to come: each is a round (the input and the
+    /// crossbar output free then), never superseded by an earlier wake.
+    arb_done: Vec<Vec<Time>>,
     /// Per TiN: whether its last arbitration round left a head that space freed in an output
     /// queue could let go (a routed head whose output queue was full while the crossbar
     /// output was free, a request iSLIP left unmatched, a head dropped with another behind
@@ -858,9 +860,12 @@ impl<'a> Sim<'a> {
                 delay,
                 in_cap,
                 in_busy: vec![Time::ZERO; ports],
+                crossing: vec![(0, 0); ports],
                 xbar_out_busy: vec![Time::ZERO; ports],
-                link_busy: vec![false; ports],
+                link_until: vec![Time::ZERO; ports],
                 send_at: vec![None; ports],
+                landings: Landings::new(ports),
+                credit_wait: vec![0; ports],
                 rr: vec![0; ports],
                 in_mask: vec![0; ports],
                 in_ports: vec![0; ports.div_ceil(64)],
@@ -876,6 +881,7 @@ impl<'a> Sim<'a> {
                 vout,
                 arb_at: vec![None; tins as usize],
                 arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
+                arb_done: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
                 arb_blocked: vec![false; tins as usize],
                 in_round: None,
                 round_freed: false,
@@ -997,27 +1003,25 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
-                let queued = &mut self.sw.arb_queued[tin as usize];
+                let t = tin as usize;
+                let queued = &mut self.sw.arb_queued[t];
                 let i = queued.iter().position(|&t| t == now).expect("queued");
                 queued.swap_remove(i);
-                if self.sw.arb_at[tin as usize] == Some(now) {
-                    self.sw.arb_at[tin as usize] = None;
+                let done = &mut self.sw.arb_done[t];
+                let crossing_ended = done
+                    .iter()
+                    .position(|&t| t == now)
+                    .map(|i| done.swap_remove(i));
+                if self.sw.arb_at[t] == Some(now) || crossing_ended.is_some() {
+                    // A round now stands for any later wake: the round's end asks again.
+                    self.sw.arb_at[t] = None;
                     self.arbitrate(now, tin);
                 }
-            }
-            Ev::Crossed { input, vc, words } => self.crossed(now, input, vc, words),
-            Ev::LinkFree { port } => {
-                self.sw.link_busy[port as usize] = false;
-                self.try_send(now, port);
             }
             Ev::Send { port } => {
                 if self.sw.send_at[port as usize] == Some(now) {
                     self.sw.send_at[port as usize] = None;
                 }
-                self.try_send(now, port);
-            }
-            Ev::Credit { port, vc, words } => {
-                self.sw.vout[port as usize * VCS + vc as usize].credits += words as u32;
                 self.try_send(now, port);
             }
             ev => {
@@ -1029,14 +1033,21 @@ impl<'a> Sim<'a> {
 
     /// Whether every credit is back where it started and every FIFO empty.
     pub(crate) fn at_rest(&self) -> bool {
-        let fifos =
-            self.sw.vin.iter().all(|q| q.words == 0) && self.sw.vout.iter().all(|q| q.words == 0);
+        let now = self.q.now();
+        let crossing = (0..self.sw.far.len()).any(|p| self.sw.in_busy[p] > now);
+        let fifos = !crossing
+            && self.sw.vin.iter().all(|q| q.words == 0)
+            && self.sw.vout.iter().all(|q| q.words == 0);
         let credits = (0..self.sw.far.len()).all(|p| {
+            let mut have: [u32; VCS] = std::array::from_fn(|v| self.sw.vout[p * VCS + v].credits);
+            for c in self.sw.landings.in_flight(p as u32) {
+                have[c.vc as usize] += c.n;
+            }
             self.sw.is_endpoint[p]
                 || self.sw.down[p]
-                || (0..VCS).all(|v| {
-                    self.sw.vout[p * VCS + v].credits == self.sw.in_cap[self.sw.far[p] as usize]
-                })
+                || have
+                    .iter()
+                    .all(|&c| c == self.sw.in_cap[self.sw.far[p] as usize])
         });
         let hosts = self.hd.hosts.iter().all(|h| {
             h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)

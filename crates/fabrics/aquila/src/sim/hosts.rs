@@ -22,6 +22,7 @@ impl HostDriver<'_> {
                 self.host_send(cx, now, host, source);
             }
             Ev::Eject { cell } => self.eject(cx, now, cell),
+            Ev::HostCredit { host, class, words } => self.credit(cx, now, host, class, words),
             Ev::Lookup { host } => self.lookup(cx, now, host),
             Ev::Completion { read } => {
                 let target = self.reads[read as usize].target;

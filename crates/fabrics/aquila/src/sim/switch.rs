@@ -17,8 +17,13 @@ use super::*;
 impl Sim<'_> {
     /// Words queued in all input FIFOs and output queues, and in the fullest output queue.
     pub(crate) fn queued_words(&self) -> (u64, u64) {
+        let now = self.q.now();
         let ins = self.sw.vin.iter().map(|q| u64::from(q.words));
+        let crossing = (0..self.sw.far.len())
+            .filter(|&p| self.sw.in_busy[p] > now)
+            .map(|p| u64::from(self.sw.crossing[p].1));
         let total = ins
+            .chain(crossing)
             .chain(self.sw.vout.iter().map(|q| u64::from(q.words)))
             .sum();
         let most = self
@@ -44,13 +49,21 @@ impl Sim<'_> {
         let c = self.sw.cells[id as usize];
         let v = vc(c.class, c.level) as usize;
         let qi = port as usize * VCS + v;
-        if self.sw.vin[qi].words + c.words as u32 > self.sw.in_cap[port as usize] {
+        // The cell crossing out of this VC holds its space until its crossing ends.
+        let (cv, cw) = self.sw.crossing[port as usize];
+        let crossing = if self.sw.in_busy[port as usize] > now && usize::from(cv) == v {
+            u32::from(cw)
+        } else {
+            0
+        };
+        let held = self.sw.vin[qi].words + crossing + c.words as u32;
+        if held > self.sw.in_cap[port as usize] {
             self.counters.credit_overflows += 1;
             self.sw.free_cell(id);
             return;
         }
         self.sw.vin[qi].words += c.words as u32;
-        self.counters.max_input_words = self.counters.max_input_words.max(self.sw.vin[qi].words);
+        self.counters.max_input_words = self.counters.max_input_words.max(held);
         let was_empty = self.sw.vin[qi].fifo.is_empty();
         self.sw.slab.push_back(&mut self.sw.vin[qi].fifo, id);
         self.sw.in_mask[port as usize] |= 1 << v;
@@ -64,7 +77,6 @@ impl Sim<'_> {
             let tin = self.tin_of(port);
             self.wake_arbiter(tin, c.ready.max(now));
         }
-        let _ = now;
     }
 
     pub(super) fn wake_arbiter(&mut self, tin: u32, at: Time) {
@@ -76,6 +88,19 @@ impl Sim<'_> {
                 queued.push(at);
                 self.q.schedule(at, Ev::Arbitrate { tin });
             }
+        }
+    }
+
+    /// A round of TiN `tin` at `at`, when a crossing ends (its input and crossbar output free).
+    fn wake_at_crossing_end(&mut self, tin: u32, at: Time) {
+        let done = &mut self.sw.arb_done[tin as usize];
+        if !done.contains(&at) {
+            done.push(at);
+        }
+        let queued = &mut self.sw.arb_queued[tin as usize];
+        if !queued.contains(&at) {
+            queued.push(at);
+            self.q.schedule(at, Ev::Arbitrate { tin });
         }
     }
 
@@ -339,15 +364,25 @@ impl Sim<'_> {
             .serialize(c.words as u64 * WORD as u64);
         let done = (now + xbar).max(c.tail);
         self.sw.in_busy[port as usize] = done;
+        self.sw.crossing[port as usize] = (v, c.words);
         self.sw.xbar_out_busy[out as usize] = done;
-        self.q.schedule(
-            done,
-            Ev::Crossed {
-                input: port,
-                vc: v,
+        // The crossing's end is known now: the input FIFO's space goes back then, the
+        // sender learns it one link delay later, and the TiN arbitrates then.
+        let qi = port as usize * VCS + v as usize;
+        self.sw.vin[qi].words -= c.words as u32;
+        let up = self.sw.far[port as usize];
+        if self.sw.is_endpoint[port as usize] {
+            let ev = Ev::HostCredit {
+                host: up,
+                class: v / LEVELS,
                 words: c.words,
-            },
-        );
+            };
+            self.q.schedule(done, ev);
+        } else {
+            self.credit_upstream(port, done, v, c.words);
+        }
+        let tin = self.tin_of(port);
+        self.wake_at_crossing_end(tin, done);
         // On the next link the cell travels at its new level; its own tail must not leave
         // before it came in.
         let ser_out = self.sw.rate[out as usize].serialize(c.words as u64 * WORD as u64);
@@ -387,13 +422,7 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn crossed(&mut self, now: Time, input: u32, v: u8, words: u8) {
-        self.free_input(now, input, v, words);
-        let tin = self.tin_of(input);
-        self.wake_arbiter(tin, now);
-    }
-
-    /// Frees `words` of input FIFO (`port`, `v`) and returns the credit upstream.
+    /// Frees `words` of input FIFO (`port`, `v`) now and returns the credit upstream.
     fn free_input(&mut self, now: Time, port: u32, v: u8, words: u8) {
         let qi = port as usize * VCS + v as usize;
         self.sw.vin[qi].words -= words as u32;
@@ -402,15 +431,27 @@ impl Sim<'_> {
             let (hd, mut cx) = self.driver();
             hd.credit(&mut cx, now, up, v / LEVELS, words);
         } else {
-            let at = now + self.sw.delay[port as usize];
-            self.q.schedule(
-                at,
-                Ev::Credit {
-                    port: up,
-                    vc: v,
-                    words,
-                },
-            );
+            self.credit_upstream(port, now, v, words);
+        }
+    }
+
+    /// Space for `words` of VC `v` freed at `at` in network input `port`: the credit lands at
+    /// the sender one link delay later, and wakes it then if it waits for that VC's credit.
+    fn credit_upstream(&mut self, port: u32, at: Time, v: u8, words: u8) {
+        let up = self.sw.far[port as usize];
+        let lands = at + self.sw.delay[port as usize];
+        self.sw.landings.push(up, lands, v, u32::from(words));
+        if self.sw.credit_wait[up as usize] & 1 << v != 0 {
+            self.wake_output(up, lands);
+        }
+    }
+
+    /// A `Send` of output `port` at `at`, unless one is queued no later.
+    fn wake_output(&mut self, port: u32, at: Time) {
+        let p = port as usize;
+        if self.sw.send_at[p].is_none_or(|a| at < a) {
+            self.sw.send_at[p] = Some(at);
+            self.q.schedule(at, Ev::Send { port });
         }
     }
 
@@ -419,9 +460,20 @@ impl Sim<'_> {
     /// order; a VC eligible when its head cell is ready and has credit downstream.
     pub(super) fn try_send(&mut self, now: Time, port: u32) {
         let p = port as usize;
-        if self.sw.link_busy[p] || self.sw.down[p] {
+        if self.sw.down[p] {
             return;
         }
+        if self.sw.link_until[p] > now {
+            // The link's end is the output's next look.
+            if self.sw.out_mask[p] != 0 {
+                self.wake_output(port, self.sw.link_until[p]);
+            }
+            return;
+        }
+        let vout = &mut self.sw.vout;
+        self.sw
+            .landings
+            .land(port, now, |v, n| vout[p * VCS + v as usize].credits += n);
         let mut wake: Option<Time> = None;
         // The VCs holding a cell, in round-robin order from the pointer.
         let start = self.sw.rr[p] as u32;
@@ -450,8 +502,13 @@ impl Sim<'_> {
                     continue;
                 }
                 if self.sw.vout[oq].credits < c.words as u32 {
+                    self.sw.credit_wait[p] |= 1 << v;
+                    if let Some(t) = self.sw.landings.next_for(port, 1 << v) {
+                        wake = Some(wake.map_or(t, |w| w.min(t)));
+                    }
                     continue;
                 }
+                self.sw.credit_wait[p] &= !(1 << v);
                 self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo);
                 if self.sw.vout[oq].fifo.is_empty() {
                     self.sw.out_mask[p] &= !(1 << v);
@@ -466,9 +523,11 @@ impl Sim<'_> {
                 } else if CONTROL_VCS & 1 << v == 0 {
                     self.sw.high_run[p] = self.sw.high_run[p].saturating_add(1);
                 }
-                self.sw.link_busy[p] = true;
                 let ser = self.sw.rate[p].serialize(c.words as u64 * WORD as u64);
-                self.q.schedule(now + ser, Ev::LinkFree { port });
+                self.sw.link_until[p] = now + ser;
+                if self.sw.out_mask[p] != 0 {
+                    self.wake_output(port, now + ser);
+                }
                 let tin = self.tin_of(port);
                 self.space_freed(tin, now);
                 if self.sw.is_endpoint[p] {
@@ -494,11 +553,8 @@ impl Sim<'_> {
             }
         }
         // Nothing sendable: the link idles until a credit, a new cell or a head's ready time.
-        if let Some(t) = wake
-            && self.sw.send_at[p].is_none_or(|a| t < a)
-        {
-            self.sw.send_at[p] = Some(t);
-            self.q.schedule(t, Ev::Send { port });
+        if let Some(t) = wake {
+            self.wake_output(port, t);
         }
     }
 
