@@ -660,15 +660,13 @@ pub(crate) struct Switch {
     /// Per TiN, the ends of its crossings still to come: each is a round (the input and the
     /// crossbar output free then), never superseded by an earlier wake.
     arb_done: Vec<Vec<Time>>,
-    /// Per TiN: whether its last arbitration round left a head that space freed in an output
-    /// queue could let go (a routed head whose output queue was full while the crossbar
-    /// output was free, a request iSLIP left unmatched, a head dropped with another behind
-    /// it). Without one, a round woken by an output sending a cell would do nothing, and
-    /// none is scheduled; every other wake (a head's ready time, a crossing's end) stays.
-    arb_blocked: Vec<bool>,
-    /// The TiN whose arbitration round is running, and whether an output of it sent a cell
-    /// during the round (the wake that follows waits for the round's end, when it is known
-    /// whether a head is blocked).
+    /// Per output port: the VCs whose queue a routed head found too full in a round. Only a
+    /// cell leaving one of them can let such a head go: that send wakes the TiN. (A request
+    /// iSLIP left unmatched needs no wake of its own: the round matched another, whose
+    /// crossing's end is a round.)
+    space_wait: Vec<u32>,
+    /// The TiN whose arbitration round is running, and whether an output of it freed space a
+    /// head waits for during the round (the wake then follows the round).
     in_round: Option<u32>,
     round_freed: bool,
     islip: Vec<Islip>,
@@ -882,7 +880,7 @@ impl<'a> Sim<'a> {
                 arb_at: vec![None; tins as usize],
                 arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
                 arb_done: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
-                arb_blocked: vec![false; tins as usize],
+                space_wait: vec![0; ports],
                 in_round: None,
                 round_freed: false,
                 islip,

@@ -104,11 +104,17 @@ impl Sim<'_> {
         }
     }
 
-    /// An output queue of TiN `tin` has sent a cell: a head its fullness held may go now.
-    fn space_freed(&mut self, tin: u32, now: Time) {
+    /// Output queue (`port`, `v`) of TiN `tin` has sent a cell: a head its fullness held may
+    /// go now.
+    fn space_freed(&mut self, tin: u32, port: u32, v: usize, now: Time) {
+        let wait = &mut self.sw.space_wait[port as usize];
+        if *wait & 1 << v == 0 {
+            return;
+        }
+        *wait &= !(1 << v);
         if self.sw.in_round == Some(tin) {
             self.sw.round_freed = true;
-        } else if self.sw.arb_blocked[tin as usize] {
+        } else {
             self.wake_arbiter(tin, now);
         }
     }
@@ -240,7 +246,6 @@ impl Sim<'_> {
         self.sw.requests.clear();
         self.sw.req_ports.clear();
         let mut next_ready: Option<Time> = None;
-        let mut blocked = false;
         self.sw.in_round = Some(tin);
         self.sw.round_freed = false;
         // The inputs holding a cell, a word of `in_ports` at a time (only the input being
@@ -274,7 +279,8 @@ impl Sim<'_> {
                         if c.hops_left == 0 && c.dst_tin != tin {
                             self.counters.hop_limit_drops += 1;
                             self.drop_head(now, port, v as u8, id);
-                            blocked = true;
+                            // The cell behind it, if any, is looked at in a round now.
+                            next_ready = Some(now);
                             continue;
                         }
                         match self.route(tin, id) {
@@ -285,7 +291,7 @@ impl Sim<'_> {
                             Routed::Stranded => {
                                 self.counters.stranded_drops += 1;
                                 self.drop_head(now, port, v as u8, id);
-                                blocked = true;
+                                next_ready = Some(now);
                                 continue;
                             }
                         }
@@ -302,7 +308,7 @@ impl Sim<'_> {
                     if self.sw.vout[oq as usize].words + head.words as u32
                         > self.spec.output_vc_words
                     {
-                        blocked = true;
+                        self.sw.space_wait[out as usize] |= 1 << (oq % VCS as u32);
                         continue;
                     }
                     let id = *self
@@ -332,12 +338,10 @@ impl Sim<'_> {
                 let (port, id) = self.sw.req_ports[m];
                 self.cross(now, port, r.vc, id);
             }
-            blocked |= matched.len() < self.sw.requests.len();
             self.sw.matched = matched;
         }
         self.sw.in_round = None;
-        self.sw.arb_blocked[tin as usize] = blocked;
-        if self.sw.round_freed && blocked {
+        if self.sw.round_freed {
             self.wake_arbiter(tin, now);
         }
         if let Some(t) = next_ready {
@@ -529,7 +533,7 @@ impl Sim<'_> {
                     self.wake_output(port, now + ser);
                 }
                 let tin = self.tin_of(port);
-                self.space_freed(tin, now);
+                self.space_freed(tin, port, v, now);
                 if self.sw.is_endpoint[p] {
                     let at = now + self.sw.delay[p] + ser;
                     self.q.schedule(at, Ev::Eject { cell: id });
