@@ -73,8 +73,15 @@
 //!    tail does not leave before the tail came in.
 //!
 //! A TiN arbitrates (one iSLIP round over its inputs holding a cell) when a head becomes
-//! ready, when a crossing ends, and when an output sends a cell while the last round left a
-//! head that the freed space could let go; one queued event per TiN and time at most.
+//! ready, when a crossing ends, and when an output sends a cell from a VC whose fullness held
+//! a routed head; one queued event per TiN and time at most. A request iSLIP leaves
+//! unmatched is presented again at the next crossing end (the round matched another).
+//!
+//! What the data path does not make events of (issue 38): a link's end is a busy-until time,
+//! looked at by the output's next `Send`, queued only while cells wait; a TiN-to-TiN credit
+//! is a record landing at a known time (`shoal_cellnet::Landings`), read by the sender when it
+//! next looks, which a credit wakes only if the sender waits for it; a crossing's end is known
+//! when the cell is matched, so its FIFO space is accounted then and its round queued.
 //!
 //! The output scheduler serves the control VCs first (strict priority), then the data VCs
 //! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
@@ -91,8 +98,8 @@ use crate::swift::{Swift, SwiftConfig};
 use crate::wire::{VCS, WORD};
 use rand::RngExt;
 use shoal_base::rng::{StreamRng, stream};
-use shoal_base::{Dur, Fifo, Rate, Slab, Time};
-use shoal_cellnet::Landings;
+use shoal_base::{Dur, Rate, Time};
+use shoal_cellnet::{Fifos, Handles, Landings};
 use shoal_fabric::Calendar;
 use shoal_fabric::event_loop::Event;
 use shoal_metrics::LatencyHistogram;
@@ -279,14 +286,11 @@ enum Routed {
     Stranded,
 }
 
-/// A cell in the fabric (no payload bytes: DESIGN.md principle 7).
+/// What the switch reads and writes of a cell at each hop (no payload bytes: DESIGN.md
+/// principle 7), in the switch's column indexed by the cell's handle. What only the hosts read,
+/// at ejection, is a [`Load`] in the host driver's column, so a hop never loads it.
 #[derive(Clone, Copy, Debug)]
 struct Cell {
-    kind: Kind,
-    /// Packet bytes it carries (data cells).
-    carried: u8,
-    /// The packet it belongs to (data) or is about (RTS, CTS, CTD): the ingress slot.
-    packet: u32,
     dst_host: u32,
     dst_tin: u32,
     hash: u64,
@@ -302,8 +306,18 @@ struct Cell {
     /// When the head may request the crossbar, and when the tail is in.
     ready: Time,
     tail: Time,
-    injected: Time,
     non_minimal: bool,
+}
+
+/// The host driver's part of a cell: what it is, what it carries, when it was injected.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    kind: Kind,
+    /// Packet bytes it carries (data cells).
+    carried: u8,
+    /// The packet it belongs to (data) or is about (RTS, CTS, CTD): the ingress slot.
+    packet: u32,
+    injected: Time,
 }
 
 /// What arbitration reads of the head cell of an input FIFO, kept beside the FIFO so that a
@@ -322,7 +336,6 @@ struct Head {
 #[derive(Clone, Copy, Debug)]
 struct InVc {
     head: Head,
-    fifo: Fifo,
     words: u32,
 }
 
@@ -330,7 +343,6 @@ struct InVc {
 /// FIFO of that VC, in one record for the same reason.
 #[derive(Clone, Copy, Debug)]
 struct OutVc {
-    fifo: Fifo,
     words: u32,
     credits: u32,
 }
@@ -670,9 +682,13 @@ pub(crate) struct Switch {
     in_round: Option<u32>,
     round_freed: bool,
     islip: Vec<Islip>,
-    slab: Slab<u32>,
+    /// The cells in the fabric: their handles, and the switch's column of them.
+    handles: Handles,
     cells: Vec<Cell>,
-    free_cells: Vec<u32>,
+    /// The cells queued: input FIFO (port, VC) is queue `port · VCS + VC`, output queue
+    /// (port, VC) the same index plus `out_queues`.
+    fifos: Fifos,
+    out_queues: u32,
     rng: StreamRng,
     cand: Candidates,
     requests: Vec<Request>,
@@ -705,6 +721,8 @@ pub(crate) struct HostDriver<'a> {
     /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
     /// Histograms, not lists: a long run's memory does not grow with its packets and cells.
     pub(crate) rtts: LatencyHistogram,
+    /// Per cell handle, the host's part of the cell (`Load`).
+    loads: Vec<Load>,
     /// Fabric latencies of the data cells delivered after `measure_from`, when kept (flow
     /// runs): a cell's injection onto its host's link to its tail's arrival at the destination
     /// host, so the host's own queue of packets is not in it.
@@ -792,7 +810,6 @@ impl<'a> Sim<'a> {
         }
         let vout = (0..ports * VCS)
             .map(|i| OutVc {
-                fifo: Fifo::EMPTY,
                 words: 0,
                 credits: if is_endpoint[i / VCS] {
                     u32::MAX
@@ -871,7 +888,6 @@ impl<'a> Sim<'a> {
                 vin: vec![
                     InVc {
                         head: NO_HEAD,
-                        fifo: Fifo::EMPTY,
                         words: 0,
                     };
                     ports * VCS
@@ -884,9 +900,10 @@ impl<'a> Sim<'a> {
                 in_round: None,
                 round_freed: false,
                 islip,
-                slab: Slab::new(),
+                handles: Handles::new(),
                 cells: Vec::new(),
-                free_cells: Vec::new(),
+                fifos: Fifos::new(2 * ports * VCS),
+                out_queues: (ports * VCS) as u32,
                 rng: stream(spec.seed, "aquila.routing", 0),
                 cand: Candidates::default(),
                 requests: Vec::new(),
@@ -908,6 +925,7 @@ impl<'a> Sim<'a> {
                 measure_from,
                 delivered: Vec::new(),
                 rtts: LatencyHistogram::new(),
+                loads: Vec::new(),
                 cell_latencies: None,
                 reads: Vec::new(),
                 lookups: None,

@@ -376,9 +376,6 @@ impl HostDriver<'_> {
         words: u8,
     ) {
         let cell = Cell {
-            kind,
-            carried,
-            packet,
             dst_host,
             dst_tin: dst_host / self.spec.hosts_per_tin,
             hash,
@@ -395,10 +392,20 @@ impl HostDriver<'_> {
             out_level: 0,
             ready: Time::ZERO,
             tail: Time::ZERO,
-            injected: now,
             non_minimal: false,
         };
         let id = cx.sw.alloc_cell(cell);
+        let load = Load {
+            kind,
+            carried,
+            packet,
+            injected: now,
+        };
+        if id as usize == self.loads.len() {
+            self.loads.push(load);
+        } else {
+            self.loads[id as usize] = load;
+        }
         let h = &mut self.hosts[host as usize];
         h.busy = true;
         let port = h.port;
@@ -419,30 +426,33 @@ impl HostDriver<'_> {
 
     pub(super) fn eject(&mut self, cx: &mut Ctx<'_>, now: Time, id: u32) {
         let c = cx.sw.cells[id as usize];
+        let l = self.loads[id as usize];
         cx.counters.cells_delivered += 1;
         if c.non_minimal {
             cx.counters.non_minimal_cells += 1;
         }
         cx.sw.free_cell(id);
-        if c.kind == Kind::Data {
-            cx.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
+        if l.kind == Kind::Data {
+            cx.counters.cell_latency_sum += u128::from(now.0 - l.injected.0);
             if now >= self.measure_from {
                 cx.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
-                if let Some(l) = &mut self.cell_latencies {
-                    l.record(now - c.injected);
+                if let Some(h) = &mut self.cell_latencies {
+                    h.record(now - l.injected);
                 }
             }
         }
-        match c.kind {
-            Kind::RmaReq => return self.rma_request(cx, now, c.packet),
-            Kind::RmaResp => return self.rma_response(cx, now, c.packet, c.carried),
+        match l.kind {
+            Kind::RmaReq => return self.rma_request(cx, now, l.packet),
+            Kind::RmaResp => return self.rma_response(cx, now, l.packet, l.carried),
             _ => {}
         }
-        let p = self.packets[c.packet as usize];
-        match c.kind {
-            Kind::Data if self.spec.injection == Injection::RawCells => self.reassemble_raw(cx, c),
+        let p = self.packets[l.packet as usize];
+        match l.kind {
+            Kind::Data if self.spec.injection == Injection::RawCells => {
+                self.reassemble_raw(cx, l.packet)
+            }
             Kind::Data => {
-                self.egress[c.dst_tin as usize].on_data(p.desc, u32::from(c.carried));
+                self.egress[c.dst_tin as usize].on_data(p.desc, u32::from(l.carried));
                 self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Rts => {
@@ -453,7 +463,7 @@ impl HostDriver<'_> {
                 };
                 self.egress[c.dst_tin as usize].on_rts(Rts {
                     src: p.src_host,
-                    slot: c.packet,
+                    slot: l.packet,
                     port: (p.dst_host % self.spec.hosts_per_tin) as u8,
                     cos: 0,
                     bytes: p.wire,
@@ -462,11 +472,11 @@ impl HostDriver<'_> {
                 self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Cts => {
-                self.hosts[c.dst_host as usize].granted.push_back(c.packet);
+                self.hosts[c.dst_host as usize].granted.push_back(l.packet);
                 self.wake_host(cx, now, c.dst_host);
             }
             Kind::RmaReq | Kind::RmaResp => unreachable!("handled above"),
-            Kind::Ctd => self.dropped(cx, now, c.dst_host, c.packet),
+            Kind::Ctd => self.dropped(cx, now, c.dst_host, l.packet),
         }
     }
 }

@@ -246,14 +246,14 @@ impl HostDriver<'_> {
 
     /// Raw-cell mode: a packet is complete when its last cell is in, and leaves in its flow's
     /// order.
-    pub(super) fn reassemble_raw(&mut self, cx: &mut Ctx<'_>, c: Cell) {
-        let p = &mut self.packets[c.packet as usize];
+    pub(super) fn reassemble_raw(&mut self, cx: &mut Ctx<'_>, packet: u32) {
+        let p = &mut self.packets[packet as usize];
         p.cells_left -= 1;
         if p.cells_left > 0 {
             return;
         }
         let p = *p;
-        self.free_packets.push(c.packet);
+        self.free_packets.push(packet);
         cx.counters.packets_delivered += 1;
         if p.flow == NONE {
             return;

@@ -64,8 +64,8 @@ impl Sim<'_> {
         }
         self.sw.vin[qi].words += c.words as u32;
         self.counters.max_input_words = self.counters.max_input_words.max(held);
-        let was_empty = self.sw.vin[qi].fifo.is_empty();
-        self.sw.slab.push_back(&mut self.sw.vin[qi].fifo, id);
+        let was_empty = self.sw.fifos.is_empty(qi as u32);
+        self.sw.fifos.push_back(qi as u32, id);
         self.sw.in_mask[port as usize] |= 1 << v;
         self.sw.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
@@ -160,11 +160,13 @@ impl Sim<'_> {
 
     /// Data cells and 1RMA's Req and Resp (§3.4: freely reordered, adaptively routed) follow
     /// the clique's routing mode; RTS, CTS and CTD are routed minimally and
-    /// deterministically, so that the RTSs of a flow arrive in the order sent (§3.3).
+    /// deterministically, so that the RTSs of a flow arrive in the order sent (§3.3). Their
+    /// classes are theirs alone, so the class tells (the switch never reads a cell's kind).
     fn mode_of(&self, c: &Cell) -> Mode {
-        match c.kind {
-            Kind::Data | Kind::RmaReq | Kind::RmaResp => self.spec.mode,
-            Kind::Rts | Kind::Cts | Kind::Ctd => Mode::MinimalDeterministic,
+        if c.class == Kind::Rts.class() || c.class == Kind::Cts.class() {
+            Mode::MinimalDeterministic
+        } else {
+            self.spec.mode
         }
     }
 
@@ -270,10 +272,10 @@ impl Sim<'_> {
                     }
                     let mut oq = head.oq;
                     if oq == NONE {
-                        let id = *self
+                        let id = self
                             .sw
-                            .slab
-                            .front(&self.sw.vin[qi].fifo)
+                            .fifos
+                            .front(qi as u32)
                             .expect("a VC in the mask holds a cell");
                         let c = self.sw.cells[id as usize];
                         if c.hops_left == 0 && c.dst_tin != tin {
@@ -311,10 +313,10 @@ impl Sim<'_> {
                         self.sw.space_wait[out as usize] |= 1 << (oq % VCS as u32);
                         continue;
                     }
-                    let id = *self
+                    let id = self
                         .sw
-                        .slab
-                        .front(&self.sw.vin[qi].fifo)
+                        .fifos
+                        .front(qi as u32)
                         .expect("a VC in the mask holds a cell");
                     self.sw.requests.push(Request {
                         input: (port - lo) as u16,
@@ -399,7 +401,7 @@ impl Sim<'_> {
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
         self.sw.vout[oq].words += c.words as u32;
         self.counters.max_output_words = self.counters.max_output_words.max(self.sw.vout[oq].words);
-        self.sw.slab.push_back(&mut self.sw.vout[oq].fifo, id);
+        self.sw.fifos.push_back(self.sw.out_queues + oq as u32, id);
         self.sw.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
         self.try_send(now, out);
     }
@@ -407,15 +409,15 @@ impl Sim<'_> {
     /// Takes the head cell off input FIFO (`port`, `v`).
     fn pop_input(&mut self, port: u32, v: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.sw.slab.pop_front(&mut self.sw.vin[qi].fifo);
-        match self.sw.slab.front(&self.sw.vin[qi].fifo) {
+        self.sw.fifos.pop_front(qi as u32);
+        match self.sw.fifos.front(qi as u32) {
             None => {
                 self.sw.in_mask[port as usize] &= !(1 << v);
                 if self.sw.in_mask[port as usize] == 0 {
                     self.sw.in_ports[port as usize / 64] &= !(1 << (port % 64));
                 }
             }
-            Some(&id) => {
+            Some(id) => {
                 let c = &self.sw.cells[id as usize];
                 self.sw.vin[qi].head = Head {
                     ready: c.ready,
@@ -495,10 +497,11 @@ impl Sim<'_> {
                 vcs &= vcs - 1;
                 let v = ((start + k) % VCS as u32) as usize;
                 let oq = p * VCS + v;
-                let id = *self
+                let q = self.sw.out_queues + oq as u32;
+                let id = self
                     .sw
-                    .slab
-                    .front(&self.sw.vout[oq].fifo)
+                    .fifos
+                    .front(q)
                     .expect("a VC in the mask holds a cell");
                 let c = self.sw.cells[id as usize];
                 if c.ready > now {
@@ -513,8 +516,8 @@ impl Sim<'_> {
                     continue;
                 }
                 self.sw.credit_wait[p] &= !(1 << v);
-                self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo);
-                if self.sw.vout[oq].fifo.is_empty() {
+                self.sw.fifos.pop_front(q);
+                if self.sw.fifos.is_empty(q) {
                     self.sw.out_mask[p] &= !(1 << v);
                 }
                 self.sw.vout[oq].words -= c.words as u32;
@@ -574,14 +577,16 @@ impl Sim<'_> {
 }
 
 impl Switch {
+    /// A handle for a new cell, its switch part `cell` stored; the host stores its own part
+    /// under the same handle.
     pub(super) fn alloc_cell(&mut self, cell: Cell) -> u32 {
-        if let Some(id) = self.free_cells.pop() {
-            self.cells[id as usize] = cell;
-            id
-        } else {
+        let id = self.handles.alloc();
+        if id as usize == self.cells.len() {
             self.cells.push(cell);
-            self.cells.len() as u32 - 1
+        } else {
+            self.cells[id as usize] = cell;
         }
+        id
     }
 
     /// Puts cell `id` on the wire towards input port `to`, starting now, taking `ser`.
@@ -594,7 +599,7 @@ impl Switch {
     }
 
     pub(super) fn free_cell(&mut self, id: u32) {
-        self.free_cells.push(id);
+        self.handles.free(id);
     }
 }
 
