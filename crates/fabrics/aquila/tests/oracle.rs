@@ -33,7 +33,9 @@ use serde_json::json;
 /// the cases whose name contains it.
 ///
 /// This generator belongs to the old data path: it is deleted with it (issue 38, step 3),
-/// and the fixtures stay as regression data.
+/// and the fixtures stay as regression data. The data path is being rebuilt in place since
+/// `ad8b749`: the old path's fixtures come from a checkout of `e7f0cc5` (as its seeds 11-20
+/// did, with `SEEDS` set to 11..=20); run here, it records the rebuilt path.
 ///
 /// ```text
 /// cargo test -p shoal-aquila --test oracle -- --ignored --nocapture generate_oracle_fixtures
