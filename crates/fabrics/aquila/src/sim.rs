@@ -80,8 +80,9 @@
 //! What the data path does not make events of (issue 38): a link's end is a busy-until time,
 //! looked at by the output's next `Send`, queued only while cells wait; a TiN-to-TiN credit
 //! is a record landing at a known time (`shoal_cellnet::Landings`), read by the sender when it
-//! next looks, which a credit wakes only if the sender waits for it; a crossing's end is known
-//! when the cell is matched, so its FIFO space is accounted then and its round queued.
+//! next looks, which a credit wakes only if the sender waits for it (a host and its endpoint
+//! port's credits alike); a crossing's end is known when the cell is matched, so its FIFO
+//! space is accounted then and its round queued.
 //!
 //! The output scheduler serves the control VCs first (strict priority), then the data VCs
 //! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
@@ -144,12 +145,10 @@ pub(crate) enum Ev {
     Send {
         port: u32,
     },
-    /// A cell from host `host` has crossed out of its endpoint port's FIFO: the space is the
-    /// host's again (credits of TiN-to-TiN links are no events: `shoal_cellnet::Landings`).
+    /// An endpoint credit host `host` waits for lands (credits are records, not events:
+    /// `shoal_cellnet::Landings`; one wakes its sender only if the sender waits for it).
     HostCredit {
         host: u32,
-        class: u8,
-        words: u8,
     },
     /// Host `host`'s injection link is free.
     HostSend {
@@ -383,8 +382,12 @@ struct Host {
     flows: VecDeque<u32>,
     /// The packet being cut: its index and the wire bytes not yet in a cell.
     cutting: Option<(u32, u32)>,
-    /// Credits of the endpoint port's FIFO, per class of cell.
+    /// Credits of the endpoint port's FIFO, per class of cell; the classes its last try to
+    /// send found short of credit (a credit for one of them wakes it when it lands), and the
+    /// time of that wake, if one is queued.
     credits: [u32; CLASSES_USED],
+    credit_wait: u32,
+    credit_wake: Option<Time>,
     /// IP over GNet: control cells to send (RTSs of its packets, CTSs and CTDs its TiN's
     /// egress issues for its port), packets granted and waiting to be cut, and packets
     /// announced and not yet completely sent.
@@ -723,6 +726,9 @@ pub(crate) struct HostDriver<'a> {
     pub(crate) rtts: LatencyHistogram,
     /// Per cell handle, the host's part of the cell (`Load`).
     loads: Vec<Load>,
+    /// Per host, the endpoint credits on their way back to it (the FIFO's space freed when a
+    /// crossing ends), by class.
+    landings: Landings,
     /// Fabric latencies of the data cells delivered after `measure_from`, when kept (flow
     /// runs): a cell's injection onto its host's link to its tail's arrival at the destination
     /// host, so the host's own queue of packets is not in it.
@@ -826,6 +832,8 @@ impl<'a> Sim<'a> {
                 flows: VecDeque::new(),
                 cutting: None,
                 credits: [spec.endpoint_vc_words; CLASSES_USED],
+                credit_wait: 0,
+                credit_wake: None,
                 control: VecDeque::new(),
                 granted: VecDeque::new(),
                 announced: 0,
@@ -926,6 +934,7 @@ impl<'a> Sim<'a> {
                 delivered: Vec::new(),
                 rtts: LatencyHistogram::new(),
                 loads: Vec::new(),
+                landings: Landings::new((tins * hpt) as usize),
                 cell_latencies: None,
                 reads: Vec::new(),
                 lookups: None,
@@ -1065,8 +1074,12 @@ impl<'a> Sim<'a> {
                     .iter()
                     .all(|&c| c == self.sw.in_cap[self.sw.far[p] as usize])
         });
-        let hosts = self.hd.hosts.iter().all(|h| {
-            h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)
+        let hosts = self.hd.hosts.iter().enumerate().all(|(i, h)| {
+            let mut have = h.credits;
+            for c in self.hd.landings.in_flight(i as u32) {
+                have[c.vc as usize] += c.n;
+            }
+            have.iter().all(|&c| c == self.spec.endpoint_vc_words)
                 && h.announced == 0
                 && h.control.is_empty()
                 && h.resps.is_empty()

@@ -22,7 +22,13 @@ impl HostDriver<'_> {
                 self.host_send(cx, now, host, source);
             }
             Ev::Eject { cell } => self.eject(cx, now, cell),
-            Ev::HostCredit { host, class, words } => self.credit(cx, now, host, class, words),
+            Ev::HostCredit { host } => {
+                let h = &mut self.hosts[host as usize];
+                if h.credit_wake == Some(now) {
+                    h.credit_wake = None;
+                }
+                self.host_send(cx, now, host, source);
+            }
             Ev::Lookup { host } => self.lookup(cx, now, host),
             Ev::Completion { read } => {
                 let target = self.reads[read as usize].target;
@@ -51,6 +57,31 @@ impl HostDriver<'_> {
     pub(super) fn credit(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, class: u8, words: u8) {
         self.hosts[host as usize].credits[class as usize] += words as u32;
         self.wake_host(cx, now, host);
+    }
+
+    /// Space for `words` of class `class` freed at `at` in host `host`'s endpoint FIFO: the
+    /// credit lands then, waking the host if it waits for that class.
+    pub(super) fn credit_at(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        host: u32,
+        at: Time,
+        class: u8,
+        words: u8,
+    ) {
+        self.landings.push(host, at, class, u32::from(words));
+        if self.hosts[host as usize].credit_wait & 1 << class != 0 {
+            self.wake_for_credit(cx, host, at);
+        }
+    }
+
+    /// A `HostCredit` of host `host` at `at`, unless one is queued no later.
+    fn wake_for_credit(&mut self, cx: &mut Ctx<'_>, host: u32, at: Time) {
+        let h = &mut self.hosts[host as usize];
+        if h.credit_wake.is_none_or(|a| at < a) {
+            h.credit_wake = Some(at);
+            cx.q.schedule(at, Ev::HostCredit { host });
+        }
     }
 
     /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
@@ -93,6 +124,25 @@ impl HostDriver<'_> {
         if self.hosts[host as usize].busy {
             return;
         }
+        let h = &mut self.hosts[host as usize];
+        self.landings
+            .land(host, now, |c, n| h.credits[c as usize] += n);
+        h.credit_wait = 0;
+        self.try_host_send(cx, now, host, source);
+        // Nothing sent for want of credit: the first credit landing for a class it waits for
+        // is its next try.
+        let h = &self.hosts[host as usize];
+        if !h.busy
+            && h.credit_wait != 0
+            && let Some(at) = self.landings.next_for(host, h.credit_wait)
+        {
+            self.wake_for_credit(cx, host, at);
+        }
+    }
+
+    /// One try of host `host` to put a cell on its link: control first, then 1RMA's Resp and
+    /// IP data in turns.
+    fn try_host_send(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, source: Option<&Source>) {
         if self.spec.injection == Injection::RtsCts {
             self.announce(cx, now, host, source);
         }
@@ -139,6 +189,7 @@ impl HostDriver<'_> {
             CONTROL_WORDS
         };
         if h.credits[class] < u32::from(words) {
+            self.hosts[host as usize].credit_wait |= 1 << class;
             return false;
         }
         let h = &mut self.hosts[host as usize];

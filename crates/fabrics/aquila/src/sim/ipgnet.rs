@@ -40,7 +40,9 @@ impl HostDriver<'_> {
         Spec::cell_words(carried, |w| words = w);
         let class = self.data_class as usize;
         if h.credits[class] < words as u32 {
-            return false; // a credit from the TiN will call again
+            // A credit from the TiN will call again.
+            self.hosts[host as usize].credit_wait |= 1 << class;
+            return false;
         }
         let left = left - carried;
         let h = &mut self.hosts[host as usize];

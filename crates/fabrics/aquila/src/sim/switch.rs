@@ -378,12 +378,8 @@ impl Sim<'_> {
         self.sw.vin[qi].words -= c.words as u32;
         let up = self.sw.far[port as usize];
         if self.sw.is_endpoint[port as usize] {
-            let ev = Ev::HostCredit {
-                host: up,
-                class: v / LEVELS,
-                words: c.words,
-            };
-            self.q.schedule(done, ev);
+            let (hd, mut cx) = self.driver();
+            hd.credit_at(&mut cx, up, done, v / LEVELS, c.words);
         } else {
             self.credit_upstream(port, done, v, c.words);
         }
