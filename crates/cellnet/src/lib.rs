@@ -8,7 +8,9 @@
 //!   for a handle that is in at most one queue at a time (a cell on a link or in an output);
 //! - [`Ring`]: a growable ring of small `Copy` records (credits, requests, statuses);
 //! - [`Links`]: timed links in struct-of-arrays form (busy until, serialization, delay), with
-//!   optional link-level credits per virtual channel.
+//!   optional link-level credits per virtual channel;
+//! - [`Landings`]: link-level credits in flight, each with the time it lands at the sender,
+//!   read by the sender when it next considers sending instead of an event per credit.
 //!
 //! Everything is deterministic (no hashing, no unordered iteration) and allocation-free once
 //! the structures have grown to the run's high-water mark.
@@ -17,10 +19,12 @@
 
 mod fifo;
 mod handles;
+mod landing;
 mod link;
 mod ring;
 
 pub use fifo::Fifos;
 pub use handles::{Handle, Handles};
+pub use landing::{Landing, Landings};
 pub use link::{Departure, LinkCredits, Links};
 pub use ring::Ring;

@@ -73,8 +73,16 @@
 //!    tail does not leave before the tail came in.
 //!
 //! A TiN arbitrates (one iSLIP round over its inputs holding a cell) when a head becomes
-//! ready, when a crossing ends, and when an output sends a cell while the last round left a
-//! head that the freed space could let go; one queued event per TiN and time at most.
+//! ready, when a crossing ends, and when an output sends a cell from a VC whose fullness held
+//! a routed head; one queued event per TiN and time at most. A request iSLIP leaves
+//! unmatched is presented again at the next crossing end (the round matched another).
+//!
+//! What the data path does not make events of (issue 38): a link's end is a busy-until time,
+//! looked at by the output's next `Send`, queued only while cells wait; a TiN-to-TiN credit
+//! is a record landing at a known time (`shoal_cellnet::Landings`), read by the sender when it
+//! next looks, which a credit wakes only if the sender waits for it (a host and its endpoint
+//! port's credits alike); a crossing's end is known when the cell is matched, so its FIFO
+//! space is accounted then and its round queued.
 //!
 //! The output scheduler serves the control VCs first (strict priority), then the data VCs
 //! round-robin, a cell at a time, with bulk IP's class (Fig. 8) weighted round-robin against
@@ -91,7 +99,8 @@ use crate::swift::{Swift, SwiftConfig};
 use crate::wire::{VCS, WORD};
 use rand::RngExt;
 use shoal_base::rng::{StreamRng, stream};
-use shoal_base::{Dur, Fifo, Rate, Slab, Time};
+use shoal_base::{Dur, Rate, Time};
+use shoal_cellnet::{Fifos, Handles, Landings};
 use shoal_fabric::Calendar;
 use shoal_fabric::event_loop::Event;
 use shoal_metrics::LatencyHistogram;
@@ -131,25 +140,15 @@ pub(crate) enum Ev {
     Arbitrate {
         tin: u32,
     },
-    /// A cell has crossed from `input`; its input FIFO space is free.
-    Crossed {
-        input: u32,
-        vc: u8,
-        words: u8,
-    },
-    /// Output port `port`'s link has finished sending a cell.
-    LinkFree {
-        port: u32,
-    },
-    /// A head cell of output port `port` has become ready.
+    /// Output port `port` may send: its link frees, a head cell becomes ready, or a credit it
+    /// waits for lands.
     Send {
         port: u32,
     },
-    /// Credit for `words` of VC `vc` reaches the sender side of `port`.
-    Credit {
-        port: u32,
-        vc: u8,
-        words: u8,
+    /// An endpoint credit host `host` waits for lands (credits are records, not events:
+    /// `shoal_cellnet::Landings`; one wakes its sender only if the sender waits for it).
+    HostCredit {
+        host: u32,
     },
     /// Host `host`'s injection link is free.
     HostSend {
@@ -242,13 +241,11 @@ const _: () = assert!(Kind::RmaReq.class() == Kind::Cts.class() + 1);
 const CONTROL_WORDS: u8 = 2;
 
 /// The names of the simulator's event kinds, as `Counters::events_by_kind` counts them.
-pub const EVENT_KINDS: [&str; 14] = [
+pub const EVENT_KINDS: [&str; 12] = [
     "arrive",
     "arbitrate",
-    "crossed",
-    "link_free",
     "send",
-    "credit",
+    "host_credit",
     "host_send",
     "eject",
     "lookup",
@@ -264,18 +261,16 @@ impl Ev {
         match self {
             Ev::Arrive { .. } => 0,
             Ev::Arbitrate { .. } => 1,
-            Ev::Crossed { .. } => 2,
-            Ev::LinkFree { .. } => 3,
-            Ev::Send { .. } => 4,
-            Ev::Credit { .. } => 5,
-            Ev::HostSend { .. } => 6,
-            Ev::Eject { .. } => 7,
-            Ev::Lookup { .. } => 8,
-            Ev::Completion { .. } => 9,
-            Ev::Serve { .. } => 10,
-            Ev::Pace { .. } => 11,
-            Ev::Resend { .. } => 12,
-            Ev::Bulk { .. } => 13,
+            Ev::Send { .. } => 2,
+            Ev::HostCredit { .. } => 3,
+            Ev::HostSend { .. } => 4,
+            Ev::Eject { .. } => 5,
+            Ev::Lookup { .. } => 6,
+            Ev::Completion { .. } => 7,
+            Ev::Serve { .. } => 8,
+            Ev::Pace { .. } => 9,
+            Ev::Resend { .. } => 10,
+            Ev::Bulk { .. } => 11,
         }
     }
 }
@@ -290,14 +285,11 @@ enum Routed {
     Stranded,
 }
 
-/// A cell in the fabric (no payload bytes: DESIGN.md principle 7).
+/// What the switch reads and writes of a cell at each hop (no payload bytes: DESIGN.md
+/// principle 7), in the switch's column indexed by the cell's handle. What only the hosts read,
+/// at ejection, is a [`Load`] in the host driver's column, so a hop never loads it.
 #[derive(Clone, Copy, Debug)]
 struct Cell {
-    kind: Kind,
-    /// Packet bytes it carries (data cells).
-    carried: u8,
-    /// The packet it belongs to (data) or is about (RTS, CTS, CTD): the ingress slot.
-    packet: u32,
     dst_host: u32,
     dst_tin: u32,
     hash: u64,
@@ -313,8 +305,18 @@ struct Cell {
     /// When the head may request the crossbar, and when the tail is in.
     ready: Time,
     tail: Time,
-    injected: Time,
     non_minimal: bool,
+}
+
+/// The host driver's part of a cell: what it is, what it carries, when it was injected.
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    kind: Kind,
+    /// Packet bytes it carries (data cells).
+    carried: u8,
+    /// The packet it belongs to (data) or is about (RTS, CTS, CTD): the ingress slot.
+    packet: u32,
+    injected: Time,
 }
 
 /// What arbitration reads of the head cell of an input FIFO, kept beside the FIFO so that a
@@ -333,7 +335,6 @@ struct Head {
 #[derive(Clone, Copy, Debug)]
 struct InVc {
     head: Head,
-    fifo: Fifo,
     words: u32,
 }
 
@@ -341,7 +342,6 @@ struct InVc {
 /// FIFO of that VC, in one record for the same reason.
 #[derive(Clone, Copy, Debug)]
 struct OutVc {
-    fifo: Fifo,
     words: u32,
     credits: u32,
 }
@@ -382,8 +382,12 @@ struct Host {
     flows: VecDeque<u32>,
     /// The packet being cut: its index and the wire bytes not yet in a cell.
     cutting: Option<(u32, u32)>,
-    /// Credits of the endpoint port's FIFO, per class of cell.
+    /// Credits of the endpoint port's FIFO, per class of cell; the classes its last try to
+    /// send found short of credit (a credit for one of them wakes it when it lands), and the
+    /// time of that wake, if one is queued.
     credits: [u32; CLASSES_USED],
+    credit_wait: u32,
+    credit_wake: Option<Time>,
     /// IP over GNet: control cells to send (RTSs of its packets, CTSs and CTDs its TiN's
     /// egress issues for its port), packets granted and waiting to be cut, and packets
     /// announced and not yet completely sent.
@@ -636,10 +640,20 @@ pub(crate) struct Switch {
     delay: Vec<Dur>,
     /// Per port: input FIFO capacity per VC (words).
     in_cap: Vec<u32>,
+    /// Per port: until when its input is crossing a cell, and that cell's VC and words, which
+    /// its FIFO holds until then (the space and the credit are freed at the crossing's end).
     in_busy: Vec<Time>,
+    crossing: Vec<(u8, u8)>,
     xbar_out_busy: Vec<Time>,
-    link_busy: Vec<bool>,
+    /// Per port: when its output link has finished sending its last cell; the time of the
+    /// output's next `Send`, if one is queued.
+    link_until: Vec<Time>,
     send_at: Vec<Option<Time>>,
+    /// Per port: the credits in flight back to its sender, and the VCs its last look found
+    /// with a ready head and too little credit (a credit for one of them wakes the output
+    /// when it lands).
+    landings: Landings,
+    credit_wait: Vec<u32>,
     rr: Vec<u8>,
     /// Per port: bit `v` set when the input FIFO, or the output queue, of VC `v` holds a
     /// cell, so that arbitration and output scheduling visit only VCs with something to do.
@@ -658,21 +672,26 @@ pub(crate) struct Switch {
     /// them reuses it instead of adding another (an earlier wake leaves the later event in
     /// the queue; the round at the earlier time wakes the later one again).
     arb_queued: Vec<Vec<Time>>,
-    /// Per TiN: whether its last arbitration round left a head that space freed in an output
-    /// queue could let go (a routed head whose output queue was full while the crossbar
-    /// output was free, a request iSLIP left unmatched, a head dropped with another behind
-    /// it). Without one, a round woken by an output sending a cell would do nothing, and
-    /// none is scheduled; every other wake (a head's ready time, a crossing's end) stays.
-    arb_blocked: Vec<bool>,
-    /// The TiN whose arbitration round is running, and whether an output of it sent a cell
-    /// during the round (the wake that follows waits for the round's end, when it is known
-    /// whether a head is blocked).
+    /// Per TiN, the ends of its crossings still to come: each is a round (the input and the
+    /// crossbar output free then), never superseded by an earlier wake.
+    arb_done: Vec<Vec<Time>>,
+    /// Per output port: the VCs whose queue a routed head found too full in a round. Only a
+    /// cell leaving one of them can let such a head go: that send wakes the TiN. (A request
+    /// iSLIP left unmatched needs no wake of its own: the round matched another, whose
+    /// crossing's end is a round.)
+    space_wait: Vec<u32>,
+    /// The TiN whose arbitration round is running, and whether an output of it freed space a
+    /// head waits for during the round (the wake then follows the round).
     in_round: Option<u32>,
     round_freed: bool,
     islip: Vec<Islip>,
-    slab: Slab<u32>,
+    /// The cells in the fabric: their handles, and the switch's column of them.
+    handles: Handles,
     cells: Vec<Cell>,
-    free_cells: Vec<u32>,
+    /// The cells queued: input FIFO (port, VC) is queue `port · VCS + VC`, output queue
+    /// (port, VC) the same index plus `out_queues`.
+    fifos: Fifos,
+    out_queues: u32,
     rng: StreamRng,
     cand: Candidates,
     requests: Vec<Request>,
@@ -705,6 +724,11 @@ pub(crate) struct HostDriver<'a> {
     /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
     /// Histograms, not lists: a long run's memory does not grow with its packets and cells.
     pub(crate) rtts: LatencyHistogram,
+    /// Per cell handle, the host's part of the cell (`Load`).
+    loads: Vec<Load>,
+    /// Per host, the endpoint credits on their way back to it (the FIFO's space freed when a
+    /// crossing ends), by class.
+    landings: Landings,
     /// Fabric latencies of the data cells delivered after `measure_from`, when kept (flow
     /// runs): a cell's injection onto its host's link to its tail's arrival at the destination
     /// host, so the host's own queue of packets is not in it.
@@ -792,7 +816,6 @@ impl<'a> Sim<'a> {
         }
         let vout = (0..ports * VCS)
             .map(|i| OutVc {
-                fifo: Fifo::EMPTY,
                 words: 0,
                 credits: if is_endpoint[i / VCS] {
                     u32::MAX
@@ -809,6 +832,8 @@ impl<'a> Sim<'a> {
                 flows: VecDeque::new(),
                 cutting: None,
                 credits: [spec.endpoint_vc_words; CLASSES_USED],
+                credit_wait: 0,
+                credit_wake: None,
                 control: VecDeque::new(),
                 granted: VecDeque::new(),
                 announced: 0,
@@ -858,9 +883,12 @@ impl<'a> Sim<'a> {
                 delay,
                 in_cap,
                 in_busy: vec![Time::ZERO; ports],
+                crossing: vec![(0, 0); ports],
                 xbar_out_busy: vec![Time::ZERO; ports],
-                link_busy: vec![false; ports],
+                link_until: vec![Time::ZERO; ports],
                 send_at: vec![None; ports],
+                landings: Landings::new(ports),
+                credit_wait: vec![0; ports],
                 rr: vec![0; ports],
                 in_mask: vec![0; ports],
                 in_ports: vec![0; ports.div_ceil(64)],
@@ -868,7 +896,6 @@ impl<'a> Sim<'a> {
                 vin: vec![
                     InVc {
                         head: NO_HEAD,
-                        fifo: Fifo::EMPTY,
                         words: 0,
                     };
                     ports * VCS
@@ -876,13 +903,15 @@ impl<'a> Sim<'a> {
                 vout,
                 arb_at: vec![None; tins as usize],
                 arb_queued: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
-                arb_blocked: vec![false; tins as usize],
+                arb_done: (0..tins).map(|_| Vec::with_capacity(4)).collect(),
+                space_wait: vec![0; ports],
                 in_round: None,
                 round_freed: false,
                 islip,
-                slab: Slab::new(),
+                handles: Handles::new(),
                 cells: Vec::new(),
-                free_cells: Vec::new(),
+                fifos: Fifos::new(2 * ports * VCS),
+                out_queues: (ports * VCS) as u32,
                 rng: stream(spec.seed, "aquila.routing", 0),
                 cand: Candidates::default(),
                 requests: Vec::new(),
@@ -904,6 +933,8 @@ impl<'a> Sim<'a> {
                 measure_from,
                 delivered: Vec::new(),
                 rtts: LatencyHistogram::new(),
+                loads: Vec::new(),
+                landings: Landings::new((tins * hpt) as usize),
                 cell_latencies: None,
                 reads: Vec::new(),
                 lookups: None,
@@ -997,27 +1028,25 @@ impl<'a> Sim<'a> {
         match ev {
             Ev::Arrive { port, cell } => self.arrive(now, port, cell),
             Ev::Arbitrate { tin } => {
-                let queued = &mut self.sw.arb_queued[tin as usize];
+                let t = tin as usize;
+                let queued = &mut self.sw.arb_queued[t];
                 let i = queued.iter().position(|&t| t == now).expect("queued");
                 queued.swap_remove(i);
-                if self.sw.arb_at[tin as usize] == Some(now) {
-                    self.sw.arb_at[tin as usize] = None;
+                let done = &mut self.sw.arb_done[t];
+                let crossing_ended = done
+                    .iter()
+                    .position(|&t| t == now)
+                    .map(|i| done.swap_remove(i));
+                if self.sw.arb_at[t] == Some(now) || crossing_ended.is_some() {
+                    // A round now stands for any later wake: the round's end asks again.
+                    self.sw.arb_at[t] = None;
                     self.arbitrate(now, tin);
                 }
-            }
-            Ev::Crossed { input, vc, words } => self.crossed(now, input, vc, words),
-            Ev::LinkFree { port } => {
-                self.sw.link_busy[port as usize] = false;
-                self.try_send(now, port);
             }
             Ev::Send { port } => {
                 if self.sw.send_at[port as usize] == Some(now) {
                     self.sw.send_at[port as usize] = None;
                 }
-                self.try_send(now, port);
-            }
-            Ev::Credit { port, vc, words } => {
-                self.sw.vout[port as usize * VCS + vc as usize].credits += words as u32;
                 self.try_send(now, port);
             }
             ev => {
@@ -1029,17 +1058,28 @@ impl<'a> Sim<'a> {
 
     /// Whether every credit is back where it started and every FIFO empty.
     pub(crate) fn at_rest(&self) -> bool {
-        let fifos =
-            self.sw.vin.iter().all(|q| q.words == 0) && self.sw.vout.iter().all(|q| q.words == 0);
+        let now = self.q.now();
+        let crossing = (0..self.sw.far.len()).any(|p| self.sw.in_busy[p] > now);
+        let fifos = !crossing
+            && self.sw.vin.iter().all(|q| q.words == 0)
+            && self.sw.vout.iter().all(|q| q.words == 0);
         let credits = (0..self.sw.far.len()).all(|p| {
+            let mut have: [u32; VCS] = std::array::from_fn(|v| self.sw.vout[p * VCS + v].credits);
+            for c in self.sw.landings.in_flight(p as u32) {
+                have[c.vc as usize] += c.n;
+            }
             self.sw.is_endpoint[p]
                 || self.sw.down[p]
-                || (0..VCS).all(|v| {
-                    self.sw.vout[p * VCS + v].credits == self.sw.in_cap[self.sw.far[p] as usize]
-                })
+                || have
+                    .iter()
+                    .all(|&c| c == self.sw.in_cap[self.sw.far[p] as usize])
         });
-        let hosts = self.hd.hosts.iter().all(|h| {
-            h.credits.iter().all(|&c| c == self.spec.endpoint_vc_words)
+        let hosts = self.hd.hosts.iter().enumerate().all(|(i, h)| {
+            let mut have = h.credits;
+            for c in self.hd.landings.in_flight(i as u32) {
+                have[c.vc as usize] += c.n;
+            }
+            have.iter().all(|&c| c == self.spec.endpoint_vc_words)
                 && h.announced == 0
                 && h.control.is_empty()
                 && h.resps.is_empty()

@@ -47,7 +47,7 @@ impl Sim<'_> {
             self.sw.down[p] = true;
             for v in 0..VCS {
                 let oq = p * VCS + v;
-                while let Some(id) = self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo) {
+                while let Some(id) = self.sw.fifos.pop_front(self.sw.out_queues + oq as u32) {
                     self.sw.free_cell(id);
                     self.counters.link_failure_drops += 1;
                 }

@@ -22,6 +22,13 @@ impl HostDriver<'_> {
                 self.host_send(cx, now, host, source);
             }
             Ev::Eject { cell } => self.eject(cx, now, cell),
+            Ev::HostCredit { host } => {
+                let h = &mut self.hosts[host as usize];
+                if h.credit_wake == Some(now) {
+                    h.credit_wake = None;
+                }
+                self.host_send(cx, now, host, source);
+            }
             Ev::Lookup { host } => self.lookup(cx, now, host),
             Ev::Completion { read } => {
                 let target = self.reads[read as usize].target;
@@ -50,6 +57,31 @@ impl HostDriver<'_> {
     pub(super) fn credit(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, class: u8, words: u8) {
         self.hosts[host as usize].credits[class as usize] += words as u32;
         self.wake_host(cx, now, host);
+    }
+
+    /// Space for `words` of class `class` freed at `at` in host `host`'s endpoint FIFO: the
+    /// credit lands then, waking the host if it waits for that class.
+    pub(super) fn credit_at(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        host: u32,
+        at: Time,
+        class: u8,
+        words: u8,
+    ) {
+        self.landings.push(host, at, class, u32::from(words));
+        if self.hosts[host as usize].credit_wait & 1 << class != 0 {
+            self.wake_for_credit(cx, host, at);
+        }
+    }
+
+    /// A `HostCredit` of host `host` at `at`, unless one is queued no later.
+    fn wake_for_credit(&mut self, cx: &mut Ctx<'_>, host: u32, at: Time) {
+        let h = &mut self.hosts[host as usize];
+        if h.credit_wake.is_none_or(|a| at < a) {
+            h.credit_wake = Some(at);
+            cx.q.schedule(at, Ev::HostCredit { host });
+        }
     }
 
     /// Hands host `host` a flow (record `flow`, `bytes` of payload for host `dst`) to send.
@@ -92,6 +124,25 @@ impl HostDriver<'_> {
         if self.hosts[host as usize].busy {
             return;
         }
+        let h = &mut self.hosts[host as usize];
+        self.landings
+            .land(host, now, |c, n| h.credits[c as usize] += n);
+        h.credit_wait = 0;
+        self.try_host_send(cx, now, host, source);
+        // Nothing sent for want of credit: the first credit landing for a class it waits for
+        // is its next try.
+        let h = &self.hosts[host as usize];
+        if !h.busy
+            && h.credit_wait != 0
+            && let Some(at) = self.landings.next_for(host, h.credit_wait)
+        {
+            self.wake_for_credit(cx, host, at);
+        }
+    }
+
+    /// One try of host `host` to put a cell on its link: control first, then 1RMA's Resp and
+    /// IP data in turns.
+    fn try_host_send(&mut self, cx: &mut Ctx<'_>, now: Time, host: u32, source: Option<&Source>) {
         if self.spec.injection == Injection::RtsCts {
             self.announce(cx, now, host, source);
         }
@@ -138,6 +189,7 @@ impl HostDriver<'_> {
             CONTROL_WORDS
         };
         if h.credits[class] < u32::from(words) {
+            self.hosts[host as usize].credit_wait |= 1 << class;
             return false;
         }
         let h = &mut self.hosts[host as usize];
@@ -375,9 +427,6 @@ impl HostDriver<'_> {
         words: u8,
     ) {
         let cell = Cell {
-            kind,
-            carried,
-            packet,
             dst_host,
             dst_tin: dst_host / self.spec.hosts_per_tin,
             hash,
@@ -394,10 +443,20 @@ impl HostDriver<'_> {
             out_level: 0,
             ready: Time::ZERO,
             tail: Time::ZERO,
-            injected: now,
             non_minimal: false,
         };
         let id = cx.sw.alloc_cell(cell);
+        let load = Load {
+            kind,
+            carried,
+            packet,
+            injected: now,
+        };
+        if id as usize == self.loads.len() {
+            self.loads.push(load);
+        } else {
+            self.loads[id as usize] = load;
+        }
         let h = &mut self.hosts[host as usize];
         h.busy = true;
         let port = h.port;
@@ -418,30 +477,33 @@ impl HostDriver<'_> {
 
     pub(super) fn eject(&mut self, cx: &mut Ctx<'_>, now: Time, id: u32) {
         let c = cx.sw.cells[id as usize];
+        let l = self.loads[id as usize];
         cx.counters.cells_delivered += 1;
         if c.non_minimal {
             cx.counters.non_minimal_cells += 1;
         }
         cx.sw.free_cell(id);
-        if c.kind == Kind::Data {
-            cx.counters.cell_latency_sum += u128::from(now.0 - c.injected.0);
+        if l.kind == Kind::Data {
+            cx.counters.cell_latency_sum += u128::from(now.0 - l.injected.0);
             if now >= self.measure_from {
                 cx.counters.measured_wire_bytes += c.words as u64 * WORD as u64;
-                if let Some(l) = &mut self.cell_latencies {
-                    l.record(now - c.injected);
+                if let Some(h) = &mut self.cell_latencies {
+                    h.record(now - l.injected);
                 }
             }
         }
-        match c.kind {
-            Kind::RmaReq => return self.rma_request(cx, now, c.packet),
-            Kind::RmaResp => return self.rma_response(cx, now, c.packet, c.carried),
+        match l.kind {
+            Kind::RmaReq => return self.rma_request(cx, now, l.packet),
+            Kind::RmaResp => return self.rma_response(cx, now, l.packet, l.carried),
             _ => {}
         }
-        let p = self.packets[c.packet as usize];
-        match c.kind {
-            Kind::Data if self.spec.injection == Injection::RawCells => self.reassemble_raw(cx, c),
+        let p = self.packets[l.packet as usize];
+        match l.kind {
+            Kind::Data if self.spec.injection == Injection::RawCells => {
+                self.reassemble_raw(cx, l.packet)
+            }
             Kind::Data => {
-                self.egress[c.dst_tin as usize].on_data(p.desc, u32::from(c.carried));
+                self.egress[c.dst_tin as usize].on_data(p.desc, u32::from(l.carried));
                 self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Rts => {
@@ -452,7 +514,7 @@ impl HostDriver<'_> {
                 };
                 self.egress[c.dst_tin as usize].on_rts(Rts {
                     src: p.src_host,
-                    slot: c.packet,
+                    slot: l.packet,
                     port: (p.dst_host % self.spec.hosts_per_tin) as u8,
                     cos: 0,
                     bytes: p.wire,
@@ -461,11 +523,11 @@ impl HostDriver<'_> {
                 self.pump_egress(cx, now, c.dst_tin);
             }
             Kind::Cts => {
-                self.hosts[c.dst_host as usize].granted.push_back(c.packet);
+                self.hosts[c.dst_host as usize].granted.push_back(l.packet);
                 self.wake_host(cx, now, c.dst_host);
             }
             Kind::RmaReq | Kind::RmaResp => unreachable!("handled above"),
-            Kind::Ctd => self.dropped(cx, now, c.dst_host, c.packet),
+            Kind::Ctd => self.dropped(cx, now, c.dst_host, l.packet),
         }
     }
 }

@@ -40,7 +40,9 @@ impl HostDriver<'_> {
         Spec::cell_words(carried, |w| words = w);
         let class = self.data_class as usize;
         if h.credits[class] < words as u32 {
-            return false; // a credit from the TiN will call again
+            // A credit from the TiN will call again.
+            self.hosts[host as usize].credit_wait |= 1 << class;
+            return false;
         }
         let left = left - carried;
         let h = &mut self.hosts[host as usize];
@@ -246,14 +248,14 @@ impl HostDriver<'_> {
 
     /// Raw-cell mode: a packet is complete when its last cell is in, and leaves in its flow's
     /// order.
-    pub(super) fn reassemble_raw(&mut self, cx: &mut Ctx<'_>, c: Cell) {
-        let p = &mut self.packets[c.packet as usize];
+    pub(super) fn reassemble_raw(&mut self, cx: &mut Ctx<'_>, packet: u32) {
+        let p = &mut self.packets[packet as usize];
         p.cells_left -= 1;
         if p.cells_left > 0 {
             return;
         }
         let p = *p;
-        self.free_packets.push(c.packet);
+        self.free_packets.push(packet);
         cx.counters.packets_delivered += 1;
         if p.flow == NONE {
             return;

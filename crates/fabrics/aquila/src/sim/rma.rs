@@ -17,6 +17,7 @@ impl HostDriver<'_> {
         let words = Rma::resp_words(carried);
         let class = self.resp_class as usize;
         if h.credits[class] < u32::from(words) {
+            self.hosts[host as usize].credit_wait |= 1 << class;
             return false;
         }
         let h = &mut self.hosts[host as usize];

@@ -17,8 +17,13 @@ use super::*;
 impl Sim<'_> {
     /// Words queued in all input FIFOs and output queues, and in the fullest output queue.
     pub(crate) fn queued_words(&self) -> (u64, u64) {
+        let now = self.q.now();
         let ins = self.sw.vin.iter().map(|q| u64::from(q.words));
+        let crossing = (0..self.sw.far.len())
+            .filter(|&p| self.sw.in_busy[p] > now)
+            .map(|p| u64::from(self.sw.crossing[p].1));
         let total = ins
+            .chain(crossing)
             .chain(self.sw.vout.iter().map(|q| u64::from(q.words)))
             .sum();
         let most = self
@@ -44,15 +49,23 @@ impl Sim<'_> {
         let c = self.sw.cells[id as usize];
         let v = vc(c.class, c.level) as usize;
         let qi = port as usize * VCS + v;
-        if self.sw.vin[qi].words + c.words as u32 > self.sw.in_cap[port as usize] {
+        // The cell crossing out of this VC holds its space until its crossing ends.
+        let (cv, cw) = self.sw.crossing[port as usize];
+        let crossing = if self.sw.in_busy[port as usize] > now && usize::from(cv) == v {
+            u32::from(cw)
+        } else {
+            0
+        };
+        let held = self.sw.vin[qi].words + crossing + c.words as u32;
+        if held > self.sw.in_cap[port as usize] {
             self.counters.credit_overflows += 1;
             self.sw.free_cell(id);
             return;
         }
         self.sw.vin[qi].words += c.words as u32;
-        self.counters.max_input_words = self.counters.max_input_words.max(self.sw.vin[qi].words);
-        let was_empty = self.sw.vin[qi].fifo.is_empty();
-        self.sw.slab.push_back(&mut self.sw.vin[qi].fifo, id);
+        self.counters.max_input_words = self.counters.max_input_words.max(held);
+        let was_empty = self.sw.fifos.is_empty(qi as u32);
+        self.sw.fifos.push_back(qi as u32, id);
         self.sw.in_mask[port as usize] |= 1 << v;
         self.sw.in_ports[port as usize / 64] |= 1 << (port % 64);
         if was_empty {
@@ -64,7 +77,6 @@ impl Sim<'_> {
             let tin = self.tin_of(port);
             self.wake_arbiter(tin, c.ready.max(now));
         }
-        let _ = now;
     }
 
     pub(super) fn wake_arbiter(&mut self, tin: u32, at: Time) {
@@ -79,11 +91,30 @@ impl Sim<'_> {
         }
     }
 
-    /// An output queue of TiN `tin` has sent a cell: a head its fullness held may go now.
-    fn space_freed(&mut self, tin: u32, now: Time) {
+    /// A round of TiN `tin` at `at`, when a crossing ends (its input and crossbar output free).
+    fn wake_at_crossing_end(&mut self, tin: u32, at: Time) {
+        let done = &mut self.sw.arb_done[tin as usize];
+        if !done.contains(&at) {
+            done.push(at);
+        }
+        let queued = &mut self.sw.arb_queued[tin as usize];
+        if !queued.contains(&at) {
+            queued.push(at);
+            self.q.schedule(at, Ev::Arbitrate { tin });
+        }
+    }
+
+    /// Output queue (`port`, `v`) of TiN `tin` has sent a cell: a head its fullness held may
+    /// go now.
+    fn space_freed(&mut self, tin: u32, port: u32, v: usize, now: Time) {
+        let wait = &mut self.sw.space_wait[port as usize];
+        if *wait & 1 << v == 0 {
+            return;
+        }
+        *wait &= !(1 << v);
         if self.sw.in_round == Some(tin) {
             self.sw.round_freed = true;
-        } else if self.sw.arb_blocked[tin as usize] {
+        } else {
             self.wake_arbiter(tin, now);
         }
     }
@@ -129,11 +160,13 @@ impl Sim<'_> {
 
     /// Data cells and 1RMA's Req and Resp (§3.4: freely reordered, adaptively routed) follow
     /// the clique's routing mode; RTS, CTS and CTD are routed minimally and
-    /// deterministically, so that the RTSs of a flow arrive in the order sent (§3.3).
+    /// deterministically, so that the RTSs of a flow arrive in the order sent (§3.3). Their
+    /// classes are theirs alone, so the class tells (the switch never reads a cell's kind).
     fn mode_of(&self, c: &Cell) -> Mode {
-        match c.kind {
-            Kind::Data | Kind::RmaReq | Kind::RmaResp => self.spec.mode,
-            Kind::Rts | Kind::Cts | Kind::Ctd => Mode::MinimalDeterministic,
+        if c.class == Kind::Rts.class() || c.class == Kind::Cts.class() {
+            Mode::MinimalDeterministic
+        } else {
+            self.spec.mode
         }
     }
 
@@ -215,7 +248,6 @@ impl Sim<'_> {
         self.sw.requests.clear();
         self.sw.req_ports.clear();
         let mut next_ready: Option<Time> = None;
-        let mut blocked = false;
         self.sw.in_round = Some(tin);
         self.sw.round_freed = false;
         // The inputs holding a cell, a word of `in_ports` at a time (only the input being
@@ -240,16 +272,17 @@ impl Sim<'_> {
                     }
                     let mut oq = head.oq;
                     if oq == NONE {
-                        let id = *self
+                        let id = self
                             .sw
-                            .slab
-                            .front(&self.sw.vin[qi].fifo)
+                            .fifos
+                            .front(qi as u32)
                             .expect("a VC in the mask holds a cell");
                         let c = self.sw.cells[id as usize];
                         if c.hops_left == 0 && c.dst_tin != tin {
                             self.counters.hop_limit_drops += 1;
                             self.drop_head(now, port, v as u8, id);
-                            blocked = true;
+                            // The cell behind it, if any, is looked at in a round now.
+                            next_ready = Some(now);
                             continue;
                         }
                         match self.route(tin, id) {
@@ -260,7 +293,7 @@ impl Sim<'_> {
                             Routed::Stranded => {
                                 self.counters.stranded_drops += 1;
                                 self.drop_head(now, port, v as u8, id);
-                                blocked = true;
+                                next_ready = Some(now);
                                 continue;
                             }
                         }
@@ -277,13 +310,13 @@ impl Sim<'_> {
                     if self.sw.vout[oq as usize].words + head.words as u32
                         > self.spec.output_vc_words
                     {
-                        blocked = true;
+                        self.sw.space_wait[out as usize] |= 1 << (oq % VCS as u32);
                         continue;
                     }
-                    let id = *self
+                    let id = self
                         .sw
-                        .slab
-                        .front(&self.sw.vin[qi].fifo)
+                        .fifos
+                        .front(qi as u32)
                         .expect("a VC in the mask holds a cell");
                     self.sw.requests.push(Request {
                         input: (port - lo) as u16,
@@ -307,12 +340,10 @@ impl Sim<'_> {
                 let (port, id) = self.sw.req_ports[m];
                 self.cross(now, port, r.vc, id);
             }
-            blocked |= matched.len() < self.sw.requests.len();
             self.sw.matched = matched;
         }
         self.sw.in_round = None;
-        self.sw.arb_blocked[tin as usize] = blocked;
-        if self.sw.round_freed && blocked {
+        if self.sw.round_freed {
             self.wake_arbiter(tin, now);
         }
         if let Some(t) = next_ready {
@@ -339,15 +370,21 @@ impl Sim<'_> {
             .serialize(c.words as u64 * WORD as u64);
         let done = (now + xbar).max(c.tail);
         self.sw.in_busy[port as usize] = done;
+        self.sw.crossing[port as usize] = (v, c.words);
         self.sw.xbar_out_busy[out as usize] = done;
-        self.q.schedule(
-            done,
-            Ev::Crossed {
-                input: port,
-                vc: v,
-                words: c.words,
-            },
-        );
+        // The crossing's end is known now: the input FIFO's space goes back then, the
+        // sender learns it one link delay later, and the TiN arbitrates then.
+        let qi = port as usize * VCS + v as usize;
+        self.sw.vin[qi].words -= c.words as u32;
+        let up = self.sw.far[port as usize];
+        if self.sw.is_endpoint[port as usize] {
+            let (hd, mut cx) = self.driver();
+            hd.credit_at(&mut cx, up, done, v / LEVELS, c.words);
+        } else {
+            self.credit_upstream(port, done, v, c.words);
+        }
+        let tin = self.tin_of(port);
+        self.wake_at_crossing_end(tin, done);
         // On the next link the cell travels at its new level; its own tail must not leave
         // before it came in.
         let ser_out = self.sw.rate[out as usize].serialize(c.words as u64 * WORD as u64);
@@ -360,7 +397,7 @@ impl Sim<'_> {
         let oq = out as usize * VCS + vc(c.class, c.out_level) as usize;
         self.sw.vout[oq].words += c.words as u32;
         self.counters.max_output_words = self.counters.max_output_words.max(self.sw.vout[oq].words);
-        self.sw.slab.push_back(&mut self.sw.vout[oq].fifo, id);
+        self.sw.fifos.push_back(self.sw.out_queues + oq as u32, id);
         self.sw.out_mask[out as usize] |= 1 << vc(c.class, c.out_level);
         self.try_send(now, out);
     }
@@ -368,15 +405,15 @@ impl Sim<'_> {
     /// Takes the head cell off input FIFO (`port`, `v`).
     fn pop_input(&mut self, port: u32, v: u8) {
         let qi = port as usize * VCS + v as usize;
-        self.sw.slab.pop_front(&mut self.sw.vin[qi].fifo);
-        match self.sw.slab.front(&self.sw.vin[qi].fifo) {
+        self.sw.fifos.pop_front(qi as u32);
+        match self.sw.fifos.front(qi as u32) {
             None => {
                 self.sw.in_mask[port as usize] &= !(1 << v);
                 if self.sw.in_mask[port as usize] == 0 {
                     self.sw.in_ports[port as usize / 64] &= !(1 << (port % 64));
                 }
             }
-            Some(&id) => {
+            Some(id) => {
                 let c = &self.sw.cells[id as usize];
                 self.sw.vin[qi].head = Head {
                     ready: c.ready,
@@ -387,13 +424,7 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn crossed(&mut self, now: Time, input: u32, v: u8, words: u8) {
-        self.free_input(now, input, v, words);
-        let tin = self.tin_of(input);
-        self.wake_arbiter(tin, now);
-    }
-
-    /// Frees `words` of input FIFO (`port`, `v`) and returns the credit upstream.
+    /// Frees `words` of input FIFO (`port`, `v`) now and returns the credit upstream.
     fn free_input(&mut self, now: Time, port: u32, v: u8, words: u8) {
         let qi = port as usize * VCS + v as usize;
         self.sw.vin[qi].words -= words as u32;
@@ -402,15 +433,27 @@ impl Sim<'_> {
             let (hd, mut cx) = self.driver();
             hd.credit(&mut cx, now, up, v / LEVELS, words);
         } else {
-            let at = now + self.sw.delay[port as usize];
-            self.q.schedule(
-                at,
-                Ev::Credit {
-                    port: up,
-                    vc: v,
-                    words,
-                },
-            );
+            self.credit_upstream(port, now, v, words);
+        }
+    }
+
+    /// Space for `words` of VC `v` freed at `at` in network input `port`: the credit lands at
+    /// the sender one link delay later, and wakes it then if it waits for that VC's credit.
+    fn credit_upstream(&mut self, port: u32, at: Time, v: u8, words: u8) {
+        let up = self.sw.far[port as usize];
+        let lands = at + self.sw.delay[port as usize];
+        self.sw.landings.push(up, lands, v, u32::from(words));
+        if self.sw.credit_wait[up as usize] & 1 << v != 0 {
+            self.wake_output(up, lands);
+        }
+    }
+
+    /// A `Send` of output `port` at `at`, unless one is queued no later.
+    fn wake_output(&mut self, port: u32, at: Time) {
+        let p = port as usize;
+        if self.sw.send_at[p].is_none_or(|a| at < a) {
+            self.sw.send_at[p] = Some(at);
+            self.q.schedule(at, Ev::Send { port });
         }
     }
 
@@ -419,9 +462,20 @@ impl Sim<'_> {
     /// order; a VC eligible when its head cell is ready and has credit downstream.
     pub(super) fn try_send(&mut self, now: Time, port: u32) {
         let p = port as usize;
-        if self.sw.link_busy[p] || self.sw.down[p] {
+        if self.sw.down[p] {
             return;
         }
+        if self.sw.link_until[p] > now {
+            // The link's end is the output's next look.
+            if self.sw.out_mask[p] != 0 {
+                self.wake_output(port, self.sw.link_until[p]);
+            }
+            return;
+        }
+        let vout = &mut self.sw.vout;
+        self.sw
+            .landings
+            .land(port, now, |v, n| vout[p * VCS + v as usize].credits += n);
         let mut wake: Option<Time> = None;
         // The VCs holding a cell, in round-robin order from the pointer.
         let start = self.sw.rr[p] as u32;
@@ -439,10 +493,11 @@ impl Sim<'_> {
                 vcs &= vcs - 1;
                 let v = ((start + k) % VCS as u32) as usize;
                 let oq = p * VCS + v;
-                let id = *self
+                let q = self.sw.out_queues + oq as u32;
+                let id = self
                     .sw
-                    .slab
-                    .front(&self.sw.vout[oq].fifo)
+                    .fifos
+                    .front(q)
                     .expect("a VC in the mask holds a cell");
                 let c = self.sw.cells[id as usize];
                 if c.ready > now {
@@ -450,10 +505,15 @@ impl Sim<'_> {
                     continue;
                 }
                 if self.sw.vout[oq].credits < c.words as u32 {
+                    self.sw.credit_wait[p] |= 1 << v;
+                    if let Some(t) = self.sw.landings.next_for(port, 1 << v) {
+                        wake = Some(wake.map_or(t, |w| w.min(t)));
+                    }
                     continue;
                 }
-                self.sw.slab.pop_front(&mut self.sw.vout[oq].fifo);
-                if self.sw.vout[oq].fifo.is_empty() {
+                self.sw.credit_wait[p] &= !(1 << v);
+                self.sw.fifos.pop_front(q);
+                if self.sw.fifos.is_empty(q) {
                     self.sw.out_mask[p] &= !(1 << v);
                 }
                 self.sw.vout[oq].words -= c.words as u32;
@@ -466,11 +526,13 @@ impl Sim<'_> {
                 } else if CONTROL_VCS & 1 << v == 0 {
                     self.sw.high_run[p] = self.sw.high_run[p].saturating_add(1);
                 }
-                self.sw.link_busy[p] = true;
                 let ser = self.sw.rate[p].serialize(c.words as u64 * WORD as u64);
-                self.q.schedule(now + ser, Ev::LinkFree { port });
+                self.sw.link_until[p] = now + ser;
+                if self.sw.out_mask[p] != 0 {
+                    self.wake_output(port, now + ser);
+                }
                 let tin = self.tin_of(port);
-                self.space_freed(tin, now);
+                self.space_freed(tin, port, v, now);
                 if self.sw.is_endpoint[p] {
                     let at = now + self.sw.delay[p] + ser;
                     self.q.schedule(at, Ev::Eject { cell: id });
@@ -494,11 +556,8 @@ impl Sim<'_> {
             }
         }
         // Nothing sendable: the link idles until a credit, a new cell or a head's ready time.
-        if let Some(t) = wake
-            && self.sw.send_at[p].is_none_or(|a| t < a)
-        {
-            self.sw.send_at[p] = Some(t);
-            self.q.schedule(t, Ev::Send { port });
+        if let Some(t) = wake {
+            self.wake_output(port, t);
         }
     }
 
@@ -514,14 +573,16 @@ impl Sim<'_> {
 }
 
 impl Switch {
+    /// A handle for a new cell, its switch part `cell` stored; the host stores its own part
+    /// under the same handle.
     pub(super) fn alloc_cell(&mut self, cell: Cell) -> u32 {
-        if let Some(id) = self.free_cells.pop() {
-            self.cells[id as usize] = cell;
-            id
-        } else {
+        let id = self.handles.alloc();
+        if id as usize == self.cells.len() {
             self.cells.push(cell);
-            self.cells.len() as u32 - 1
+        } else {
+            self.cells[id as usize] = cell;
         }
+        id
     }
 
     /// Puts cell `id` on the wire towards input port `to`, starting now, taking `ser`.
@@ -534,7 +595,7 @@ impl Switch {
     }
 
     pub(super) fn free_cell(&mut self, id: u32) {
-        self.free_cells.push(id);
+        self.handles.free(id);
     }
 }
 
