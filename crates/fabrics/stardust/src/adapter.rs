@@ -29,6 +29,7 @@
 //! as fast as its token bucket lets it.
 
 use crate::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
+use crate::cell_arena::{CellId, Cells};
 use crate::config::{AdapterConfig, IngressFull, LowLatency};
 use crate::reach::ReachTable;
 use crate::reassembly::{Freed, Stream};
@@ -80,13 +81,6 @@ struct Voq {
     release_armed: bool,
 }
 
-/// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
-#[derive(Default)]
-struct LinkQueue {
-    ctrl: VecDeque<Cell>,
-    data: VecDeque<Cell>,
-}
-
 /// One egress port: its scheduler, credit clock and buffer.
 struct Port {
     sched: PortScheduler,
@@ -136,7 +130,10 @@ pub struct Adapter {
     paused_hosts: bool,
     reach: ReachTable,
     sprayer: Sprayer,
-    links: Vec<LinkQueue>,
+    /// The run's number of this adapter's fabric link 0 (its cells wait in the run's
+    /// [`Cells`], by directed link), and how many links it has.
+    base: u32,
+    links: u32,
     ports: Vec<Port>,
     /// Per (source adapter, port, class).
     streams: Vec<Stream>,
@@ -166,7 +163,7 @@ pub struct Adapter {
     link_kicks: Vec<u32>,
     port_kicks: Vec<u16>,
     /// Cells for this adapter itself.
-    loopback: VecDeque<Cell>,
+    loopback: VecDeque<CellId>,
     /// Reused for the packets one cell completes (no allocation per cell).
     scratch: Vec<Packet>,
     burst: Vec<Packet>,
@@ -187,7 +184,8 @@ impl Adapter {
             paused_hosts: false,
             sprayer: Sprayer::new(links, cfg.fas as usize, cfg.permutation_rounds, rng),
             reach,
-            links: (0..links).map(|_| LinkQueue::default()).collect(),
+            base: 0,
+            links: links as u32,
             ports: (0..cfg.ports)
                 .map(|_| Port {
                     sched: PortScheduler::new(
@@ -221,8 +219,18 @@ impl Adapter {
         }
     }
 
+    /// The adapter whose fabric link 0 is the run's directed link `base`.
+    pub fn at_links(self, base: u32) -> Adapter {
+        Adapter { base, ..self }
+    }
+
     pub fn id(&self) -> u32 {
         self.id
+    }
+
+    /// Its fabric links.
+    pub fn links(&self) -> u32 {
+        self.links
     }
 
     pub fn stats(&self) -> &AdapterStats {
@@ -270,8 +278,10 @@ impl Adapter {
 
     /// A packet from a host for port `port` of adapter `dst`, class `class`. Returns false if
     /// the ingress buffer had no room (the packet is dropped and counted).
+    #[allow(clippy::too_many_arguments)] // the run's cells, the time, and the packet's header
     pub fn handle_packet(
         &mut self,
+        cells: &mut Cells,
         now: Time,
         dst: u32,
         port: u16,
@@ -294,24 +304,24 @@ impl Adapter {
         voq.packets.push_back(packet);
         if self.cfg.low_latency.is(class) {
             if !voq.release_armed {
-                self.release_low_latency(now, q);
+                self.release_low_latency(cells, now, q);
             }
-            self.drain_loopback(now);
+            self.drain_loopback(cells, now);
             return true;
         }
         if !voq.requested {
             voq.requested = true;
             voq.refresh_doublings = 0;
-            self.ask(now, q, dst, port, class);
+            self.ask(cells, now, q, dst, port, class);
         }
-        self.release(now, dst, port, class);
-        self.drain_loopback(now);
+        self.release(cells, now, dst, port, class);
+        self.drain_loopback(cells, now);
         true
     }
 
     /// VOQ `q` tells the destination's scheduler it wants credit (again), and arms its
     /// refresh.
-    fn ask(&mut self, now: Time, q: usize, dst: u32, port: u16, class: u8) {
+    fn ask(&mut self, cells: &mut Cells, now: Time, q: usize, dst: u32, port: u16, class: u8) {
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
         voq.asked_at = now;
@@ -319,6 +329,7 @@ impl Adapter {
         let wait = self.cfg.refresh_wait(voq.refresh_doublings);
         self.arm_refresh(q, now + wait);
         self.send_control(
+            cells,
             dst,
             Control::Status {
                 port,
@@ -343,7 +354,7 @@ impl Adapter {
     }
 
     /// Asks again for the VOQs that have had no credit for their refresh wait.
-    fn refresh_due(&mut self, now: Time) {
+    fn refresh_due(&mut self, cells: &mut Cells, now: Time) {
         while let Some(&Reverse((t, q))) = self.refresh.peek() {
             if t > now {
                 break;
@@ -366,7 +377,7 @@ impl Adapter {
             voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
             let (dst, port, class) = self.cfg.voq_of(q);
             self.stats.status_refreshes += 1;
-            self.ask(now, q, dst, port, class);
+            self.ask(cells, now, q, dst, port, class);
         }
     }
 
@@ -389,7 +400,7 @@ impl Adapter {
     /// average, and a packet larger than a credit goes on the first credit rather than waiting
     /// for the several it is worth (which would hold every VOQ of a round-robin scheduler for
     /// several rounds before its first packet, all of them at once after a synchronised start).
-    fn release(&mut self, now: Time, dst: u32, port: u16, class: u8) {
+    fn release(&mut self, cells: &mut Cells, now: Time, dst: u32, port: u16, class: u8) {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         let mut burst_end = 0;
@@ -406,14 +417,14 @@ impl Adapter {
             self.ingress_bytes -= spend as u64;
             let mut burst = std::mem::take(&mut self.burst);
             burst.extend(voq.packets.drain(..burst_end));
-            self.pack(dst, port, class, &burst);
+            self.pack(cells, dst, port, class, &burst);
             burst.clear();
             self.burst = burst;
         }
         let voq = &mut self.voqs[q];
         if voq.packets.is_empty() && voq.requested {
             voq.requested = false;
-            self.say_off(now, q, self.keepable());
+            self.say_off(cells, now, q, self.keepable());
         }
     }
 
@@ -429,7 +440,7 @@ impl Adapter {
 
     /// VOQ `q` (empty, not asking) tells its destination it is off, returning what credit it
     /// holds beyond `most`, and keeps the rest for the keep time.
-    fn say_off(&mut self, now: Time, q: usize, most: u32) {
+    fn say_off(&mut self, cells: &mut Cells, now: Time, q: usize, most: u32) {
         let keep_for = self.cfg.credit_keep;
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
@@ -445,6 +456,7 @@ impl Adapter {
         self.stats.credit_returned_bytes += returned as u64;
         let (dst, port, class) = self.cfg.voq_of(q);
         self.send_control(
+            cells,
             dst,
             Control::Status {
                 port,
@@ -457,7 +469,7 @@ impl Adapter {
     }
 
     /// Empty VOQs whose keep time is up give back the credit they kept.
-    fn give_back_due(&mut self, now: Time) {
+    fn give_back_due(&mut self, cells: &mut Cells, now: Time) {
         while let Some(&Reverse((t, q))) = self.give_back.peek() {
             if t > now {
                 break;
@@ -476,7 +488,7 @@ impl Adapter {
                 self.give_back.push(Reverse((at, q as u32)));
                 continue;
             }
-            self.say_off(now, q, 0);
+            self.say_off(cells, now, q, 0);
         }
     }
 
@@ -484,7 +496,7 @@ impl Adapter {
     /// arms a release for the next one. A packet goes while the bucket's clock is at most the
     /// burst's worth ahead of `now`, so in any interval T the VOQ sends at most
     /// rate · T + burst + one packet.
-    fn release_low_latency(&mut self, now: Time, q: usize) {
+    fn release_low_latency(&mut self, cells: &mut Cells, now: Time, q: usize) {
         let LowLatency {
             rate, burst_bytes, ..
         } = self.cfg.low_latency;
@@ -511,14 +523,14 @@ impl Adapter {
             let mut burst = std::mem::take(&mut self.burst);
             burst.extend(self.voqs[q].packets.drain(..burst_end));
             let (dst, port, class) = self.cfg.voq_of(q);
-            self.pack(dst, port, class, &burst);
+            self.pack(cells, dst, port, class, &burst);
             burst.clear();
             self.burst = burst;
         }
     }
 
     /// Cuts a burst of packets into cells, back to back, and sprays them.
-    fn pack(&mut self, dst: u32, port: u16, class: u8, burst: &[Packet]) {
+    fn pack(&mut self, cells: &mut Cells, dst: u32, port: u16, class: u8, burst: &[Packet]) {
         let cap = self.cfg.cell_payload();
         let q = self.cfg.queue_index(dst, port, class);
         let mut cell = Data {
@@ -536,7 +548,7 @@ impl Adapter {
                     if (cell.bytes as u32) < cap {
                         self.stats.frag_limited_cells += 1;
                     }
-                    self.emit_data(q, dst, &mut cell);
+                    self.emit_data(cells, q, dst, &mut cell);
                 }
                 let take = left.min(cap - cell.bytes as u32);
                 let mut flags = 0;
@@ -557,65 +569,65 @@ impl Adapter {
             }
         }
         if cell.frags > 0 {
-            self.emit_data(q, dst, &mut cell);
+            self.emit_data(cells, q, dst, &mut cell);
         }
     }
 
-    fn emit_data(&mut self, q: usize, dst: u32, cell: &mut Data) {
+    /// Stores the packed cell in the run's cells (its one copy) and sends it.
+    fn emit_data(&mut self, cells: &mut Cells, q: usize, dst: u32, cell: &mut Data) {
         let voq = &mut self.voqs[q];
         cell.seq = voq.next_seq;
         voq.next_seq = voq.next_seq.wrapping_add(1);
         self.stats.data_cells += 1;
-        let c = Cell {
+        let id = cells.insert(&Cell {
             src: self.id,
             dst,
             fci: false,
             sent_at: 0,
             body: Body::Data(*cell),
-        };
+        });
         cell.bytes = 0;
         cell.frags = 0;
-        self.route(c);
+        self.route(cells, id);
     }
 
-    fn send_control(&mut self, dst: u32, msg: Control) {
+    fn send_control(&mut self, cells: &mut Cells, dst: u32, msg: Control) {
         self.stats.control_cells += 1;
-        self.route(Cell {
+        let id = cells.insert(&Cell {
             src: self.id,
             dst,
             fci: false,
             sent_at: 0,
             body: Body::Control(msg),
         });
+        self.route(cells, id);
     }
 
-    /// Puts a cell on the next link towards its destination (or on the loopback).
-    fn route(&mut self, cell: Cell) {
-        if cell.dst == self.id {
-            self.loopback.push_back(cell);
+    /// Puts cell `id` on the next link towards its destination (or on the loopback).
+    fn route(&mut self, cells: &mut Cells, id: CellId) {
+        let dst = cells.dst(id);
+        if dst == self.id {
+            self.loopback.push_back(id);
             return;
         }
-        let Some(link) = self.sprayer.next(cell.dst, &self.reach) else {
+        let Some(link) = self.sprayer.next(dst, &self.reach) else {
             self.stats.unroutable_cells += 1;
+            cells.free(id);
             return;
         };
-        let lq = &mut self.links[link as usize];
-        if lq.ctrl.is_empty() && lq.data.is_empty() {
+        if cells.waiting(self.base + link) == (0, 0) {
             self.link_kicks.push(link);
         }
-        if cell.is_data() {
-            lq.data.push_back(cell);
-        } else {
-            lq.ctrl.push_back(cell);
-        }
+        cells.enqueue(self.base + link, id);
     }
 
     /// Fabric link `link` was excluded from the forwarding table: its waiting cells go again
     /// to the links that still reach their destinations (see [`Adapter::poll_link_kick`]).
-    pub fn reroute(&mut self, link: u32) {
-        let lq = std::mem::take(&mut self.links[link as usize]);
-        for cell in lq.ctrl.into_iter().chain(lq.data) {
-            self.route(cell);
+    pub fn reroute(&mut self, cells: &mut Cells, link: u32) {
+        let mut waiting = Vec::new();
+        cells.drain(self.base + link, &mut waiting);
+        for id in waiting {
+            self.route(cells, id);
         }
     }
 
@@ -626,46 +638,44 @@ impl Adapter {
 
     /// The next cell for link `link` (control first; data only when the link is not
     /// `paused`), stamped with `now` as its departure.
-    pub fn next_tx(&mut self, now: Time, link: u32, paused: bool) -> Option<Cell> {
-        let lq = &mut self.links[link as usize];
-        let mut c = match lq.ctrl.pop_front() {
-            Some(c) => c,
-            None if paused => return None,
-            None => lq.data.pop_front()?,
-        };
-        c.sent_at = now.0;
+    pub fn next_tx(
+        &mut self,
+        cells: &mut Cells,
+        now: Time,
+        link: u32,
+        paused: bool,
+    ) -> Option<CellId> {
+        let c = cells.dequeue(self.base + link, paused)?;
+        cells.set_sent_at(c, now.0);
         Some(c)
     }
 
-    /// Cells waiting for any link.
-    pub fn queued_cells(&self) -> usize {
-        self.links.iter().map(|l| l.ctrl.len() + l.data.len()).sum()
-    }
-
     /// Cells waiting for any link: (data, control).
-    pub fn queued_split(&self) -> (u64, u64) {
-        let data = self.links.iter().map(|l| l.data.len() as u64).sum();
-        let ctrl = self.links.iter().map(|l| l.ctrl.len() as u64).sum();
-        (data, ctrl)
+    pub fn queued_split(&self, cells: &Cells) -> (u64, u64) {
+        (self.base..self.base + self.links)
+            .map(|l| cells.waiting(l))
+            .fold((0, 0), |(d, c), (wc, wd)| (d + wd as u64, c + wc as u64))
     }
 
     // ---------------------------------------------------------------- egress
 
-    /// A cell from the fabric.
-    pub fn handle_cell(&mut self, now: Time, cell: Cell) {
-        self.accept(now, cell);
-        self.drain_loopback(now);
+    /// Cell `id` from the fabric: taken in, its slot freed.
+    pub fn handle_cell(&mut self, cells: &mut Cells, now: Time, id: CellId) {
+        self.accept(cells, now, id);
+        self.drain_loopback(cells, now);
     }
 
-    fn drain_loopback(&mut self, now: Time) {
+    fn drain_loopback(&mut self, cells: &mut Cells, now: Time) {
         while let Some(c) = self.loopback.pop_front() {
-            self.accept(now, c);
+            self.accept(cells, now, c);
         }
     }
 
-    fn accept(&mut self, now: Time, cell: Cell) {
-        debug_assert_eq!(cell.dst, self.id, "cell for another adapter");
-        match cell.body {
+    fn accept(&mut self, cells: &mut Cells, now: Time, id: CellId) {
+        debug_assert_eq!(cells.dst(id), self.id, "cell for another adapter");
+        let (src, fci, body) = (cells.src(id), cells.fci(id), *cells.body(id));
+        cells.free(id);
+        match body {
             Body::Control(Control::Status {
                 port,
                 class,
@@ -677,27 +687,27 @@ impl Adapter {
                 // void one whose hold ended before it came.
                 let sched = &mut self.ports[port as usize].sched;
                 sched.settle(now);
-                sched.status(now, cell.src, class, seq, on, returned);
+                sched.status(now, src, class, seq, on, returned);
             }
             Body::Control(Control::Credit { port, class, bytes }) => {
-                let q = self.cfg.queue_index(cell.src, port, class);
+                let q = self.cfg.queue_index(src, port, class);
                 let voq = &mut self.voqs[q];
                 voq.balance += bytes as i64;
                 voq.asked_at = now;
                 if voq.requested {
-                    self.release(now, cell.src, port, class);
+                    self.release(cells, now, src, port, class);
                 } else {
                     // A credit that crossed the VOQ's "off": said again, with what it cannot
                     // keep.
-                    self.say_off(now, q, self.keepable());
+                    self.say_off(cells, now, q, self.keepable());
                 }
             }
             Body::Data(d) => {
-                if cell.fci {
+                if fci {
                     self.stats.fci_cells += 1;
                 }
-                self.fci_tally(now, cell.fci);
-                self.data(now, cell.src, d);
+                self.fci_tally(now, fci);
+                self.data(now, src, d);
             }
         }
     }
@@ -893,7 +903,7 @@ impl Adapter {
     }
 
     /// Sends the credits due by `now` and gives up the gaps whose timer expired.
-    pub fn handle_timeout(&mut self, now: Time) {
+    pub fn handle_timeout(&mut self, cells: &mut Cells, now: Time) {
         self.fci_close_windows(now);
         for p in 0..self.ports.len() {
             self.ports[p].sched.settle(now);
@@ -902,7 +912,7 @@ impl Adapter {
             if self.port_ready(p) && self.ports[p].next_credit <= now {
                 self.ports[p].next_credit = self.ports[p].next_credit.max(now);
                 while self.port_ready(p) && self.ports[p].next_credit <= now {
-                    self.credit(p as u16);
+                    self.credit(cells, p as u16);
                 }
             }
         }
@@ -915,19 +925,19 @@ impl Adapter {
             self.timer_armed[s] = false;
             self.expire(now, s);
         }
-        self.refresh_due(now);
-        self.give_back_due(now);
+        self.refresh_due(cells, now);
+        self.give_back_due(cells, now);
         while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
             if t > now {
                 break;
             }
             self.low_latency_due.pop();
-            self.release_low_latency(now, q as usize);
+            self.release_low_latency(cells, now, q as usize);
         }
-        self.drain_loopback(now);
+        self.drain_loopback(cells, now);
     }
 
-    fn credit(&mut self, p: u16) {
+    fn credit(&mut self, cells: &mut Cells, p: u16) {
         let bytes = self.cfg.credit_bytes;
         let gap = self.gap();
         let port = &mut self.ports[p as usize];
@@ -937,6 +947,7 @@ impl Adapter {
         port.next_credit += gap;
         self.stats.credits += 1;
         self.send_control(
+            cells,
             src,
             Control::Credit {
                 port: p,

@@ -30,10 +30,15 @@ fn cfg(keep: Dur) -> AdapterConfig {
     }
 }
 
-fn adapter(keep: Dur) -> Adapter {
+fn adapter(keep: Dur) -> common::Fa {
     let mut reach = ReachTable::new(2, 1);
     reach.set(1, 0, true);
-    Adapter::new(0, cfg(keep), reach, stream(3, "credit-use", 0))
+    common::Fa::new(Adapter::new(
+        0,
+        cfg(keep),
+        reach,
+        stream(3, "credit-use", 0),
+    ))
 }
 
 fn us(t: u64) -> Time {
@@ -41,7 +46,7 @@ fn us(t: u64) -> Time {
 }
 
 /// Everything the adapter put on its link: (data cells, statuses as (on, returned)).
-fn sent(a: &mut Adapter, now: Time) -> (usize, Vec<(bool, u32)>) {
+fn sent(a: &mut common::Fa, now: Time) -> (usize, Vec<(bool, u32)>) {
     let (mut data, mut status) = (0, Vec::new());
     while a.poll_link_kick().is_some() {}
     while let Some(c) = a.next_tx(now, 0, false) {
@@ -54,12 +59,12 @@ fn sent(a: &mut Adapter, now: Time) -> (usize, Vec<(bool, u32)>) {
     (data, status)
 }
 
-fn ack(a: &mut Adapter, now: Time, record: u32) {
+fn ack(a: &mut common::Fa, now: Time, record: u32) {
     let p = Packet { record, wire: 64 };
     assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
 }
 
-fn credit(a: &mut Adapter, now: Time) {
+fn credit(a: &mut common::Fa, now: Time) {
     let body = Body::Control(Control::Credit {
         port: 0,
         class: 0,
@@ -149,7 +154,7 @@ fn data_cell(seq: u32, fci: bool) -> Cell {
 fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without_marks() {
     let mut a = adapter(Dur::ZERO);
     let mut seq = 0;
-    let mut deliver = |a: &mut Adapter, t: Time, fci: bool| {
+    let mut deliver = |a: &mut common::Fa, t: Time, fci: bool| {
         a.handle_cell(t, data_cell(seq, fci));
         seq += 1;
         while a.next_packet(0).is_some() {}
@@ -182,7 +187,7 @@ fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without
 }
 
 /// A packet of `wire` bytes from host to adapter 1, port 0.
-fn packet(a: &mut Adapter, now: Time, record: u32, wire: u32) {
+fn packet(a: &mut common::Fa, now: Time, record: u32, wire: u32) {
     let p = Packet { record, wire };
     assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
 }

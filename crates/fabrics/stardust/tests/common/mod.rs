@@ -54,3 +54,68 @@ pub fn net_params(seed: u64, reach: ReachConfig) -> NetParams {
         reach,
     }
 }
+
+/// A Fabric Adapter alone with the cells it makes, driven by cell values: what a test of one
+/// adapter hands it and takes from it. Everything else is the adapter's own (`Deref`).
+pub struct Fa {
+    pub a: shoal_stardust::adapter::Adapter,
+    pub cells: shoal_stardust::cell_arena::Cells,
+}
+
+impl Fa {
+    pub fn new(a: shoal_stardust::adapter::Adapter) -> Fa {
+        let cells = shoal_stardust::cell_arena::Cells::new(a.links() as usize);
+        Fa { a, cells }
+    }
+
+    pub fn handle_packet(
+        &mut self,
+        now: shoal_base::Time,
+        dst: u32,
+        port: u16,
+        class: u8,
+        packet: shoal_stardust::cell::Packet,
+        pause_at: u64,
+    ) -> bool {
+        self.a
+            .handle_packet(&mut self.cells, now, dst, port, class, packet, pause_at)
+    }
+
+    pub fn handle_cell(&mut self, now: shoal_base::Time, cell: shoal_stardust::cell::Cell) {
+        let id = self.cells.insert(&cell);
+        self.a.handle_cell(&mut self.cells, now, id);
+    }
+
+    pub fn next_tx(
+        &mut self,
+        now: shoal_base::Time,
+        link: u32,
+        paused: bool,
+    ) -> Option<shoal_stardust::cell::Cell> {
+        let id = self.a.next_tx(&mut self.cells, now, link, paused)?;
+        Some(self.cells.remove(id))
+    }
+
+    pub fn handle_timeout(&mut self, now: shoal_base::Time) {
+        self.a.handle_timeout(&mut self.cells, now);
+    }
+
+    /// Cells waiting for any link.
+    pub fn queued_cells(&self) -> u64 {
+        let (data, ctrl) = self.a.queued_split(&self.cells);
+        data + ctrl
+    }
+}
+
+impl std::ops::Deref for Fa {
+    type Target = shoal_stardust::adapter::Adapter;
+    fn deref(&self) -> &Self::Target {
+        &self.a
+    }
+}
+
+impl std::ops::DerefMut for Fa {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.a
+    }
+}
