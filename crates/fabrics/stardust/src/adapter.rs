@@ -37,8 +37,7 @@ use crate::scheduler::PortScheduler;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Serial-number order of cell sequence numbers: `a` comes after `b`.
 fn after(a: u32, b: u32) -> bool {
@@ -61,7 +60,7 @@ struct Voq {
     /// Whether the last status sent said "on".
     requested: bool,
     /// An empty VOQ gives its kept credit back at this time (its last status plus the keep),
-    /// and whether an entry for it waits in `Adapter::give_back`.
+    /// and whether a [`Timer::GiveBack`] for it is on the calendar.
     keep_until: Time,
     give_back_armed: bool,
     /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
@@ -76,7 +75,7 @@ struct Voq {
     /// of its VOQs seldom is asked about as seldom.
     refresh_doublings: u8,
     /// Low-latency VOQs: the token bucket as a virtual clock (the time at which it would be
-    /// full again), and whether a release waits in `Adapter::low_latency_due`.
+    /// full again), and whether a [`Timer::LowLatency`] release for it is on the calendar.
     bucket_at: Time,
     release_armed: bool,
 }
@@ -90,6 +89,28 @@ struct Port {
     /// the port queue.
     occupancy: u64,
     queue: VecDeque<Packet>,
+    /// A [`Timer::Credit`] for this port is on the calendar.
+    credit_armed: bool,
+    /// Something that decides whether the port may credit changed since the caller last
+    /// polled (it is in `Adapter::touched`).
+    touched: bool,
+}
+
+/// A deadline of an adapter, for the caller to put on its calendar ([`Adapter::poll_timer`])
+/// and hand back when due ([`Adapter::handle_timer`]). Each kind keeps its own check against
+/// a deadline that moved, so a stale one does nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Timer {
+    /// Port `p`'s credit clock: its next credit is due.
+    Credit(u16),
+    /// Stream `s`'s oldest missing cell may be given up.
+    Reassembly(u32),
+    /// VOQ `q` asks again if nothing answered its request.
+    Refresh(u32),
+    /// Empty VOQ `q` gives back the credit it kept.
+    GiveBack(u32),
+    /// Low-latency VOQ `q`'s bucket lets its next packet go.
+    LowLatency(u32),
 }
 
 /// Counters of one adapter.
@@ -137,18 +158,14 @@ pub struct Adapter {
     ports: Vec<Port>,
     /// Per (source adapter, port, class).
     streams: Vec<Stream>,
-    /// Reassembly deadlines, earliest first: (deadline, stream), at most one per stream
-    /// (`timer_armed`). An entry whose gap closed is dropped when it comes due; one whose gap
-    /// is younger than it was is set again for the new deadline.
-    timers: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Per stream: a [`Timer::Reassembly`] is on the calendar (at most one; one whose gap
+    /// closed does nothing, one whose gap is younger than it was is set again).
     timer_armed: Vec<bool>,
-    /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
-    /// a status lost with a failed link must not leave a VOQ waiting for ever.
-    refresh: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Low-latency VOQs waiting for their bucket, by the time it lets their next packet go.
-    low_latency_due: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Empty VOQs keeping credit, by the time they give it back.
-    give_back: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Deadlines set since the caller last polled (the calendar holds them, not the adapter:
+    /// nothing is polled after every input, `docs/design/cell-datapath.md` §2.4).
+    due: Vec<(Time, Timer)>,
+    /// Ports to look at for a credit clock to start ([`Port::touched`]).
+    touched: Vec<u16>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
@@ -197,14 +214,14 @@ impl Adapter {
                     next_credit: Time::ZERO,
                     occupancy: 0,
                     queue: VecDeque::new(),
+                    credit_armed: false,
+                    touched: false,
                 })
                 .collect(),
             streams: (0..queues).map(|_| Stream::default()).collect(),
-            timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
-            refresh: BinaryHeap::new(),
-            low_latency_due: BinaryHeap::new(),
-            give_back: BinaryHeap::new(),
+            due: Vec::new(),
+            touched: Vec::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             fci_window: Time::ZERO,
@@ -242,8 +259,10 @@ impl Adapter {
         &mut self.reach
     }
 
-    /// The FCI factor on the credit rate, in 1/65,536.
-    pub fn rate_factor(&self) -> u32 {
+    /// The FCI factor on the credit rate at `now`, in 1/65,536 (the windows ended by then
+    /// applied: when they are applied does not change the factor, only when it is seen).
+    pub fn rate_factor(&mut self, now: Time) -> u32 {
+        self.fci_close_windows(now);
         self.rate_factor
     }
 
@@ -341,44 +360,38 @@ impl Adapter {
         );
     }
 
-    /// Makes sure VOQ `q` looks at its refresh by `at`: one entry waits per VOQ, and one due
-    /// later (a wait grown long before the VOQ emptied and asked anew) is replaced, left
-    /// stale in the heap.
+    /// Makes sure VOQ `q` looks at its refresh by `at`: one deadline counts per VOQ, and one
+    /// due later (a wait grown long before the VOQ emptied and asked anew) is replaced, left
+    /// stale on the calendar.
     fn arm_refresh(&mut self, q: usize, at: Time) {
         let voq = &mut self.voqs[q];
         if !voq.refresh_armed || at < voq.refresh_at {
             voq.refresh_armed = true;
             voq.refresh_at = at;
-            self.refresh.push(Reverse((at, q as u32)));
+            self.due.push((at, Timer::Refresh(q as u32)));
         }
     }
 
-    /// Asks again for the VOQs that have had no credit for their refresh wait.
-    fn refresh_due(&mut self, cells: &mut Cells, now: Time) {
-        while let Some(&Reverse((t, q))) = self.refresh.peek() {
-            if t > now {
-                break;
-            }
-            self.refresh.pop();
-            let q = q as usize;
-            let voq = &mut self.voqs[q];
-            if !voq.refresh_armed || voq.refresh_at != t {
-                continue;
-            }
-            voq.refresh_armed = false;
-            if !voq.requested {
-                continue;
-            }
-            let due = voq.asked_at + self.cfg.refresh_wait(voq.refresh_doublings);
-            if due > now {
-                self.arm_refresh(q, due);
-                continue;
-            }
-            voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
-            let (dst, port, class) = self.cfg.voq_of(q);
-            self.stats.status_refreshes += 1;
-            self.ask(cells, now, q, dst, port, class);
+    /// A refresh deadline of VOQ `q` came: if it is the one that counts (not one replaced by
+    /// an earlier one), the VOQ asks again if it has had no credit for its refresh wait.
+    fn refresh_due(&mut self, cells: &mut Cells, now: Time, q: usize) {
+        let voq = &mut self.voqs[q];
+        if !voq.refresh_armed || voq.refresh_at > now {
+            return;
         }
+        voq.refresh_armed = false;
+        if !voq.requested {
+            return;
+        }
+        let due = voq.asked_at + self.cfg.refresh_wait(voq.refresh_doublings);
+        if due > now {
+            self.arm_refresh(q, due);
+            return;
+        }
+        voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
+        let (dst, port, class) = self.cfg.voq_of(q);
+        self.stats.status_refreshes += 1;
+        self.ask(cells, now, q, dst, port, class);
     }
 
     /// Resumes the hosts once the ingress buffer is back under `resume_at` bytes; returns
@@ -451,7 +464,7 @@ impl Adapter {
         voq.keep_until = now + keep_for;
         if kept > 0 && !voq.give_back_armed {
             voq.give_back_armed = true;
-            self.give_back.push(Reverse((voq.keep_until, q as u32)));
+            self.due.push((voq.keep_until, Timer::GiveBack(q as u32)));
         }
         self.stats.credit_returned_bytes += returned as u64;
         let (dst, port, class) = self.cfg.voq_of(q);
@@ -468,28 +481,20 @@ impl Adapter {
         );
     }
 
-    /// Empty VOQs whose keep time is up give back the credit they kept.
-    fn give_back_due(&mut self, cells: &mut Cells, now: Time) {
-        while let Some(&Reverse((t, q))) = self.give_back.peek() {
-            if t > now {
-                break;
-            }
-            self.give_back.pop();
-            let q = q as usize;
-            let voq = &mut self.voqs[q];
-            voq.give_back_armed = false;
-            if voq.requested || voq.balance <= 0 {
-                // Asking again (its next "off" keeps anew), or nothing left.
-                continue;
-            }
-            if voq.keep_until > now {
-                voq.give_back_armed = true;
-                let at = voq.keep_until;
-                self.give_back.push(Reverse((at, q as u32)));
-                continue;
-            }
-            self.say_off(cells, now, q, 0);
+    /// Empty VOQ `q`'s keep time may be up: it gives back the credit it kept.
+    fn give_back_due(&mut self, cells: &mut Cells, now: Time, q: usize) {
+        let voq = &mut self.voqs[q];
+        voq.give_back_armed = false;
+        if voq.requested || voq.balance <= 0 {
+            // Asking again (its next "off" keeps anew), or nothing left.
+            return;
         }
+        if voq.keep_until > now {
+            voq.give_back_armed = true;
+            self.due.push((voq.keep_until, Timer::GiveBack(q as u32)));
+            return;
+        }
+        self.say_off(cells, now, q, 0);
     }
 
     /// Sends the packets low-latency VOQ `q`'s bucket lets go by `now`, as one burst, and
@@ -516,7 +521,7 @@ impl Adapter {
         if burst_end < voq.packets.len() {
             voq.release_armed = true;
             let at = Time(voq.bucket_at.0 - slack.0);
-            self.low_latency_due.push(Reverse((at, q as u32)));
+            self.due.push((at, Timer::LowLatency(q as u32)));
         }
         if burst_end > 0 {
             self.ingress_bytes -= spend;
@@ -688,6 +693,7 @@ impl Adapter {
                 let sched = &mut self.ports[port as usize].sched;
                 sched.settle(now);
                 sched.status(now, src, class, seq, on, returned);
+                self.touch(port);
             }
             Body::Control(Control::Credit { port, class, bytes }) => {
                 let q = self.cfg.queue_index(src, port, class);
@@ -754,6 +760,7 @@ impl Adapter {
         port.sched.settle(now);
         port.sched.arrived(src, d.class, d.bytes as u64);
         port.occupancy += d.bytes as u64;
+        self.touch(d.port);
         let mut freed = Freed::default();
         let mut out = std::mem::take(&mut self.scratch);
         let stream = &mut self.streams[s];
@@ -783,6 +790,7 @@ impl Adapter {
 
     fn free(&mut self, port: u16, freed: Freed) {
         self.ports[port as usize].occupancy -= freed.bytes;
+        self.touch(port);
         self.stats.reassembly_drops += freed.packets;
         self.stats.lost_cells += freed.lost_cells;
     }
@@ -847,7 +855,7 @@ impl Adapter {
     }
 
     fn arm(&mut self, at: Time, s: usize) {
-        self.timers.push(Reverse((at, s as u32)));
+        self.due.push((at, Timer::Reassembly(s as u32)));
         self.timer_armed[s] = true;
     }
 
@@ -862,6 +870,7 @@ impl Adapter {
         let pkt = p.queue.pop_front()?;
         p.occupancy -= pkt.wire as u64;
         self.stats.packets_out += 1;
+        self.touch(port);
         Some(pkt)
     }
 
@@ -880,59 +889,65 @@ impl Adapter {
                 <= self.cfg.egress_buffer_bytes
     }
 
-    /// When the adapter next needs to be called (a credit due or a reassembly timer).
-    pub fn poll_timeout(&self) -> Option<Time> {
-        let credits = (0..self.ports.len())
-            .filter(|&p| self.port_ready(p))
-            .map(|p| self.ports[p].next_credit)
-            .min();
-        let timer = [
-            self.timers.peek(),
-            self.refresh.peek(),
-            self.low_latency_due.peek(),
-            self.give_back.peek(),
-        ]
-        .into_iter()
-        .flatten()
-        .map(|&Reverse((t, _))| t)
-        .min();
-        match (credits, timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// Port `p`'s readiness to credit may have changed: looked at when the caller next polls.
+    fn touch(&mut self, p: u16) {
+        let port = &mut self.ports[p as usize];
+        if !port.touched {
+            port.touched = true;
+            self.touched.push(p);
         }
     }
 
-    /// Sends the credits due by `now` and gives up the gaps whose timer expired.
-    pub fn handle_timeout(&mut self, cells: &mut Cells, now: Time) {
-        self.fci_close_windows(now);
+    /// The next deadline to put on the calendar, set since the last call (at or after `now`,
+    /// the time of the input just given): the credit clocks of the ports that may credit and
+    /// have none running, and the timers the input set.
+    pub fn poll_timer(&mut self, now: Time) -> Option<(Time, Timer)> {
+        while let Some(p) = self.touched.pop() {
+            self.ports[p as usize].touched = false;
+            if !self.ports[p as usize].credit_armed && self.port_ready(p as usize) {
+                let port = &mut self.ports[p as usize];
+                port.credit_armed = true;
+                self.due.push((port.next_credit.max(now), Timer::Credit(p)));
+            }
+        }
+        self.due.pop().map(|(t, timer)| (t.max(now), timer))
+    }
+
+    /// A deadline the caller put on its calendar is due.
+    pub fn handle_timer(&mut self, cells: &mut Cells, now: Time, timer: Timer) {
+        // Write-offs whose hold ended free room at every port (as any wake-up of the adapter
+        // did when one wake-up served all its deadlines).
         for p in 0..self.ports.len() {
+            let before = self.ports[p].sched.outstanding();
             self.ports[p].sched.settle(now);
-            // A port that was idle (or blocked) starts its clock now rather than catching up
-            // with a burst; a busy one is called exactly at its next credit and keeps pace.
-            if self.port_ready(p) && self.ports[p].next_credit <= now {
-                self.ports[p].next_credit = self.ports[p].next_credit.max(now);
-                while self.port_ready(p) && self.ports[p].next_credit <= now {
-                    self.credit(cells, p as u16);
+            if self.ports[p].sched.outstanding() != before {
+                self.touch(p as u16);
+            }
+        }
+        match timer {
+            Timer::Credit(p) => {
+                self.ports[p as usize].credit_armed = false;
+                self.fci_close_windows(now);
+                let p = p as usize;
+                // A port that was idle (or blocked) starts its clock now rather than catching
+                // up with a burst; a busy one is called exactly at its next credit and keeps
+                // pace.
+                if self.port_ready(p) && self.ports[p].next_credit <= now {
+                    self.ports[p].next_credit = self.ports[p].next_credit.max(now);
+                    while self.port_ready(p) && self.ports[p].next_credit <= now {
+                        self.credit(cells, p as u16);
+                    }
                 }
+                self.touch(p as u16);
             }
-        }
-        while let Some(&Reverse((t, s))) = self.timers.peek() {
-            if t > now {
-                break;
+            Timer::Reassembly(s) => {
+                let s = s as usize;
+                self.timer_armed[s] = false;
+                self.expire(now, s);
             }
-            self.timers.pop();
-            let s = s as usize;
-            self.timer_armed[s] = false;
-            self.expire(now, s);
-        }
-        self.refresh_due(cells, now);
-        self.give_back_due(cells, now);
-        while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
-            if t > now {
-                break;
-            }
-            self.low_latency_due.pop();
-            self.release_low_latency(cells, now, q as usize);
+            Timer::Refresh(q) => self.refresh_due(cells, now, q as usize),
+            Timer::GiveBack(q) => self.give_back_due(cells, now, q as usize),
+            Timer::LowLatency(q) => self.release_low_latency(cells, now, q as usize),
         }
         self.drain_loopback(cells, now);
     }

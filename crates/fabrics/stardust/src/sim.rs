@@ -11,7 +11,7 @@
 //! ingress buffer runs high pauses its hosts. The run loop (flows due,
 //! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
-use crate::adapter::{Adapter, AdapterStats};
+use crate::adapter::{Adapter, AdapterStats, Timer};
 use crate::cell::Packet;
 use crate::cell_arena::{CellId, Cells};
 use crate::element::{Element, ElementStats, Received};
@@ -57,9 +57,11 @@ pub(crate) enum Ev {
         record: u32,
         payload: u32,
     },
-    /// Adapter `fa`'s timers (credits, reassembly).
-    Wake {
+    /// A deadline of adapter `fa` (a credit clock, reassembly, refresh, give-back,
+    /// low-latency release).
+    Timer {
         fa: u32,
+        timer: Timer,
     },
     /// The element at the far end of `link` paused (or released) it.
     Pause {
@@ -150,7 +152,6 @@ pub(crate) struct Sim<'a> {
     port_busy: Vec<bool>,
     unsent: Vec<u64>,
     class: Vec<u8>,
-    armed: Vec<Option<Time>>,
     /// Hosts with new flows, sent from once every flow due at the time has joined.
     kick: Vec<u32>,
     active: u64,
@@ -247,7 +248,6 @@ impl<'a> Sim<'a> {
             port_busy: vec![false; net.nodes()],
             unsent: Vec::new(),
             class: Vec::new(),
-            armed: vec![None; net.fas()],
             kick: Vec::new(),
             active: 0,
             reach: net.reachability(),
@@ -340,12 +340,9 @@ impl EventFabric for Sim<'_> {
                     self.q.arm_flows(&mut self.book, source);
                 }
             }
-            Ev::Wake { fa } => {
-                if self.armed[fa as usize] == Some(now) {
-                    self.armed[fa as usize] = None;
-                    self.fas[fa as usize].handle_timeout(&mut self.cells, now);
-                    self.service(now, fa);
-                }
+            Ev::Timer { fa, timer } => {
+                self.fas[fa as usize].handle_timer(&mut self.cells, now, timer);
+                self.service(now, fa);
             }
             Ev::Pause { link, on } => {
                 if !self.wires[link as usize].dead {
@@ -728,7 +725,7 @@ impl<'a> Sim<'a> {
     }
 
     /// After any input to adapter `fa`: start the links and ports it gave work to, release
-    /// its hosts if it may, and call it again when it asks.
+    /// its hosts if it may, and put the deadlines the input set on the calendar.
     fn service(&mut self, now: Time, fa: u32) {
         let base = self.net.link(fa, 0);
         while let Some(l) = self.fas[fa as usize].poll_link_kick() {
@@ -742,13 +739,8 @@ impl<'a> Sim<'a> {
             self.q
                 .schedule(now + self.net.host_delay, Ev::HostPause { fa, on: false });
         }
-        if let Some(t) = self.fas[fa as usize].poll_timeout() {
-            let t = t.max(now);
-            let armed = &mut self.armed[fa as usize];
-            if armed.is_none_or(|a| t < a) {
-                *armed = Some(t);
-                self.q.schedule(t, Ev::Wake { fa });
-            }
+        while let Some((t, timer)) = self.fas[fa as usize].poll_timer(now) {
+            self.q.schedule(t, Ev::Timer { fa, timer });
         }
     }
 

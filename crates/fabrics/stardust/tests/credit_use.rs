@@ -163,26 +163,26 @@ fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without
     for i in 0..100u64 {
         deliver(&mut a, Time(i * 40_000), i % 5 == 0);
     }
-    assert_eq!(a.rate_factor(), FULL_RATE);
+    assert_eq!(a.rate_factor(Time(99 * 40_000)), FULL_RATE);
     // The first cell of the next window closes it: 1 - 0.5 x 0.2 = 0.9 of the full rate.
     deliver(&mut a, us(5), false);
     let cut = (FULL_RATE as u64 * (1 << 15) * 20 / 100) >> 16;
     let after_cut = FULL_RATE - cut as u32;
     assert_eq!(after_cut, 58_983);
-    assert_eq!(a.rate_factor(), after_cut);
+    assert_eq!(a.rate_factor(us(5)), after_cut);
     // Three windows end before 20 us, none with a mark: 3 x 1/32 back.
     deliver(&mut a, us(20), false);
-    assert_eq!(a.rate_factor(), after_cut + 3 * 2048);
+    assert_eq!(a.rate_factor(us(20)), after_cut + 3 * 2048);
     // Capped at the full rate.
     deliver(&mut a, us(25), false);
-    assert_eq!(a.rate_factor(), FULL_RATE);
+    assert_eq!(a.rate_factor(us(25)), FULL_RATE);
     // Every cell marked, window after window: halved each time, down to the floor.
     let mut expect = FULL_RATE as u64;
     for w in 6..12u64 {
         deliver(&mut a, us(5 * w) + Dur::from_ns(100), true);
         deliver(&mut a, us(5 * w + 5), true);
         expect = (expect / 2).max(1 << 14);
-        assert_eq!(a.rate_factor() as u64, expect, "window {w}");
+        assert_eq!(a.rate_factor(us(5 * w + 5)) as u64, expect, "window {w}");
     }
 }
 
@@ -226,14 +226,12 @@ fn a_cut_credit_rate_recovers_window_by_window_while_no_data_arrives() {
     for i in 0..10u32 {
         a.handle_cell(Time(i as u64 * 100_000), data_cell(i, true));
     }
-    a.handle_timeout(us(5));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2);
-    // No cell after it: each window that ends gives back 1/32, seen when credits are due.
-    a.handle_timeout(us(10));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 2048);
+    assert_eq!(a.rate_factor(us(5)), FULL_RATE / 2);
+    // No cell after it: each window that ends gives back 1/32 (applied when credits are due
+    // or the factor is read).
+    assert_eq!(a.rate_factor(us(10)), FULL_RATE / 2 + 2048);
     // Three more end by 27 us (at 15, 20 and 25).
-    a.handle_timeout(us(27));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 4 * 2048);
+    assert_eq!(a.rate_factor(us(27)), FULL_RATE / 2 + 4 * 2048);
 }
 
 proptest::proptest! {
