@@ -1,42 +1,33 @@
 //! The cell data path against its oracle (issue 39; DESIGN.md principle 1): the fixtures in
-//! `tests/oracle/` hold what the current data path measured, seed by seed, on every committed
-//! Stardust scenario and repro entry at quick scale, and on four small cases where event order
-//! cannot matter. A data path passes when it gives the small cases exactly and its seeds are
+//! `tests/oracle/` hold what the old data path (the object-per-cell one, last at the commit
+//! each fixture names) measured, seed by seed, on every committed Stardust scenario and repro
+//! entry at quick scale, and on four small cases where event order cannot matter; they stay as
+//! regression data now that the rebuilt data path has replaced it. A data path passes when it gives the small cases exactly and its seeds are
 //! a sample of the fixture's distribution on every case ([`check_two_sample`]: metrics constant
 //! in both exactly equal, the others by Welch's t with Holm–Bonferroni over the case's metrics
 //! and a resolution floor for quantised metrics; why not the 95% seed interval: there).
 //!
 //! In `cargo test`: the exact cases, the harness's own properties, the fixtures' shape, and
 //! the smallest seed sweeps (the incast, Fig. 7 three ways and Fig. 10(c), about a second
-//! together). The whole sweep, every case at 10 seeds (about 2.5 minutes):
+//! together). The whole sweep, every case at 10 seeds (about 3 minutes of CPU):
 //!
 //! ```text
 //! cargo test -p shoal-stardust --test equivalence -- --ignored oracle_sweep
 //! ```
 //!
-//! The generators (`generate_oracle_fixtures`, `generate_exact_fixtures`) measure the old data
-//! path, as does `oracle_other_seeds` (what the check says of an equal model); they are
-//! deleted with it once the new one matches (the fixtures stay):
-//!
-//! ```text
-//! cargo test -p shoal-stardust --test equivalence -- --ignored generate_
-//! ```
+//! The fixtures' generators and the old data path's run at other seeds went with the old data
+//! path (their last version: commit 630ee5a); what they measured is in `tests/oracle/mod.rs`.
 
 mod common;
 mod oracle;
 
 use oracle::{
-    CASES, EXACT, ExactFixture, ExactRunFn, Fixture, Measured, RunFn, SEEDS, case,
-    check_two_sample, run_exact_old, run_old, seed_interval, t_p_value,
+    CASES, EXACT, ExactFixture, Fixture, Measured, case, check_two_sample, run, run_exact,
+    seed_interval, t_p_value,
 };
 use std::collections::BTreeMap;
 
-/// The data path under test, for the seed sweeps and the exact cases. Today the old one: the
-/// fixtures' self-consistency. The new data path's runs take their place here.
-const RUN: RunFn = run_old;
-const RUN_EXACT: ExactRunFn = run_exact_old;
-
-fn sweep(name: &str, run: RunFn) {
+fn sweep(name: &str) {
     let fixture = Fixture::load(name);
     let c = case(name);
     let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run(c, s)).collect();
@@ -50,19 +41,19 @@ fn sweep(name: &str, run: RunFn) {
 
 #[test]
 fn incast_quick_keeps_the_oracle() {
-    sweep("incast-quick", RUN);
+    sweep("incast-quick");
 }
 
 #[test]
 fn fig7_keeps_the_oracle() {
-    sweep("fig7", RUN);
-    sweep("fig7-one-class", RUN);
-    sweep("stress-fig7-low-latency", RUN);
+    sweep("fig7");
+    sweep("fig7-one-class");
+    sweep("stress-fig7-low-latency");
 }
 
 #[test]
 fn fig10c_quick_keeps_the_oracle() {
-    sweep("fig10c-quick", RUN);
+    sweep("fig10c-quick");
 }
 
 /// Every case at every seed against its fixture:
@@ -73,7 +64,7 @@ fn oracle_sweep() {
     let mut failed = Vec::new();
     for c in CASES {
         let fixture = Fixture::load(c.name);
-        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| RUN(c, s)).collect();
+        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run(c, s)).collect();
         let misses = check_two_sample(&fixture, &new);
         eprintln!("{}: {} metrics off the oracle", c.name, misses.len());
         for m in &misses {
@@ -86,59 +77,13 @@ fn oracle_sweep() {
     assert!(failed.is_empty(), "off the oracle: {failed:?}");
 }
 
-/// What the check says of an equal model: the data path at seeds 11-20 against the fixtures'
-/// 1-10 (run on the old data path: the same distribution, other draws). Prints, per case, the
-/// metrics compared and missed; the share missed is the check's false alarm rate:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored oracle_other_seeds --nocapture`
-/// (`ORACLE_CASES=a,b` for some cases only). Deleted with the old data path.
-#[test]
-#[ignore = "every oracle case at 10 other seeds: minutes"]
-fn oracle_other_seeds() {
-    let only = std::env::var("ORACLE_CASES").ok();
-    let (mut compared, mut missed) = (0usize, 0usize);
-    for c in CASES {
-        if let Some(only) = &only
-            && !only.split(',').any(|n| n == c.name)
-        {
-            continue;
-        }
-        let fixture = Fixture::load(c.name);
-        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run_old(c, s + 10)).collect();
-        let misses = check_two_sample(&fixture, &new);
-        let varying = fixture
-            .metrics
-            .iter()
-            .filter(|(k, v)| {
-                !k.starts_with("info.") && v.iter().flatten().any(|x| Some(x) != v[0].as_ref())
-            })
-            .count();
-        let n = fixture
-            .metrics
-            .keys()
-            .filter(|k| !k.starts_with("info."))
-            .count();
-        eprintln!(
-            "{}: {} of {n} metrics missed ({varying} vary over the seeds)",
-            c.name,
-            misses.len()
-        );
-        for m in &misses {
-            eprintln!("  {}: {}", m.metric, m.why);
-        }
-        compared += n;
-        missed += misses.len();
-    }
-    eprintln!("all: {missed} of {compared} metrics missed");
-    assert!(compared > 0, "no case compared");
-}
-
 #[test]
 fn the_small_cases_are_exactly_the_oracle() {
     for c in EXACT {
         let path = oracle::dir().join(format!("{}.json", c.name));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let fixture: ExactFixture = serde_json::from_str(&text).expect("an exact fixture");
-        assert_eq!(RUN_EXACT(c), fixture.run, "{}", c.name);
+        assert_eq!(run_exact(c), fixture.run, "{}", c.name);
     }
 }
 
@@ -314,68 +259,4 @@ fn a_quantised_metric_within_its_step_passes_and_holm_corrects_for_many_metrics(
         }
     }
     assert!(check_two_sample(&f, &new).is_empty());
-}
-
-#[test]
-fn fixtures_are_written_a_metric_a_line_and_read_back_whole() {
-    let mut f = fixture(&[1.5, 2.0, 1e-7, 12345.678]);
-    f.last_stage_queue = vec![vec![3, 2, 1], Vec::new(), vec![7], vec![0, 0]];
-    f.metrics
-        .insert("gone".into(), vec![None, Some(1.0), None, Some(0.1)]);
-    let text = oracle::fixture_json(&f);
-    let back: Fixture = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(format!("{back:?}"), format!("{f:?}"));
-    let line = text
-        .lines()
-        .find(|l| l.contains("\"gone\""))
-        .expect("the metric's line");
-    assert!(line.ends_with("[null, 1.0, null, 0.1],"), "{line}");
-    assert!(text.contains("[3, 2, 1]"));
-}
-
-// ---- Generators: they measure the old data path, and go with it. ----
-
-/// Records every case's fixture from today's data path, at [`SEEDS`]:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored generate_oracle_fixtures`
-/// (`ORACLE_CASES=a,b` for some cases only). Deleted with the old data path.
-#[test]
-#[ignore = "writes tests/oracle/*.json from the old data path"]
-fn generate_oracle_fixtures() {
-    let only = std::env::var("ORACLE_CASES").ok();
-    let commit = oracle::commit();
-    for c in CASES {
-        if let Some(only) = &only
-            && !only.split(',').any(|n| n == c.name)
-        {
-            continue;
-        }
-        let f = Fixture::record(c, &SEEDS, &commit, run_old);
-        std::fs::write(Fixture::path(c.name), oracle::fixture_json(&f)).expect("writes");
-        eprintln!(
-            "{}: {} metrics x {} seeds",
-            c.name,
-            f.metrics.len(),
-            f.seeds.len()
-        );
-    }
-}
-
-/// Records the exact cases from today's data path:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored generate_exact_fixtures`.
-/// Deleted with the old data path.
-#[test]
-#[ignore = "writes tests/oracle/exact-*.json from the old data path"]
-fn generate_exact_fixtures() {
-    let commit = oracle::commit();
-    for c in EXACT {
-        let f = ExactFixture {
-            case: c.name.into(),
-            about: c.about.into(),
-            commit: commit.clone(),
-            generated_by: "cargo test -p shoal-stardust --test equivalence -- --ignored generate_exact_fixtures".into(),
-            run: run_exact_old(c),
-        };
-        let path = oracle::dir().join(format!("{}.json", c.name));
-        std::fs::write(path, oracle::fixture_json(&f)).expect("writes");
-    }
 }

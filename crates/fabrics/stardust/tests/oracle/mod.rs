@@ -21,11 +21,12 @@
 //! is `fig9-quick-u08`'s network over another window); Fig. 11 and the models entry, which
 //! simulate nothing. Four `stress-*` cases reach mechanisms no committed scenario does.
 //!
-//! Temporary by design: the generators (`equivalence.rs`, `#[ignore]`) go with the old data
-//! path once the new one matches it; the fixtures and these checks stay as regression data.
+//! The generators went with the old data path once the new one matched it (their last
+//! version: commit 630ee5a, `equivalence.rs`); the fixtures and these checks stay as
+//! regression data.
 #![allow(dead_code)] // the quick tests and the sweep use different parts
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits, RunOutput};
 use shoal_scenario::Scenario;
@@ -373,11 +374,8 @@ pub struct Measured {
     pub last_stage_queue: Vec<u64>,
 }
 
-/// A run function: the case at a seed, on some data path.
-pub type RunFn = fn(&Case, u64) -> Measured;
-
-/// The case at `seed` on today's data path.
-pub fn run_old(case: &Case, seed: u64) -> Measured {
+/// The case at `seed`.
+pub fn run(case: &Case, seed: u64) -> Measured {
     let (s, _) = scenario(case, seed);
     let spec = s.spec::<StardustSpec>().expect("a Stardust scenario");
     let mut fabric = Stardust::new(spec.network().expect("a network"));
@@ -552,7 +550,7 @@ pub fn measure(s: &Scenario, port: Rate, out: &RunOutput, obs: &Observations) ->
 }
 
 /// One case's oracle: its per-seed metrics, as the old data path measured them.
-#[derive(Serialize, Deserialize, Debug)]
+#[derive(Deserialize, Debug)]
 pub struct Fixture {
     pub case: String,
     pub about: String,
@@ -581,82 +579,7 @@ impl Fixture {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
     }
-
-    /// Measures `case` at every seed with `run`.
-    pub fn record(case: &Case, seeds: &[u64], commit: &str, run: RunFn) -> Fixture {
-        let runs: Vec<Measured> = seeds.iter().map(|&s| run(case, s)).collect();
-        let mut names: Vec<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
-        names.sort();
-        names.dedup();
-        let metrics = names
-            .into_iter()
-            .map(|k| {
-                let per_seed = runs.iter().map(|r| r.metrics.get(k).copied()).collect();
-                (k.clone(), per_seed)
-            })
-            .collect();
-        Fixture {
-            case: case.name.into(),
-            about: case.about.into(),
-            scenario: case.scenario.into(),
-            overrides: scenario(case, seeds[0]).1,
-            failure: case
-                .failure
-                .map(|f| format!("{:?} at {} us", f.what, f.at_us)),
-            extra_flow: case.extra.map(|x| {
-                format!(
-                    "{} -> {} in class {}, the first flow's size and start",
-                    x.src, x.dst, x.class
-                )
-            }),
-            commit: commit.into(),
-            generated_by: GENERATOR.into(),
-            seeds: seeds.to_vec(),
-            metrics,
-            last_stage_queue: runs.into_iter().map(|r| r.last_stage_queue).collect(),
-        }
-    }
 }
-
-/// `value` as the fixtures are written: pretty JSON, but an array of numbers (a metric's seeds,
-/// a histogram) on one line, so that a metric is one line of the file and of a diff.
-pub fn fixture_json(value: &impl Serialize) -> String {
-    let pretty = serde_json::to_string_pretty(value).expect("serialises");
-    let mut out = String::with_capacity(pretty.len());
-    // An array being gathered: its opening line and its items so far (scalars only).
-    let mut open: Option<(&str, Vec<&str>)> = None;
-    for line in pretty.lines() {
-        let t = line.trim();
-        if let Some((head, items)) = &mut open {
-            if t == "]" || t == "]," {
-                out += &format!("{head}{}{t}\n", items.join(", "));
-                open = None;
-                continue;
-            }
-            if !(t.starts_with(['[', '{']) || t.ends_with(['[', '{'])) {
-                items.push(t.trim_end_matches(','));
-                continue;
-            }
-            // An array of arrays or objects: its opening line stays as it is (it has no
-            // scalar items yet, or JSON would not nest here), and this line starts afresh.
-            out += &format!("{head}\n");
-            for i in items.iter() {
-                out += &format!("{i},\n");
-            }
-            open = None;
-        }
-        if t.ends_with('[') {
-            open = Some((line, Vec::new()));
-        } else {
-            out += &format!("{line}\n");
-        }
-    }
-    out
-}
-
-/// The command that regenerates the fixtures (only while the old data path exists).
-pub const GENERATOR: &str =
-    "cargo test -p shoal-stardust --test equivalence -- --ignored generate_oracle_fixtures";
 
 /// The 95% interval of the mean of `x` (Student t, `shoal_metrics::mean_ci95`): (mean, low,
 /// high); a single value is its own interval.
@@ -791,8 +714,10 @@ pub fn welch(old: &[f64], new: &[f64]) -> (f64, f64, f64) {
 /// Why not the old check (every new seed mean within the fixture's 95% seed interval): a data
 /// path with the same distribution but other draws misses each such interval with
 /// probability about 0.11 at 10 seeds, so over a case's 75-150 metrics it fails; measured,
-/// the old path at seeds 11-20 missed 133 of its own 1,583 metrics, in 14 of 15 cases. This
-/// test, run the same way (`oracle_other_seeds`), passes the old path's seeds 11-20.
+/// the old path at seeds 11-20 missed 133 of its own 1,583 metrics, in 14 of 15 cases. By
+/// this test the same runs (the old data path of e7f0cc5 at seeds 11-20 against its fixtures
+/// at 1-10; `oracle_other_seeds`, which went with the old path, last at 630ee5a) miss 0 of
+/// 1,583, in no case; and the rebuilt data path at seeds 1-10 misses 0 (`oracle_sweep`).
 pub fn check_two_sample(fixture: &Fixture, new: &[Measured]) -> Vec<Miss> {
     assert_eq!(new.len(), fixture.seeds.len(), "one new run per seed");
     let mut misses = Vec::new();
@@ -866,24 +791,6 @@ pub fn check_two_sample(fixture: &Fixture, new: &[Measured]) -> Vec<Miss> {
     misses.sort_by(|a, b| a.metric.cmp(&b.metric));
     misses.dedup_by(|a, b| a.metric == b.metric);
     misses
-}
-
-/// The commit of the binary measuring, from git (`unknown` outside a repository), `+dirty`
-/// when the tree has uncommitted changes.
-pub fn commit() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let head = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no", "--", "src"])
-        .is_some_and(|s| !s.is_empty());
-    if dirty { format!("{head}+dirty") } else { head }
 }
 
 // ---- Exact cases: event order cannot matter, so a new data path must give the same run. ----
@@ -969,7 +876,7 @@ pub const EXACT: &[ExactCase] = &[
 ];
 
 /// One exact case's whole run.
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
+#[derive(Deserialize, Debug, PartialEq)]
 pub struct ExactRun {
     /// Per flow: (payload bytes, start ps, finish ps).
     pub flows: Vec<(u64, u64, Option<u64>)>,
@@ -981,7 +888,7 @@ pub struct ExactRun {
     pub traversal_ps: Option<(u64, u64, u64)>,
 }
 
-#[derive(Serialize, Deserialize, Debug)]
+#[derive(Deserialize, Debug)]
 pub struct ExactFixture {
     pub case: String,
     pub about: String,
@@ -990,11 +897,8 @@ pub struct ExactFixture {
     pub run: ExactRun,
 }
 
-/// A run function for the exact cases.
-pub type ExactRunFn = fn(&ExactCase) -> ExactRun;
-
-/// An exact case on today's data path.
-pub fn run_exact_old(case: &ExactCase) -> ExactRun {
+/// An exact case, run.
+pub fn run_exact(case: &ExactCase) -> ExactRun {
     let (net, flows, limits, fail) = (case.build)();
     let mut fabric = Stardust::new(net);
     if let Some(f) = fail {
