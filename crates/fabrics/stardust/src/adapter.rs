@@ -678,16 +678,29 @@ impl Adapter {
 
     fn accept(&mut self, cells: &mut Cells, now: Time, id: CellId) {
         debug_assert_eq!(cells.dst(id), self.id, "cell for another adapter");
-        let (src, fci, body) = (cells.src(id), cells.fci(id), *cells.body(id));
+        let (src, fci) = (cells.src(id), cells.fci(id));
+        let control = match cells.body(id) {
+            Body::Data(d) => {
+                // Read in place: the fragment list is copied once, into the reorder window.
+                if fci {
+                    self.stats.fci_cells += 1;
+                }
+                self.fci_tally(now, fci);
+                self.data(now, src, d);
+                cells.free(id);
+                return;
+            }
+            Body::Control(c) => *c,
+        };
         cells.free(id);
-        match body {
-            Body::Control(Control::Status {
+        match control {
+            Control::Status {
                 port,
                 class,
                 seq,
                 on,
                 returned,
-            }) => {
+            } => {
                 // Write-offs due before this status are settled first: a newer "on" must not
                 // void one whose hold ended before it came.
                 let sched = &mut self.ports[port as usize].sched;
@@ -695,7 +708,7 @@ impl Adapter {
                 sched.status(now, src, class, seq, on, returned);
                 self.touch(port);
             }
-            Body::Control(Control::Credit { port, class, bytes }) => {
+            Control::Credit { port, class, bytes } => {
                 let q = self.cfg.queue_index(src, port, class);
                 let voq = &mut self.voqs[q];
                 voq.balance += bytes as i64;
@@ -707,13 +720,6 @@ impl Adapter {
                     // keep.
                     self.say_off(cells, now, q, self.keepable());
                 }
-            }
-            Body::Data(d) => {
-                if fci {
-                    self.stats.fci_cells += 1;
-                }
-                self.fci_tally(now, fci);
-                self.data(now, src, d);
             }
         }
     }
@@ -754,7 +760,7 @@ impl Adapter {
         self.window_marked = 0;
     }
 
-    fn data(&mut self, now: Time, src: u32, d: Data) {
+    fn data(&mut self, now: Time, src: u32, d: &Data) {
         let s = self.cfg.queue_index(src, d.port, d.class);
         let port = &mut self.ports[d.port as usize];
         port.sched.settle(now);

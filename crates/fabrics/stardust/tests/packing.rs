@@ -154,7 +154,7 @@ proptest! {
         let mut out = Vec::new();
         let mut freed = Freed::default();
         for d in cells {
-            prop_assert!(s.accept(d, &mut |p| out.push(p), &mut freed));
+            prop_assert!(s.accept(&d, &mut |p| out.push(p), &mut freed));
         }
         prop_assert_eq!(freed, Freed::default());
         prop_assert!(!s.has_gap());
@@ -209,7 +209,7 @@ fn a_lost_cell_drops_only_the_packets_it_cut() {
     let mut out = Vec::new();
     let mut freed = Freed::default();
     for d in cells.iter().filter(|d| d.seq != 1) {
-        s.accept(*d, &mut |p| out.push(p.record), &mut freed);
+        s.accept(d, &mut |p| out.push(p.record), &mut freed);
     }
     assert!(out.is_empty(), "everything waits behind the gap");
     s.give_up(&mut |p| out.push(p.record), &mut freed);
