@@ -149,7 +149,7 @@ pub struct Adapter {
     voqs: Vec<Voq>,
     ingress_bytes: u64,
     paused_hosts: bool,
-    reach: ReachTable,
+    /// The forwarding table lives in the sprayer, laid out for the pick.
     sprayer: Sprayer,
     /// The run's number of this adapter's fabric link 0 (its cells wait in the run's
     /// [`Cells`], by directed link), and how many links it has.
@@ -199,8 +199,7 @@ impl Adapter {
             voqs: (0..queues).map(|_| Voq::default()).collect(),
             ingress_bytes: 0,
             paused_hosts: false,
-            sprayer: Sprayer::new(links, cfg.fas as usize, cfg.permutation_rounds, rng),
-            reach,
+            sprayer: Sprayer::new(&reach, cfg.permutation_rounds, rng),
             base: 0,
             links: links as u32,
             ports: (0..cfg.ports)
@@ -254,9 +253,9 @@ impl Adapter {
         &self.stats
     }
 
-    /// The forwarding table, for the reachability protocol to update.
-    pub fn reach_mut(&mut self) -> &mut ReachTable {
-        &mut self.reach
+    /// A new forwarding table (the reachability protocol's).
+    pub fn set_reach(&mut self, table: &ReachTable) {
+        self.sprayer.set_table(table);
     }
 
     /// The FCI factor on the credit rate at `now`, in 1/65,536 (the windows ended by then
@@ -615,7 +614,7 @@ impl Adapter {
             self.loopback.push_back(id);
             return;
         }
-        let Some(link) = self.sprayer.next(dst, &self.reach) else {
+        let Some(link) = self.sprayer.next(dst) else {
             self.stats.unroutable_cells += 1;
             cells.free(id);
             return;

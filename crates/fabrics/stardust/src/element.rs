@@ -41,7 +41,7 @@ pub enum Received {
 
 pub struct Element {
     cfg: ElementConfig,
-    reach: ReachTable,
+    /// The forwarding table lives in the sprayer, laid out for the pick.
     sprayer: Sprayer,
     /// The run's number of this element's output 0; its outputs are the next `links`.
     base: u32,
@@ -58,8 +58,7 @@ impl Element {
         let links = reach.links();
         Element {
             cfg,
-            sprayer: Sprayer::new(links, reach.dsts(), cfg.permutation_rounds, rng),
-            reach,
+            sprayer: Sprayer::new(&reach, cfg.permutation_rounds, rng),
             base: 0,
             links: links as u32,
             pool: 0,
@@ -78,8 +77,9 @@ impl Element {
         &self.stats
     }
 
-    pub fn reach_mut(&mut self) -> &mut ReachTable {
-        &mut self.reach
+    /// A new forwarding table (the reachability protocol's).
+    pub fn set_reach(&mut self, table: &ReachTable) {
+        self.sprayer.set_table(table);
     }
 
     /// Data cells queued at output `link`.
@@ -100,7 +100,7 @@ impl Element {
 
     /// Cell `id` of `cells` arrived on some link. A cell dropped is the caller's to free.
     pub fn receive(&mut self, cells: &mut Cells, id: CellId) -> Received {
-        let Some(out) = self.sprayer.next(cells.dst(id), &self.reach) else {
+        let Some(out) = self.sprayer.next(cells.dst(id)) else {
             self.stats.unroutable += 1;
             return Received::Dropped;
         };
@@ -157,7 +157,7 @@ impl Element {
         let mut waiting = Vec::new();
         cells.drain(self.base + link, &mut waiting);
         for id in waiting {
-            match self.sprayer.next(cells.dst(id), &self.reach) {
+            match self.sprayer.next(cells.dst(id)) {
                 Some(out) => {
                     cells.enqueue(self.base + out, id);
                     kicked.push(out);

@@ -490,11 +490,11 @@ impl<'a> Sim<'a> {
             self.fail.rerouted = Some(now);
         }
         let fas = self.fas.len() as u32;
-        let table = self.reach[dev as usize].table().clone();
+        let table = self.reach[dev as usize].table();
         if dev < fas {
-            *self.fas[dev as usize].reach_mut() = table;
+            self.fas[dev as usize].set_reach(table);
         } else {
-            *self.fes[(dev - fas) as usize].reach_mut() = table;
+            self.fes[(dev - fas) as usize].set_reach(table);
         }
         for p in 0..self.net.ports_of(dev) {
             let l = self.net.link(dev, p);
