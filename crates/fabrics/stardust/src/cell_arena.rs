@@ -3,7 +3,7 @@
 //! adapter packs it, and read there by every device it crosses until its destination adapter
 //! takes it in and frees the slot; links, adapters and elements move only its handle. The
 //! columns are split by who reads them, so that a hop touches the few bytes it needs (the
-//! destination and the kind) and not the fragment list.
+//! destination, the kind and the size: one 8-byte record) and not the fragment list.
 //!
 //! The same store holds every directed link's queues of waiting cells, two per link (control
 //! ahead of data, §4.2's two crossbars), linked through one array (`cellnet::Fifos`): an
@@ -19,15 +19,23 @@ pub type CellId = Handle;
 const DATA: u8 = 1;
 const FCI: u8 = 2;
 
+/// What every hop reads of a cell, together.
+#[derive(Clone, Copy, Default)]
+struct Hot {
+    /// The destination adapter.
+    dst: u32,
+    /// Payload bytes of a data cell, 0 for a control cell.
+    payload: u16,
+    /// [`DATA`], [`FCI`].
+    flags: u8,
+}
+
 /// The cells of one run and the queues of its directed links.
 #[derive(Default)]
 pub struct Cells {
     handles: Handles,
-    /// Read at every hop: the destination adapter, the kind and FCI bit, the payload bytes (0
-    /// for a control cell).
-    dst: Vec<u32>,
-    flags: Vec<u8>,
-    payload: Vec<u16>,
+    /// Read at every hop.
+    hot: Vec<Hot>,
     /// Read at the adapters only.
     src: Vec<u32>,
     sent_at: Vec<u64>,
@@ -54,17 +62,18 @@ impl Cells {
         };
         let h = self.handles.alloc();
         let i = h as usize;
-        if i == self.dst.len() {
-            self.dst.push(cell.dst);
-            self.flags.push(flags);
-            self.payload.push(payload);
+        let hot = Hot {
+            dst: cell.dst,
+            payload,
+            flags,
+        };
+        if i == self.hot.len() {
+            self.hot.push(hot);
             self.src.push(cell.src);
             self.sent_at.push(cell.sent_at);
             self.body.push(cell.body);
         } else {
-            self.dst[i] = cell.dst;
-            self.flags[i] = flags;
-            self.payload[i] = payload;
+            self.hot[i] = hot;
             self.src[i] = cell.src;
             self.sent_at[i] = cell.sent_at;
             self.body[i] = cell.body;
@@ -90,8 +99,8 @@ impl Cells {
         let i = id as usize;
         Cell {
             src: self.src[i],
-            dst: self.dst[i],
-            fci: self.flags[i] & FCI != 0,
+            dst: self.hot[i].dst,
+            fci: self.hot[i].flags & FCI != 0,
             sent_at: self.sent_at[i],
             body: self.body[i],
         }
@@ -104,7 +113,7 @@ impl Cells {
 
     #[inline]
     pub fn dst(&self, id: CellId) -> u32 {
-        self.dst[id as usize]
+        self.hot[id as usize].dst
     }
 
     #[inline]
@@ -114,32 +123,34 @@ impl Cells {
 
     #[inline]
     pub fn is_data(&self, id: CellId) -> bool {
-        self.flags[id as usize] & DATA != 0
+        self.hot[id as usize].flags & DATA != 0
     }
 
     #[inline]
     pub fn fci(&self, id: CellId) -> bool {
-        self.flags[id as usize] & FCI != 0
+        self.hot[id as usize].flags & FCI != 0
     }
 
     #[inline]
     pub fn mark_fci(&mut self, id: CellId) {
-        self.flags[id as usize] |= FCI;
+        self.hot[id as usize].flags |= FCI;
     }
 
     /// Payload bytes of a data cell, 0 for a control cell.
     #[inline]
     pub fn payload(&self, id: CellId) -> u16 {
-        self.payload[id as usize]
+        self.hot[id as usize].payload
     }
 
-    /// Bytes on a fabric link: a data cell's header and payload, or a control cell.
+    /// Bytes on a fabric link, a data cell's header and payload or a control cell, and
+    /// whether it is a data cell.
     #[inline]
-    pub fn wire_bytes(&self, id: CellId, header: u32, control: u32) -> u32 {
-        if self.is_data(id) {
-            header + self.payload(id) as u32
+    pub fn wire_bytes(&self, id: CellId, header: u32, control: u32) -> (u32, bool) {
+        let hot = self.hot[id as usize];
+        if hot.flags & DATA != 0 {
+            (header + hot.payload as u32, true)
         } else {
-            control
+            (control, false)
         }
     }
 
@@ -265,7 +276,7 @@ mod tests {
                     prop_assert_eq!(cells.waiting(l as u32), (m[0].len(), m[1].len()));
                 }
             }
-            prop_assert!(cells.dst.len() <= most, "slots are reused before new ones are taken");
+            prop_assert!(cells.hot.len() <= most, "slots are reused before new ones are taken");
         }
     }
 }

@@ -793,12 +793,12 @@ impl<'a> Sim<'a> {
         };
         self.cell_hops += 1;
         let a = &self.net.adapter;
-        let bytes = self
+        let (bytes, data) = self
             .cells
             .wire_bytes(id, a.cell_header_bytes, a.control_bytes);
         let d = self.links.send(link, now, bytes as u64);
         let w = &mut self.wires[l];
-        w.sending_data = self.cells.is_data(id);
+        w.sending_data = data;
         if w.dead {
             self.fail.last_use = Some(now);
         }
