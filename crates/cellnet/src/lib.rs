@@ -7,7 +7,7 @@
 //! - [`Fifos`]: any number of FIFOs of handles, linked through one array indexed by handle,
 //!   for a handle that is in at most one queue at a time (a cell on a link or in an output);
 //! - [`Ring`]: a growable ring of small `Copy` records (credits, requests, statuses);
-//! - [`Links`]: timed links in struct-of-arrays form (busy until, serialization, delay), with
+//! - [`Links`]: timed links, one record each (busy until, serialization, delay), with
 //!   optional link-level credits per virtual channel;
 //! - [`Landings`]: link-level credits in flight, each with the time it lands at the sender,
 //!   read by the sender when it next considers sending instead of an event per credit.

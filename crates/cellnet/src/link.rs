@@ -1,4 +1,4 @@
-//! Timed links in struct-of-arrays form: a link serializes one cell at a time at its rate and
+//! Timed links: a link serializes one cell at a time at its rate and
 //! delivers it after its delay. A link is free again at `busy_until`; a cell sent on a busy
 //! link starts when it frees (the caller decides when to send: that is where its queueing
 //! discipline lives). Serialization is the exact `Rate::serialize` (rounded up to the
@@ -17,14 +17,21 @@ pub struct Departure {
 /// Bits times picoseconds per second: a byte at `r` b/s takes `PS_BITS / r` ps.
 const PS_BITS: u64 = 8 * 1_000_000_000_000;
 
+/// One link's timing: every field is read at every send, so a link is one record (one cache
+/// line) rather than a column each.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    busy_until: Time,
+    /// Picoseconds per byte when that is exact (0 otherwise: `Rate::serialize` is used).
+    ps_per_byte: u64,
+    delay: Dur,
+    rate: Rate,
+}
+
 /// Directed links, numbered `0..len`.
 #[derive(Clone, Debug, Default)]
 pub struct Links {
-    busy_until: Vec<Time>,
-    delay: Vec<Dur>,
-    rate: Vec<Rate>,
-    /// Picoseconds per byte when that is exact (0 otherwise: `Rate::serialize` is used).
-    ps_per_byte: Vec<u64>,
+    links: Vec<Link>,
 }
 
 impl Links {
@@ -35,50 +42,57 @@ impl Links {
     /// Adds a link of `rate` and propagation `delay`; returns its number.
     pub fn push(&mut self, rate: Rate, delay: Dur) -> u32 {
         assert!(rate.0 > 0, "a link needs a rate");
-        let id = self.busy_until.len() as u32;
-        self.busy_until.push(Time::ZERO);
-        self.delay.push(delay);
-        self.rate.push(rate);
-        self.ps_per_byte.push(if PS_BITS.is_multiple_of(rate.0) {
-            PS_BITS / rate.0
-        } else {
-            0
+        let id = self.links.len() as u32;
+        self.links.push(Link {
+            busy_until: Time::ZERO,
+            ps_per_byte: if PS_BITS.is_multiple_of(rate.0) {
+                PS_BITS / rate.0
+            } else {
+                0
+            },
+            delay,
+            rate,
         });
         id
     }
 
     pub fn len(&self) -> usize {
-        self.busy_until.len()
+        self.links.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.busy_until.is_empty()
+        self.links.is_empty()
     }
 
     pub fn rate(&self, l: u32) -> Rate {
-        self.rate[l as usize]
+        self.links[l as usize].rate
     }
 
     pub fn delay(&self, l: u32) -> Dur {
-        self.delay[l as usize]
+        self.links[l as usize].delay
     }
 
+    #[inline]
     pub fn busy_until(&self, l: u32) -> Time {
-        self.busy_until[l as usize]
+        self.links[l as usize].busy_until
     }
 
     /// Whether link `l` can start a cell at `now`.
     #[inline]
     pub fn is_idle(&self, l: u32, now: Time) -> bool {
-        now >= self.busy_until[l as usize]
+        now >= self.links[l as usize].busy_until
     }
 
     /// Time link `l` takes to serialize `bytes`.
     #[inline]
     pub fn serialize(&self, l: u32, bytes: u64) -> Dur {
-        let i = l as usize;
-        match self.ps_per_byte[i] {
-            0 => self.rate[i].serialize(bytes),
+        Self::serialize_on(&self.links[l as usize], bytes)
+    }
+
+    #[inline]
+    fn serialize_on(link: &Link, bytes: u64) -> Dur {
+        match link.ps_per_byte {
+            0 => link.rate.serialize(bytes),
             p => Dur(bytes * p),
         }
     }
@@ -87,14 +101,14 @@ impl Links {
     /// cell ahead has left), and the link is busy until it has left.
     #[inline]
     pub fn send(&mut self, l: u32, now: Time, bytes: u64) -> Departure {
-        let i = l as usize;
-        let start = now.max(self.busy_until[i]);
-        let done = start + self.serialize(l, bytes);
-        self.busy_until[i] = done;
+        let link = &mut self.links[l as usize];
+        let start = now.max(link.busy_until);
+        let done = start + Self::serialize_on(link, bytes);
+        link.busy_until = done;
         Departure {
             start,
             done,
-            arrive: done + self.delay[i],
+            arrive: done + link.delay,
         }
     }
 }

@@ -29,6 +29,7 @@
 //! as fast as its token bucket lets it.
 
 use crate::cell::{Body, Cell, Control, Data, FIRST, Frag, LAST, MAX_FRAGS, Packet};
+use crate::cell_arena::{CellId, Cells};
 use crate::config::{AdapterConfig, IngressFull, LowLatency};
 use crate::reach::ReachTable;
 use crate::reassembly::{Freed, Stream};
@@ -36,8 +37,7 @@ use crate::scheduler::PortScheduler;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
 use shoal_base::{Dur, Time};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Serial-number order of cell sequence numbers: `a` comes after `b`.
 fn after(a: u32, b: u32) -> bool {
@@ -60,7 +60,7 @@ struct Voq {
     /// Whether the last status sent said "on".
     requested: bool,
     /// An empty VOQ gives its kept credit back at this time (its last status plus the keep),
-    /// and whether an entry for it waits in `Adapter::give_back`.
+    /// and whether a [`Timer::GiveBack`] for it is on the calendar.
     keep_until: Time,
     give_back_armed: bool,
     /// When it last asked or was answered (its "on" sent, or a credit received), and whether a
@@ -75,16 +75,9 @@ struct Voq {
     /// of its VOQs seldom is asked about as seldom.
     refresh_doublings: u8,
     /// Low-latency VOQs: the token bucket as a virtual clock (the time at which it would be
-    /// full again), and whether a release waits in `Adapter::low_latency_due`.
+    /// full again), and whether a [`Timer::LowLatency`] release for it is on the calendar.
     bucket_at: Time,
     release_armed: bool,
-}
-
-/// Cells waiting for one fabric link: control cells go first (their own crossbar, §4.2).
-#[derive(Default)]
-struct LinkQueue {
-    ctrl: VecDeque<Cell>,
-    data: VecDeque<Cell>,
 }
 
 /// One egress port: its scheduler, credit clock and buffer.
@@ -96,6 +89,28 @@ struct Port {
     /// the port queue.
     occupancy: u64,
     queue: VecDeque<Packet>,
+    /// A [`Timer::Credit`] for this port is on the calendar.
+    credit_armed: bool,
+    /// Something that decides whether the port may credit changed since the caller last
+    /// polled (it is in `Adapter::touched`).
+    touched: bool,
+}
+
+/// A deadline of an adapter, for the caller to put on its calendar ([`Adapter::poll_timer`])
+/// and hand back when due ([`Adapter::handle_timer`]). Each kind keeps its own check against
+/// a deadline that moved, so a stale one does nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Timer {
+    /// Port `p`'s credit clock: its next credit is due.
+    Credit(u16),
+    /// Stream `s`'s oldest missing cell may be given up.
+    Reassembly(u32),
+    /// VOQ `q` asks again if nothing answered its request.
+    Refresh(u32),
+    /// Empty VOQ `q` gives back the credit it kept.
+    GiveBack(u32),
+    /// Low-latency VOQ `q`'s bucket lets its next packet go.
+    LowLatency(u32),
 }
 
 /// Counters of one adapter.
@@ -134,24 +149,23 @@ pub struct Adapter {
     voqs: Vec<Voq>,
     ingress_bytes: u64,
     paused_hosts: bool,
-    reach: ReachTable,
+    /// The forwarding table lives in the sprayer, laid out for the pick.
     sprayer: Sprayer,
-    links: Vec<LinkQueue>,
+    /// The run's number of this adapter's fabric link 0 (its cells wait in the run's
+    /// [`Cells`], by directed link), and how many links it has.
+    base: u32,
+    links: u32,
     ports: Vec<Port>,
     /// Per (source adapter, port, class).
     streams: Vec<Stream>,
-    /// Reassembly deadlines, earliest first: (deadline, stream), at most one per stream
-    /// (`timer_armed`). An entry whose gap closed is dropped when it comes due; one whose gap
-    /// is younger than it was is set again for the new deadline.
-    timers: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Per stream: a [`Timer::Reassembly`] is on the calendar (at most one; one whose gap
+    /// closed does nothing, one whose gap is younger than it was is set again).
     timer_armed: Vec<bool>,
-    /// VOQs asking for credit, by the time their "on" is sent again if nothing answers it:
-    /// a status lost with a failed link must not leave a VOQ waiting for ever.
-    refresh: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Low-latency VOQs waiting for their bucket, by the time it lets their next packet go.
-    low_latency_due: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Empty VOQs keeping credit, by the time they give it back.
-    give_back: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Deadlines set since the caller last polled (the calendar holds them, not the adapter:
+    /// nothing is polled after every input, `docs/design/cell-datapath.md` §2.4).
+    due: Vec<(Time, Timer)>,
+    /// Ports to look at for a credit clock to start ([`Port::touched`]).
+    touched: Vec<u16>,
     /// Per stream, while it has a gap: (time, sequence number) of each cell that arrived ahead
     /// of every earlier one, oldest first. A missing cell has been missing since the first of
     /// these beyond it arrived.
@@ -166,7 +180,7 @@ pub struct Adapter {
     link_kicks: Vec<u32>,
     port_kicks: Vec<u16>,
     /// Cells for this adapter itself.
-    loopback: VecDeque<Cell>,
+    loopback: VecDeque<CellId>,
     /// Reused for the packets one cell completes (no allocation per cell).
     scratch: Vec<Packet>,
     burst: Vec<Packet>,
@@ -185,9 +199,9 @@ impl Adapter {
             voqs: (0..queues).map(|_| Voq::default()).collect(),
             ingress_bytes: 0,
             paused_hosts: false,
-            sprayer: Sprayer::new(links, cfg.fas as usize, cfg.permutation_rounds, rng),
-            reach,
-            links: (0..links).map(|_| LinkQueue::default()).collect(),
+            sprayer: Sprayer::new(&reach, cfg.permutation_rounds, rng),
+            base: 0,
+            links: links as u32,
             ports: (0..cfg.ports)
                 .map(|_| Port {
                     sched: PortScheduler::new(
@@ -199,14 +213,14 @@ impl Adapter {
                     next_credit: Time::ZERO,
                     occupancy: 0,
                     queue: VecDeque::new(),
+                    credit_armed: false,
+                    touched: false,
                 })
                 .collect(),
             streams: (0..queues).map(|_| Stream::default()).collect(),
-            timers: BinaryHeap::new(),
             timer_armed: vec![false; queues],
-            refresh: BinaryHeap::new(),
-            low_latency_due: BinaryHeap::new(),
-            give_back: BinaryHeap::new(),
+            due: Vec::new(),
+            touched: Vec::new(),
             ahead: (0..queues).map(|_| VecDeque::new()).collect(),
             rate_factor: FULL_RATE,
             fci_window: Time::ZERO,
@@ -221,21 +235,33 @@ impl Adapter {
         }
     }
 
+    /// The adapter whose fabric link 0 is the run's directed link `base`.
+    pub fn at_links(self, base: u32) -> Adapter {
+        Adapter { base, ..self }
+    }
+
     pub fn id(&self) -> u32 {
         self.id
+    }
+
+    /// Its fabric links.
+    pub fn links(&self) -> u32 {
+        self.links
     }
 
     pub fn stats(&self) -> &AdapterStats {
         &self.stats
     }
 
-    /// The forwarding table, for the reachability protocol to update.
-    pub fn reach_mut(&mut self) -> &mut ReachTable {
-        &mut self.reach
+    /// A new forwarding table (the reachability protocol's).
+    pub fn set_reach(&mut self, table: &ReachTable) {
+        self.sprayer.set_table(table);
     }
 
-    /// The FCI factor on the credit rate, in 1/65,536.
-    pub fn rate_factor(&self) -> u32 {
+    /// The FCI factor on the credit rate at `now`, in 1/65,536 (the windows ended by then
+    /// applied: when they are applied does not change the factor, only when it is seen).
+    pub fn rate_factor(&mut self, now: Time) -> u32 {
+        self.fci_close_windows(now);
         self.rate_factor
     }
 
@@ -270,8 +296,10 @@ impl Adapter {
 
     /// A packet from a host for port `port` of adapter `dst`, class `class`. Returns false if
     /// the ingress buffer had no room (the packet is dropped and counted).
+    #[allow(clippy::too_many_arguments)] // the run's cells, the time, and the packet's header
     pub fn handle_packet(
         &mut self,
+        cells: &mut Cells,
         now: Time,
         dst: u32,
         port: u16,
@@ -294,24 +322,24 @@ impl Adapter {
         voq.packets.push_back(packet);
         if self.cfg.low_latency.is(class) {
             if !voq.release_armed {
-                self.release_low_latency(now, q);
+                self.release_low_latency(cells, now, q);
             }
-            self.drain_loopback(now);
+            self.drain_loopback(cells, now);
             return true;
         }
         if !voq.requested {
             voq.requested = true;
             voq.refresh_doublings = 0;
-            self.ask(now, q, dst, port, class);
+            self.ask(cells, now, q, dst, port, class);
         }
-        self.release(now, dst, port, class);
-        self.drain_loopback(now);
+        self.release(cells, now, dst, port, class);
+        self.drain_loopback(cells, now);
         true
     }
 
     /// VOQ `q` tells the destination's scheduler it wants credit (again), and arms its
     /// refresh.
-    fn ask(&mut self, now: Time, q: usize, dst: u32, port: u16, class: u8) {
+    fn ask(&mut self, cells: &mut Cells, now: Time, q: usize, dst: u32, port: u16, class: u8) {
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
         voq.asked_at = now;
@@ -319,6 +347,7 @@ impl Adapter {
         let wait = self.cfg.refresh_wait(voq.refresh_doublings);
         self.arm_refresh(q, now + wait);
         self.send_control(
+            cells,
             dst,
             Control::Status {
                 port,
@@ -330,44 +359,38 @@ impl Adapter {
         );
     }
 
-    /// Makes sure VOQ `q` looks at its refresh by `at`: one entry waits per VOQ, and one due
-    /// later (a wait grown long before the VOQ emptied and asked anew) is replaced, left
-    /// stale in the heap.
+    /// Makes sure VOQ `q` looks at its refresh by `at`: one deadline counts per VOQ, and one
+    /// due later (a wait grown long before the VOQ emptied and asked anew) is replaced, left
+    /// stale on the calendar.
     fn arm_refresh(&mut self, q: usize, at: Time) {
         let voq = &mut self.voqs[q];
         if !voq.refresh_armed || at < voq.refresh_at {
             voq.refresh_armed = true;
             voq.refresh_at = at;
-            self.refresh.push(Reverse((at, q as u32)));
+            self.due.push((at, Timer::Refresh(q as u32)));
         }
     }
 
-    /// Asks again for the VOQs that have had no credit for their refresh wait.
-    fn refresh_due(&mut self, now: Time) {
-        while let Some(&Reverse((t, q))) = self.refresh.peek() {
-            if t > now {
-                break;
-            }
-            self.refresh.pop();
-            let q = q as usize;
-            let voq = &mut self.voqs[q];
-            if !voq.refresh_armed || voq.refresh_at != t {
-                continue;
-            }
-            voq.refresh_armed = false;
-            if !voq.requested {
-                continue;
-            }
-            let due = voq.asked_at + self.cfg.refresh_wait(voq.refresh_doublings);
-            if due > now {
-                self.arm_refresh(q, due);
-                continue;
-            }
-            voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
-            let (dst, port, class) = self.cfg.voq_of(q);
-            self.stats.status_refreshes += 1;
-            self.ask(now, q, dst, port, class);
+    /// A refresh deadline of VOQ `q` came: if it is the one that counts (not one replaced by
+    /// an earlier one), the VOQ asks again if it has had no credit for its refresh wait.
+    fn refresh_due(&mut self, cells: &mut Cells, now: Time, q: usize) {
+        let voq = &mut self.voqs[q];
+        if !voq.refresh_armed || voq.refresh_at > now {
+            return;
         }
+        voq.refresh_armed = false;
+        if !voq.requested {
+            return;
+        }
+        let due = voq.asked_at + self.cfg.refresh_wait(voq.refresh_doublings);
+        if due > now {
+            self.arm_refresh(q, due);
+            return;
+        }
+        voq.refresh_doublings = voq.refresh_doublings.saturating_add(1);
+        let (dst, port, class) = self.cfg.voq_of(q);
+        self.stats.status_refreshes += 1;
+        self.ask(cells, now, q, dst, port, class);
     }
 
     /// Resumes the hosts once the ingress buffer is back under `resume_at` bytes; returns
@@ -389,7 +412,7 @@ impl Adapter {
     /// average, and a packet larger than a credit goes on the first credit rather than waiting
     /// for the several it is worth (which would hold every VOQ of a round-robin scheduler for
     /// several rounds before its first packet, all of them at once after a synchronised start).
-    fn release(&mut self, now: Time, dst: u32, port: u16, class: u8) {
+    fn release(&mut self, cells: &mut Cells, now: Time, dst: u32, port: u16, class: u8) {
         let q = self.cfg.queue_index(dst, port, class);
         let voq = &mut self.voqs[q];
         let mut burst_end = 0;
@@ -406,14 +429,14 @@ impl Adapter {
             self.ingress_bytes -= spend as u64;
             let mut burst = std::mem::take(&mut self.burst);
             burst.extend(voq.packets.drain(..burst_end));
-            self.pack(dst, port, class, &burst);
+            self.pack(cells, dst, port, class, &burst);
             burst.clear();
             self.burst = burst;
         }
         let voq = &mut self.voqs[q];
         if voq.packets.is_empty() && voq.requested {
             voq.requested = false;
-            self.say_off(now, q, self.keepable());
+            self.say_off(cells, now, q, self.keepable());
         }
     }
 
@@ -429,7 +452,7 @@ impl Adapter {
 
     /// VOQ `q` (empty, not asking) tells its destination it is off, returning what credit it
     /// holds beyond `most`, and keeps the rest for the keep time.
-    fn say_off(&mut self, now: Time, q: usize, most: u32) {
+    fn say_off(&mut self, cells: &mut Cells, now: Time, q: usize, most: u32) {
         let keep_for = self.cfg.credit_keep;
         let voq = &mut self.voqs[q];
         voq.status_seq = voq.status_seq.wrapping_add(1);
@@ -440,11 +463,12 @@ impl Adapter {
         voq.keep_until = now + keep_for;
         if kept > 0 && !voq.give_back_armed {
             voq.give_back_armed = true;
-            self.give_back.push(Reverse((voq.keep_until, q as u32)));
+            self.due.push((voq.keep_until, Timer::GiveBack(q as u32)));
         }
         self.stats.credit_returned_bytes += returned as u64;
         let (dst, port, class) = self.cfg.voq_of(q);
         self.send_control(
+            cells,
             dst,
             Control::Status {
                 port,
@@ -456,35 +480,27 @@ impl Adapter {
         );
     }
 
-    /// Empty VOQs whose keep time is up give back the credit they kept.
-    fn give_back_due(&mut self, now: Time) {
-        while let Some(&Reverse((t, q))) = self.give_back.peek() {
-            if t > now {
-                break;
-            }
-            self.give_back.pop();
-            let q = q as usize;
-            let voq = &mut self.voqs[q];
-            voq.give_back_armed = false;
-            if voq.requested || voq.balance <= 0 {
-                // Asking again (its next "off" keeps anew), or nothing left.
-                continue;
-            }
-            if voq.keep_until > now {
-                voq.give_back_armed = true;
-                let at = voq.keep_until;
-                self.give_back.push(Reverse((at, q as u32)));
-                continue;
-            }
-            self.say_off(now, q, 0);
+    /// Empty VOQ `q`'s keep time may be up: it gives back the credit it kept.
+    fn give_back_due(&mut self, cells: &mut Cells, now: Time, q: usize) {
+        let voq = &mut self.voqs[q];
+        voq.give_back_armed = false;
+        if voq.requested || voq.balance <= 0 {
+            // Asking again (its next "off" keeps anew), or nothing left.
+            return;
         }
+        if voq.keep_until > now {
+            voq.give_back_armed = true;
+            self.due.push((voq.keep_until, Timer::GiveBack(q as u32)));
+            return;
+        }
+        self.say_off(cells, now, q, 0);
     }
 
     /// Sends the packets low-latency VOQ `q`'s bucket lets go by `now`, as one burst, and
     /// arms a release for the next one. A packet goes while the bucket's clock is at most the
     /// burst's worth ahead of `now`, so in any interval T the VOQ sends at most
     /// rate · T + burst + one packet.
-    fn release_low_latency(&mut self, now: Time, q: usize) {
+    fn release_low_latency(&mut self, cells: &mut Cells, now: Time, q: usize) {
         let LowLatency {
             rate, burst_bytes, ..
         } = self.cfg.low_latency;
@@ -504,21 +520,21 @@ impl Adapter {
         if burst_end < voq.packets.len() {
             voq.release_armed = true;
             let at = Time(voq.bucket_at.0 - slack.0);
-            self.low_latency_due.push(Reverse((at, q as u32)));
+            self.due.push((at, Timer::LowLatency(q as u32)));
         }
         if burst_end > 0 {
             self.ingress_bytes -= spend;
             let mut burst = std::mem::take(&mut self.burst);
             burst.extend(self.voqs[q].packets.drain(..burst_end));
             let (dst, port, class) = self.cfg.voq_of(q);
-            self.pack(dst, port, class, &burst);
+            self.pack(cells, dst, port, class, &burst);
             burst.clear();
             self.burst = burst;
         }
     }
 
     /// Cuts a burst of packets into cells, back to back, and sprays them.
-    fn pack(&mut self, dst: u32, port: u16, class: u8, burst: &[Packet]) {
+    fn pack(&mut self, cells: &mut Cells, dst: u32, port: u16, class: u8, burst: &[Packet]) {
         let cap = self.cfg.cell_payload();
         let q = self.cfg.queue_index(dst, port, class);
         let mut cell = Data {
@@ -536,7 +552,7 @@ impl Adapter {
                     if (cell.bytes as u32) < cap {
                         self.stats.frag_limited_cells += 1;
                     }
-                    self.emit_data(q, dst, &mut cell);
+                    self.emit_data(cells, q, dst, &mut cell);
                 }
                 let take = left.min(cap - cell.bytes as u32);
                 let mut flags = 0;
@@ -557,65 +573,65 @@ impl Adapter {
             }
         }
         if cell.frags > 0 {
-            self.emit_data(q, dst, &mut cell);
+            self.emit_data(cells, q, dst, &mut cell);
         }
     }
 
-    fn emit_data(&mut self, q: usize, dst: u32, cell: &mut Data) {
+    /// Stores the packed cell in the run's cells (its one copy) and sends it.
+    fn emit_data(&mut self, cells: &mut Cells, q: usize, dst: u32, cell: &mut Data) {
         let voq = &mut self.voqs[q];
         cell.seq = voq.next_seq;
         voq.next_seq = voq.next_seq.wrapping_add(1);
         self.stats.data_cells += 1;
-        let c = Cell {
+        let id = cells.insert(&Cell {
             src: self.id,
             dst,
             fci: false,
             sent_at: 0,
             body: Body::Data(*cell),
-        };
+        });
         cell.bytes = 0;
         cell.frags = 0;
-        self.route(c);
+        self.route(cells, id);
     }
 
-    fn send_control(&mut self, dst: u32, msg: Control) {
+    fn send_control(&mut self, cells: &mut Cells, dst: u32, msg: Control) {
         self.stats.control_cells += 1;
-        self.route(Cell {
+        let id = cells.insert(&Cell {
             src: self.id,
             dst,
             fci: false,
             sent_at: 0,
             body: Body::Control(msg),
         });
+        self.route(cells, id);
     }
 
-    /// Puts a cell on the next link towards its destination (or on the loopback).
-    fn route(&mut self, cell: Cell) {
-        if cell.dst == self.id {
-            self.loopback.push_back(cell);
+    /// Puts cell `id` on the next link towards its destination (or on the loopback).
+    fn route(&mut self, cells: &mut Cells, id: CellId) {
+        let dst = cells.dst(id);
+        if dst == self.id {
+            self.loopback.push_back(id);
             return;
         }
-        let Some(link) = self.sprayer.next(cell.dst, &self.reach) else {
+        let Some(link) = self.sprayer.next(dst) else {
             self.stats.unroutable_cells += 1;
+            cells.free(id);
             return;
         };
-        let lq = &mut self.links[link as usize];
-        if lq.ctrl.is_empty() && lq.data.is_empty() {
+        if cells.waiting(self.base + link) == (0, 0) {
             self.link_kicks.push(link);
         }
-        if cell.is_data() {
-            lq.data.push_back(cell);
-        } else {
-            lq.ctrl.push_back(cell);
-        }
+        cells.enqueue(self.base + link, id);
     }
 
     /// Fabric link `link` was excluded from the forwarding table: its waiting cells go again
     /// to the links that still reach their destinations (see [`Adapter::poll_link_kick`]).
-    pub fn reroute(&mut self, link: u32) {
-        let lq = std::mem::take(&mut self.links[link as usize]);
-        for cell in lq.ctrl.into_iter().chain(lq.data) {
-            self.route(cell);
+    pub fn reroute(&mut self, cells: &mut Cells, link: u32) {
+        let mut waiting = Vec::new();
+        cells.drain(self.base + link, &mut waiting);
+        for id in waiting {
+            self.route(cells, id);
         }
     }
 
@@ -626,78 +642,83 @@ impl Adapter {
 
     /// The next cell for link `link` (control first; data only when the link is not
     /// `paused`), stamped with `now` as its departure.
-    pub fn next_tx(&mut self, now: Time, link: u32, paused: bool) -> Option<Cell> {
-        let lq = &mut self.links[link as usize];
-        let mut c = match lq.ctrl.pop_front() {
-            Some(c) => c,
-            None if paused => return None,
-            None => lq.data.pop_front()?,
-        };
-        c.sent_at = now.0;
+    pub fn next_tx(
+        &mut self,
+        cells: &mut Cells,
+        now: Time,
+        link: u32,
+        paused: bool,
+    ) -> Option<CellId> {
+        let c = cells.dequeue(self.base + link, paused)?;
+        cells.set_sent_at(c, now.0);
         Some(c)
     }
 
-    /// Cells waiting for any link.
-    pub fn queued_cells(&self) -> usize {
-        self.links.iter().map(|l| l.ctrl.len() + l.data.len()).sum()
-    }
-
     /// Cells waiting for any link: (data, control).
-    pub fn queued_split(&self) -> (u64, u64) {
-        let data = self.links.iter().map(|l| l.data.len() as u64).sum();
-        let ctrl = self.links.iter().map(|l| l.ctrl.len() as u64).sum();
-        (data, ctrl)
+    pub fn queued_split(&self, cells: &Cells) -> (u64, u64) {
+        (self.base..self.base + self.links)
+            .map(|l| cells.waiting(l))
+            .fold((0, 0), |(d, c), (wc, wd)| (d + wd as u64, c + wc as u64))
     }
 
     // ---------------------------------------------------------------- egress
 
-    /// A cell from the fabric.
-    pub fn handle_cell(&mut self, now: Time, cell: Cell) {
-        self.accept(now, cell);
-        self.drain_loopback(now);
+    /// Cell `id` from the fabric: taken in, its slot freed.
+    pub fn handle_cell(&mut self, cells: &mut Cells, now: Time, id: CellId) {
+        self.accept(cells, now, id);
+        self.drain_loopback(cells, now);
     }
 
-    fn drain_loopback(&mut self, now: Time) {
+    fn drain_loopback(&mut self, cells: &mut Cells, now: Time) {
         while let Some(c) = self.loopback.pop_front() {
-            self.accept(now, c);
+            self.accept(cells, now, c);
         }
     }
 
-    fn accept(&mut self, now: Time, cell: Cell) {
-        debug_assert_eq!(cell.dst, self.id, "cell for another adapter");
-        match cell.body {
-            Body::Control(Control::Status {
+    fn accept(&mut self, cells: &mut Cells, now: Time, id: CellId) {
+        debug_assert_eq!(cells.dst(id), self.id, "cell for another adapter");
+        let (src, fci) = (cells.src(id), cells.fci(id));
+        let control = match cells.body(id) {
+            Body::Data(d) => {
+                // Read in place: the fragment list is copied once, into the reorder window.
+                if fci {
+                    self.stats.fci_cells += 1;
+                }
+                self.fci_tally(now, fci);
+                self.data(now, src, d);
+                cells.free(id);
+                return;
+            }
+            Body::Control(c) => *c,
+        };
+        cells.free(id);
+        match control {
+            Control::Status {
                 port,
                 class,
                 seq,
                 on,
                 returned,
-            }) => {
+            } => {
                 // Write-offs due before this status are settled first: a newer "on" must not
                 // void one whose hold ended before it came.
                 let sched = &mut self.ports[port as usize].sched;
                 sched.settle(now);
-                sched.status(now, cell.src, class, seq, on, returned);
+                sched.status(now, src, class, seq, on, returned);
+                self.touch(port);
             }
-            Body::Control(Control::Credit { port, class, bytes }) => {
-                let q = self.cfg.queue_index(cell.src, port, class);
+            Control::Credit { port, class, bytes } => {
+                let q = self.cfg.queue_index(src, port, class);
                 let voq = &mut self.voqs[q];
                 voq.balance += bytes as i64;
                 voq.asked_at = now;
                 if voq.requested {
-                    self.release(now, cell.src, port, class);
+                    self.release(cells, now, src, port, class);
                 } else {
                     // A credit that crossed the VOQ's "off": said again, with what it cannot
                     // keep.
-                    self.say_off(now, q, self.keepable());
+                    self.say_off(cells, now, q, self.keepable());
                 }
-            }
-            Body::Data(d) => {
-                if cell.fci {
-                    self.stats.fci_cells += 1;
-                }
-                self.fci_tally(now, cell.fci);
-                self.data(now, cell.src, d);
             }
         }
     }
@@ -738,12 +759,13 @@ impl Adapter {
         self.window_marked = 0;
     }
 
-    fn data(&mut self, now: Time, src: u32, d: Data) {
+    fn data(&mut self, now: Time, src: u32, d: &Data) {
         let s = self.cfg.queue_index(src, d.port, d.class);
         let port = &mut self.ports[d.port as usize];
         port.sched.settle(now);
         port.sched.arrived(src, d.class, d.bytes as u64);
         port.occupancy += d.bytes as u64;
+        self.touch(d.port);
         let mut freed = Freed::default();
         let mut out = std::mem::take(&mut self.scratch);
         let stream = &mut self.streams[s];
@@ -773,6 +795,7 @@ impl Adapter {
 
     fn free(&mut self, port: u16, freed: Freed) {
         self.ports[port as usize].occupancy -= freed.bytes;
+        self.touch(port);
         self.stats.reassembly_drops += freed.packets;
         self.stats.lost_cells += freed.lost_cells;
     }
@@ -837,7 +860,7 @@ impl Adapter {
     }
 
     fn arm(&mut self, at: Time, s: usize) {
-        self.timers.push(Reverse((at, s as u32)));
+        self.due.push((at, Timer::Reassembly(s as u32)));
         self.timer_armed[s] = true;
     }
 
@@ -852,6 +875,7 @@ impl Adapter {
         let pkt = p.queue.pop_front()?;
         p.occupancy -= pkt.wire as u64;
         self.stats.packets_out += 1;
+        self.touch(port);
         Some(pkt)
     }
 
@@ -870,64 +894,70 @@ impl Adapter {
                 <= self.cfg.egress_buffer_bytes
     }
 
-    /// When the adapter next needs to be called (a credit due or a reassembly timer).
-    pub fn poll_timeout(&self) -> Option<Time> {
-        let credits = (0..self.ports.len())
-            .filter(|&p| self.port_ready(p))
-            .map(|p| self.ports[p].next_credit)
-            .min();
-        let timer = [
-            self.timers.peek(),
-            self.refresh.peek(),
-            self.low_latency_due.peek(),
-            self.give_back.peek(),
-        ]
-        .into_iter()
-        .flatten()
-        .map(|&Reverse((t, _))| t)
-        .min();
-        match (credits, timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// Port `p`'s readiness to credit may have changed: looked at when the caller next polls.
+    fn touch(&mut self, p: u16) {
+        let port = &mut self.ports[p as usize];
+        if !port.touched {
+            port.touched = true;
+            self.touched.push(p);
         }
     }
 
-    /// Sends the credits due by `now` and gives up the gaps whose timer expired.
-    pub fn handle_timeout(&mut self, now: Time) {
-        self.fci_close_windows(now);
+    /// The next deadline to put on the calendar, set since the last call (at or after `now`,
+    /// the time of the input just given): the credit clocks of the ports that may credit and
+    /// have none running, and the timers the input set.
+    pub fn poll_timer(&mut self, now: Time) -> Option<(Time, Timer)> {
+        while let Some(p) = self.touched.pop() {
+            self.ports[p as usize].touched = false;
+            if !self.ports[p as usize].credit_armed && self.port_ready(p as usize) {
+                let port = &mut self.ports[p as usize];
+                port.credit_armed = true;
+                self.due.push((port.next_credit.max(now), Timer::Credit(p)));
+            }
+        }
+        self.due.pop().map(|(t, timer)| (t.max(now), timer))
+    }
+
+    /// A deadline the caller put on its calendar is due.
+    pub fn handle_timer(&mut self, cells: &mut Cells, now: Time, timer: Timer) {
+        // Write-offs whose hold ended free room at every port (as any wake-up of the adapter
+        // did when one wake-up served all its deadlines).
         for p in 0..self.ports.len() {
+            let before = self.ports[p].sched.outstanding();
             self.ports[p].sched.settle(now);
-            // A port that was idle (or blocked) starts its clock now rather than catching up
-            // with a burst; a busy one is called exactly at its next credit and keeps pace.
-            if self.port_ready(p) && self.ports[p].next_credit <= now {
-                self.ports[p].next_credit = self.ports[p].next_credit.max(now);
-                while self.port_ready(p) && self.ports[p].next_credit <= now {
-                    self.credit(p as u16);
+            if self.ports[p].sched.outstanding() != before {
+                self.touch(p as u16);
+            }
+        }
+        match timer {
+            Timer::Credit(p) => {
+                self.ports[p as usize].credit_armed = false;
+                self.fci_close_windows(now);
+                let p = p as usize;
+                // A port that was idle (or blocked) starts its clock now rather than catching
+                // up with a burst; a busy one is called exactly at its next credit and keeps
+                // pace.
+                if self.port_ready(p) && self.ports[p].next_credit <= now {
+                    self.ports[p].next_credit = self.ports[p].next_credit.max(now);
+                    while self.port_ready(p) && self.ports[p].next_credit <= now {
+                        self.credit(cells, p as u16);
+                    }
                 }
+                self.touch(p as u16);
             }
-        }
-        while let Some(&Reverse((t, s))) = self.timers.peek() {
-            if t > now {
-                break;
+            Timer::Reassembly(s) => {
+                let s = s as usize;
+                self.timer_armed[s] = false;
+                self.expire(now, s);
             }
-            self.timers.pop();
-            let s = s as usize;
-            self.timer_armed[s] = false;
-            self.expire(now, s);
+            Timer::Refresh(q) => self.refresh_due(cells, now, q as usize),
+            Timer::GiveBack(q) => self.give_back_due(cells, now, q as usize),
+            Timer::LowLatency(q) => self.release_low_latency(cells, now, q as usize),
         }
-        self.refresh_due(now);
-        self.give_back_due(now);
-        while let Some(&Reverse((t, q))) = self.low_latency_due.peek() {
-            if t > now {
-                break;
-            }
-            self.low_latency_due.pop();
-            self.release_low_latency(now, q as usize);
-        }
-        self.drain_loopback(now);
+        self.drain_loopback(cells, now);
     }
 
-    fn credit(&mut self, p: u16) {
+    fn credit(&mut self, cells: &mut Cells, p: u16) {
         let bytes = self.cfg.credit_bytes;
         let gap = self.gap();
         let port = &mut self.ports[p as usize];
@@ -937,6 +967,7 @@ impl Adapter {
         port.next_credit += gap;
         self.stats.credits += 1;
         self.send_control(
+            cells,
             src,
             Control::Credit {
                 port: p,

@@ -95,12 +95,4 @@ impl Cell {
     pub fn is_data(&self) -> bool {
         matches!(self.body, Body::Data(_))
     }
-
-    /// Bytes on a fabric link: the header and payload of a data cell, or a control cell.
-    pub fn wire_bytes(&self, header: u32, control: u32) -> u32 {
-        match &self.body {
-            Body::Data(d) => header + d.bytes as u32,
-            Body::Control(_) => control,
-        }
-    }
 }

@@ -7,19 +7,14 @@
 //! the element pauses its upstream links, the last resort before a drop (§5.6), and a cell
 //! that still finds the pool full is dropped and counted.
 //!
-//! The cells themselves stay in the caller's [`CellArena`]: the queues hold their handles.
+//! The cells and the output queues are the run's [`Cells`]: an output is the directed link it
+//! sends on, numbered from the element's first link.
 
-use crate::cell_arena::{CellArena, CellId, CellQueue};
+use crate::cell_arena::{CellId, Cells};
 use crate::config::ElementConfig;
 use crate::reach::ReachTable;
 use crate::spray::Sprayer;
 use shoal_base::rng::StreamRng;
-
-#[derive(Clone, Copy, Default)]
-struct Output {
-    ctrl: CellQueue,
-    data: CellQueue,
-}
 
 /// Counters of one element.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,9 +41,11 @@ pub enum Received {
 
 pub struct Element {
     cfg: ElementConfig,
-    reach: ReachTable,
+    /// The forwarding table lives in the sprayer, laid out for the pick.
     sprayer: Sprayer,
-    outputs: Vec<Output>,
+    /// The run's number of this element's output 0; its outputs are the next `links`.
+    base: u32,
+    links: u32,
     pool: u32,
     paused: bool,
     /// Pause state changes the caller has not yet sent upstream.
@@ -61,9 +58,9 @@ impl Element {
         let links = reach.links();
         Element {
             cfg,
-            sprayer: Sprayer::new(links, reach.dsts(), cfg.permutation_rounds, rng),
-            reach,
-            outputs: (0..links).map(|_| Output::default()).collect(),
+            sprayer: Sprayer::new(&reach, cfg.permutation_rounds, rng),
+            base: 0,
+            links: links as u32,
             pool: 0,
             paused: false,
             pause_change: None,
@@ -71,17 +68,23 @@ impl Element {
         }
     }
 
+    /// The element whose output 0 is the run's directed link `base`.
+    pub fn at_links(self, base: u32) -> Element {
+        Element { base, ..self }
+    }
+
     pub fn stats(&self) -> &ElementStats {
         &self.stats
     }
 
-    pub fn reach_mut(&mut self) -> &mut ReachTable {
-        &mut self.reach
+    /// A new forwarding table (the reachability protocol's).
+    pub fn set_reach(&mut self, table: &ReachTable) {
+        self.sprayer.set_table(table);
     }
 
     /// Data cells queued at output `link`.
-    pub fn queue_len(&self, link: u32) -> usize {
-        self.outputs[link as usize].data.len()
+    pub fn queue_len(&self, cells: &Cells, link: u32) -> usize {
+        cells.waiting(self.base + link).1
     }
 
     pub fn pool(&self) -> u32 {
@@ -89,29 +92,29 @@ impl Element {
     }
 
     /// Cells waiting in all outputs: (data, control).
-    pub fn queued_split(&self) -> (u64, u64) {
-        let data = self.outputs.iter().map(|o| o.data.len() as u64).sum();
-        let ctrl = self.outputs.iter().map(|o| o.ctrl.len() as u64).sum();
-        (data, ctrl)
+    pub fn queued_split(&self, cells: &Cells) -> (u64, u64) {
+        (self.base..self.base + self.links)
+            .map(|l| cells.waiting(l))
+            .fold((0, 0), |(d, c), (wc, wd)| (d + wd as u64, c + wc as u64))
     }
 
     /// Cell `id` of `cells` arrived on some link. A cell dropped is the caller's to free.
-    pub fn receive(&mut self, cells: &mut CellArena, id: CellId) -> Received {
-        let cell = cells.get(id);
-        let Some(out) = self.sprayer.next(cell.dst, &self.reach) else {
+    pub fn receive(&mut self, cells: &mut Cells, id: CellId) -> Received {
+        let Some(out) = self.sprayer.next(cells.dst(id)) else {
             self.stats.unroutable += 1;
             return Received::Dropped;
         };
-        let o = &mut self.outputs[out as usize];
-        if cell.is_data() {
+        let link = self.base + out;
+        if cells.is_data(id) {
             if self.pool >= self.cfg.pool_cells {
                 self.stats.dropped += 1;
                 return Received::Dropped;
             }
             self.pool += 1;
             self.stats.data_cells += 1;
-            cells.push_back(&mut o.data, id);
-            self.stats.max_queue = self.stats.max_queue.max(o.data.len() as u64);
+            cells.enqueue(link, id);
+            let depth = cells.waiting(link).1 as u64;
+            self.stats.max_queue = self.stats.max_queue.max(depth);
             self.stats.max_pool = self.stats.max_pool.max(self.pool as u64);
             if !self.paused && self.pool >= self.cfg.pause_cells {
                 self.paused = true;
@@ -120,25 +123,22 @@ impl Element {
             }
         } else {
             self.stats.control_cells += 1;
-            cells.push_back(&mut o.ctrl, id);
+            cells.enqueue(link, id);
         }
         Received::Queued(out)
     }
 
     /// The next cell output `link` sends (control first, data unless the link is `paused` by
     /// the element downstream), FCI set if its queue is above the threshold.
-    pub fn next_tx(&mut self, cells: &mut CellArena, link: u32, paused: bool) -> Option<CellId> {
-        let o = &mut self.outputs[link as usize];
-        if let Some(c) = cells.pop_front(&mut o.ctrl) {
+    pub fn next_tx(&mut self, cells: &mut Cells, link: u32, paused: bool) -> Option<CellId> {
+        let link = self.base + link;
+        let depth = cells.waiting(link).1 as u32;
+        let c = cells.dequeue(link, paused)?;
+        if !cells.is_data(c) {
             return Some(c);
         }
-        if paused {
-            return None;
-        }
-        let depth = o.data.len() as u32;
-        let c = cells.pop_front(&mut o.data)?;
         if depth > self.cfg.fci_threshold {
-            cells.get_mut(c).fci = true;
+            cells.mark_fci(c);
             self.stats.fci_marked += 1;
         }
         self.pool -= 1;
@@ -152,28 +152,20 @@ impl Element {
     /// Output `link` was excluded from the forwarding table: its waiting cells are sprayed
     /// again over the links that still reach their destinations (those that none reaches are
     /// dropped, freed and counted as unroutable). Returns the outputs that got cells.
-    pub fn reroute(&mut self, cells: &mut CellArena, link: u32) -> Vec<u32> {
-        let mut o = std::mem::take(&mut self.outputs[link as usize]);
+    pub fn reroute(&mut self, cells: &mut Cells, link: u32) -> Vec<u32> {
         let mut kicked = Vec::new();
-        let mut waiting = Vec::with_capacity(o.ctrl.len() + o.data.len());
-        for q in [&mut o.ctrl, &mut o.data] {
-            while let Some(id) = cells.pop_front(q) {
-                waiting.push(id);
-            }
-        }
+        let mut waiting = Vec::new();
+        cells.drain(self.base + link, &mut waiting);
         for id in waiting {
-            let cell = cells.get(id);
-            let data = cell.is_data();
-            match self.sprayer.next(cell.dst, &self.reach) {
+            match self.sprayer.next(cells.dst(id)) {
                 Some(out) => {
-                    let q = &mut self.outputs[out as usize];
-                    cells.push_back(if data { &mut q.data } else { &mut q.ctrl }, id);
+                    cells.enqueue(self.base + out, id);
                     kicked.push(out);
                 }
                 None => {
                     self.stats.unroutable += 1;
-                    self.pool -= data as u32;
-                    cells.remove(id);
+                    self.pool -= cells.is_data(id) as u32;
+                    cells.free(id);
                 }
             }
         }
@@ -226,12 +218,12 @@ mod tests {
     /// An element with the arena its cells live in.
     struct Fe {
         e: Element,
-        cells: CellArena,
+        cells: Cells,
     }
 
     impl Fe {
         fn receive(&mut self, cell: Cell) -> Received {
-            let id = self.cells.insert(cell);
+            let id = self.cells.insert(&cell);
             self.e.receive(&mut self.cells, id)
         }
 
@@ -260,7 +252,7 @@ mod tests {
         );
         Fe {
             e,
-            cells: CellArena::default(),
+            cells: Cells::new(2),
         }
     }
 

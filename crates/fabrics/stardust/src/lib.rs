@@ -4,7 +4,7 @@
 //! nothing else.
 //!
 //! - `cell`: what crosses the fabric (data cells packing packet fragments, control cells);
-//!   `cell_arena`: where the run keeps them while they cross, moved by handle.
+//!   `cell_arena`: the run's cells as handles into columns, and every link's queues.
 //! - `adapter`: the Fabric Adapter (VOQs, credits, packing, spraying, egress scheduling,
 //!   reassembly), sans-IO.
 //! - `element`: the Fabric Element (forwarding by reachability, output queues over a shared

@@ -50,7 +50,7 @@ impl Stream {
     /// Takes cell `d` in; every packet it completes (with those it unblocks) goes to `out` in
     /// stream order. Returns false for a cell older than the stream (it came after its gap was
     /// given up), which the caller drops.
-    pub fn accept(&mut self, d: Data, out: &mut impl FnMut(Packet), freed: &mut Freed) -> bool {
+    pub fn accept(&mut self, d: &Data, out: &mut impl FnMut(Packet), freed: &mut Freed) -> bool {
         let ahead = d.seq.wrapping_sub(self.next);
         if ahead as i32 <= -1 {
             return false;
@@ -60,7 +60,7 @@ impl Stream {
             self.window.resize(ahead + 1, None);
         }
         debug_assert!(self.window[ahead].is_none(), "cell {} twice", d.seq);
-        self.window[ahead] = Some(d);
+        self.window[ahead] = Some(*d);
         self.drain(out, freed);
         true
     }

@@ -1,8 +1,9 @@
-//! One run of a Stardust fabric on the discrete-event engine. The engine owns the wires (each
-//! directed link a FIFO of cells in flight, so an event names only the link), the hosts and
-//! the clocks; the adapters and elements are the sans-IO state machines, driven here. A cell
-//! is stored once in the run's [`CellArena`] from the moment its adapter sends it until an
-//! adapter takes it in: wires and elements move its handle.
+//! One run of a Stardust fabric on the discrete-event engine (`docs/design/cell-datapath.md`
+//! §2). The run owns the cells ([`Cells`]: handles into columns, with every directed link's
+//! queues), the links' timing (`cellnet::Links`), the hosts and the clocks; the adapters and
+//! elements are the sans-IO state machines, driven here. A cell-hop is one event, the cell's
+//! [`Ev::Arrive`] at the far end (the handle in the event), plus a [`Ev::Depart`] only when a
+//! cell waits for its link to free: a cell that finds its link idle leaves at once.
 //!
 //! Hosts hand their flows to their adapter packet by packet at the port rate, round-robin
 //! among their flows: with no transport on top (the fabric's own scheduling is what is
@@ -10,15 +11,16 @@
 //! ingress buffer runs high pauses its hosts. The run loop (flows due,
 //! samples, stop) is the one every event-driven fabric shares (`shoal_fabric::event_loop`).
 
-use crate::adapter::{Adapter, AdapterStats};
+use crate::adapter::{Adapter, AdapterStats, Timer};
 use crate::cell::Packet;
-use crate::cell_arena::{CellArena, CellId, CellQueue};
+use crate::cell_arena::{CellId, Cells};
 use crate::element::{Element, ElementStats, Received};
 use crate::hosts::{Ends, HostTransport, InFlight, Segments};
 use crate::net::{Failure, Network};
 use crate::observe::Observations;
 use crate::reachability::{ReachMsg, ReachStats, Reachability};
-use shoal_base::{Dur, Rate, Time};
+use shoal_base::{Dur, Time};
+use shoal_cellnet::Links;
 use shoal_fabric::{Calendar, EventFabric};
 use shoal_fabric::{FabricError, FlowBook, QueueStats, RunLimits, RunOutput};
 use shoal_transport::Sender;
@@ -37,15 +39,15 @@ pub(crate) enum Ev {
         record: u32,
         wire: u32,
     },
-    /// Directed link `link` finished serializing its cell. One per cell sent, even when no
-    /// cell waits: arming it only for waiting cells saved 5% of the events and 0.1% of the
-    /// instructions, and moved same-time decisions (BENCHMARKS.md, Stardust, increment 6).
-    LinkDone {
+    /// Directed link `link` is free and cells wait for it: the next one departs. Armed only
+    /// while a cell waits (option A of the design note: exact control-first departures).
+    Depart {
         link: u32,
     },
-    /// The oldest cell on directed link `link` has arrived at the far end.
+    /// Cell `cell`, sent on directed link `link`, has arrived at the far end.
     Arrive {
         link: u32,
+        cell: CellId,
     },
     /// Egress port `node` finished a packet.
     PortDone {
@@ -55,9 +57,11 @@ pub(crate) enum Ev {
         record: u32,
         payload: u32,
     },
-    /// Adapter `fa`'s timers (credits, reassembly).
-    Wake {
+    /// A deadline of adapter `fa` (a credit clock, reassembly, refresh, give-back,
+    /// low-latency release).
+    Timer {
         fa: u32,
+        timer: Timer,
     },
     /// The element at the far end of `link` paused (or released) it.
     Pause {
@@ -91,19 +95,19 @@ pub(crate) enum Ev {
     },
 }
 
-/// One directed link as the run sees it: the cells on it, its state, and what a cell-hop needs
-/// of the network's tables copied in, so that a hop touches one record of its link rather than
-/// eight arrays.
+/// One directed link's port as the run sees it (its timing is in `Sim::links`, its waiting
+/// cells in `Sim::cells`): what a cell-hop needs of the network's tables copied in, so that a
+/// hop touches one record of its link rather than eight arrays.
 #[derive(Clone, Copy)]
 struct Wire {
-    cells: CellQueue,
     /// The device and port that send on it, and the device at its far end.
     owner: u32,
     port: u32,
     peer: u32,
-    rate: Rate,
-    delay: Dur,
-    busy: bool,
+    /// A [`Ev::Depart`] is armed for when the link frees.
+    depart_armed: bool,
+    /// The cell it sent last was a data cell (while the link is busy: the one being sent).
+    sending_data: bool,
     /// Paused by the element at its far end.
     paused: bool,
     /// Failed: what is on it is lost.
@@ -141,13 +145,13 @@ pub(crate) struct Sim<'a> {
     fes: Vec<Element>,
     /// Per directed link (see `Network::link`).
     wires: Vec<Wire>,
-    /// Every cell on a wire or in an element.
-    cells: CellArena,
+    links: Links,
+    /// Every cell from its packing to its destination adapter, and the links' queues.
+    cells: Cells,
     hosts: Vec<Host>,
     port_busy: Vec<bool>,
     unsent: Vec<u64>,
     class: Vec<u8>,
-    armed: Vec<Option<Time>>,
     /// Hosts with new flows, sent from once every flow due at the time has joined.
     kick: Vec<u32>,
     active: u64,
@@ -203,30 +207,47 @@ impl<'a> Sim<'a> {
             measure_from,
             q: Calendar::new(),
             book: FlowBook::new(net.nodes(), limits),
-            fas: net.adapters(),
-            fes: net.elements(),
+            fas: net
+                .adapters()
+                .into_iter()
+                .map(|a| {
+                    let base = net.link(a.id(), 0);
+                    a.at_links(base)
+                })
+                .collect(),
+            fes: net
+                .elements()
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| e.at_links(net.link((net.fas() + i) as u32, 0)))
+                .collect(),
             wires: (0..links as u32)
                 .map(|l| {
-                    let ((owner, port), (rate, delay)) = (net.owner(l), net.rate_delay(l));
+                    let (owner, port) = net.owner(l);
                     Wire {
-                        cells: CellQueue::default(),
                         owner,
                         port,
                         peer: net.peer(l).0,
-                        rate,
-                        delay,
-                        busy: false,
+                        depart_armed: false,
+                        sending_data: false,
                         paused: false,
                         dead: false,
                     }
                 })
                 .collect(),
-            cells: CellArena::default(),
+            links: {
+                let mut ls = Links::new();
+                for l in 0..links as u32 {
+                    let (rate, delay) = net.rate_delay(l);
+                    ls.push(rate, delay);
+                }
+                ls
+            },
+            cells: Cells::new(links),
             hosts: (0..net.nodes()).map(|_| Host::default()).collect(),
             port_busy: vec![false; net.nodes()],
             unsent: Vec::new(),
             class: Vec::new(),
-            armed: vec![None; net.fas()],
             kick: Vec::new(),
             active: 0,
             reach: net.reachability(),
@@ -299,11 +320,11 @@ impl EventFabric for Sim<'_> {
                 self.host_send(now, node);
             }
             Ev::AtIngress { node, record, wire } => self.at_ingress(now, node, record, wire),
-            Ev::LinkDone { link } => {
-                self.wires[link as usize].busy = false;
-                self.try_send(now, link);
+            Ev::Depart { link } => {
+                self.wires[link as usize].depart_armed = false;
+                self.start_next(now, link);
             }
-            Ev::Arrive { link } => self.arrive(now, link),
+            Ev::Arrive { link, cell } => self.arrive(now, link, cell),
             Ev::PortDone { node } => {
                 self.port_busy[node as usize] = false;
                 self.try_port(now, node);
@@ -319,12 +340,9 @@ impl EventFabric for Sim<'_> {
                     self.q.arm_flows(&mut self.book, source);
                 }
             }
-            Ev::Wake { fa } => {
-                if self.armed[fa as usize] == Some(now) {
-                    self.armed[fa as usize] = None;
-                    self.fas[fa as usize].handle_timeout(now);
-                    self.service(now, fa);
-                }
+            Ev::Timer { fa, timer } => {
+                self.fas[fa as usize].handle_timer(&mut self.cells, now, timer);
+                self.service(now, fa);
             }
             Ev::Pause { link, on } => {
                 if !self.wires[link as usize].dead {
@@ -472,11 +490,11 @@ impl<'a> Sim<'a> {
             self.fail.rerouted = Some(now);
         }
         let fas = self.fas.len() as u32;
-        let table = self.reach[dev as usize].table().clone();
+        let table = self.reach[dev as usize].table();
         if dev < fas {
-            *self.fas[dev as usize].reach_mut() = table;
+            self.fas[dev as usize].set_reach(table);
         } else {
-            *self.fes[(dev - fas) as usize].reach_mut() = table;
+            self.fes[(dev - fas) as usize].set_reach(table);
         }
         for p in 0..self.net.ports_of(dev) {
             let l = self.net.link(dev, p);
@@ -489,7 +507,7 @@ impl<'a> Sim<'a> {
                 continue;
             }
             if dev < fas {
-                self.fas[dev as usize].reroute(p);
+                self.fas[dev as usize].reroute(&mut self.cells, p);
                 self.service(now, dev);
             } else {
                 for out in self.fes[(dev - fas) as usize].reroute(&mut self.cells, p) {
@@ -517,9 +535,9 @@ impl<'a> Sim<'a> {
                 // What it held is lost with it.
                 let fas = self.fas.len() as u32;
                 let (data, control) = if dev < fas {
-                    self.fas[dev as usize].queued_split()
+                    self.fas[dev as usize].queued_split(&self.cells)
                 } else {
-                    self.fes[(dev - fas) as usize].queued_split()
+                    self.fes[(dev - fas) as usize].queued_split(&self.cells)
                 };
                 self.fail.data_lost += data;
                 self.fail.control_lost += control;
@@ -577,6 +595,7 @@ impl<'a> Sim<'a> {
         let a = &mut self.fas[fa as usize];
         let was_paused = a.hosts_paused();
         let taken = a.handle_packet(
+            &mut self.cells,
             now,
             dfa,
             dport,
@@ -706,7 +725,7 @@ impl<'a> Sim<'a> {
     }
 
     /// After any input to adapter `fa`: start the links and ports it gave work to, release
-    /// its hosts if it may, and call it again when it asks.
+    /// its hosts if it may, and put the deadlines the input set on the calendar.
     fn service(&mut self, now: Time, fa: u32) {
         let base = self.net.link(fa, 0);
         while let Some(l) = self.fas[fa as usize].poll_link_kick() {
@@ -720,26 +739,29 @@ impl<'a> Sim<'a> {
             self.q
                 .schedule(now + self.net.host_delay, Ev::HostPause { fa, on: false });
         }
-        if let Some(t) = self.fas[fa as usize].poll_timeout() {
-            let t = t.max(now);
-            let armed = &mut self.armed[fa as usize];
-            if armed.is_none_or(|a| t < a) {
-                *armed = Some(t);
-                self.q.schedule(t, Ev::Wake { fa });
-            }
+        while let Some((t, timer)) = self.fas[fa as usize].poll_timer(now) {
+            self.q.schedule(t, Ev::Timer { fa, timer });
         }
     }
 
-    /// Starts directed link `link`'s next cell if the link is free. The test is inlined at
-    /// every call: almost half the calls (a cell queued behind one being sent) find the link
-    /// busy, and entering the whole function cost them more than the test.
+    /// Directed link `link` has cells: the next departs now if the link is free, or a
+    /// [`Ev::Depart`] is armed for when it frees (one per waiting link, not per cell).
     #[inline]
     fn try_send(&mut self, now: Time, link: u32) {
-        if !self.wires[link as usize].busy {
+        if self.wires[link as usize].depart_armed {
+            return;
+        }
+        let free = self.links.busy_until(link);
+        if now < free {
+            self.wires[link as usize].depart_armed = true;
+            self.q.schedule(free, Ev::Depart { link });
+        } else {
             self.start_next(now, link);
         }
     }
 
+    /// Sends directed link `link`'s next cell (the link is free), and arms its next departure
+    /// if another cell may go after it.
     #[inline(never)]
     fn start_next(&mut self, now: Time, link: u32) {
         let l = link as usize;
@@ -753,10 +775,11 @@ impl<'a> Sim<'a> {
             return;
         }
         let id = if (dev as usize) < self.fas.len() {
-            let Some(cell) = self.fas[dev as usize].next_tx(now, port, paused) else {
+            let Some(id) = self.fas[dev as usize].next_tx(&mut self.cells, now, port, paused)
+            else {
                 return;
             };
-            self.cells.insert(cell)
+            id
         } else {
             let fe = &mut self.fes[dev as usize - self.fas.len()];
             let marked = fe.stats().fci_marked;
@@ -770,42 +793,40 @@ impl<'a> Sim<'a> {
         };
         self.cell_hops += 1;
         let a = &self.net.adapter;
-        let bytes = self
+        let (bytes, data) = self
             .cells
-            .get(id)
-            .wire_bytes(a.cell_header_bytes, a.control_bytes);
+            .wire_bytes(id, a.cell_header_bytes, a.control_bytes);
+        let d = self.links.send(link, now, bytes as u64);
         let w = &mut self.wires[l];
-        w.busy = true;
+        w.sending_data = data;
         if w.dead {
             self.fail.last_use = Some(now);
         }
-        let (done, delay) = (now + w.rate.serialize(bytes as u64), w.delay);
-        self.cells.push_back(&mut w.cells, id);
-        self.q.schedule(done, Ev::LinkDone { link });
-        self.q.schedule(done + delay, Ev::Arrive { link });
+        self.q.schedule(d.arrive, Ev::Arrive { link, cell: id });
+        let (ctrl, data) = self.cells.waiting(link);
+        if ctrl > 0 || (data > 0 && !w.paused) {
+            w.depart_armed = true;
+            self.q.schedule(d.done, Ev::Depart { link });
+        }
     }
 
-    fn arrive(&mut self, now: Time, link: u32) {
-        let id = self
-            .cells
-            .pop_front(&mut self.wires[link as usize].cells)
-            .expect("an arrival has its cell on the wire");
+    fn arrive(&mut self, now: Time, link: u32, id: CellId) {
         let Wire {
             peer: dev, dead, ..
         } = self.wires[link as usize];
         if dead {
-            if self.cells.remove(id).is_data() {
+            if self.cells.is_data(id) {
                 self.fail.data_lost += 1;
             } else {
                 self.fail.control_lost += 1;
             }
+            self.cells.free(id);
             return;
         }
         let fas = self.fas.len() as u32;
         if dev < fas {
-            let cell = self.cells.remove(id);
-            if cell.is_data() {
-                let t = now.0 - cell.sent_at;
+            if self.cells.is_data(id) {
+                let t = now.0 - self.cells.sent_at(id);
                 self.traversal_max = self.traversal_max.max(t);
                 self.traversal_sum += t as u128;
                 self.traversal_cells += 1;
@@ -813,7 +834,7 @@ impl<'a> Sim<'a> {
                     self.obs.traversed(Dur(t));
                 }
             }
-            self.fas[dev as usize].handle_cell(now, cell);
+            self.fas[dev as usize].handle_cell(&mut self.cells, now, id);
             self.service(now, dev);
             return;
         }
@@ -827,9 +848,7 @@ impl<'a> Sim<'a> {
                 self.try_send(now, l);
             }
             // Counted by the element (full pool, or no link to the destination).
-            Received::Dropped => {
-                self.cells.remove(id);
-            }
+            Received::Dropped => self.cells.free(id),
         }
         if let Some(on) = self.fes[fe].poll_pause() {
             // Every link into this element is told, after its propagation delay.
@@ -845,17 +864,15 @@ impl<'a> Sim<'a> {
     /// it found there (data cells waiting or being sent), for its stage and, on the last
     /// stage, for Fig. 9's queue.
     fn entered(&mut self, now: Time, fe: usize, out: u32, l: u32, id: CellId) {
-        let cell = self.cells.get(id);
-        let crate::cell::Body::Data(d) = &cell.body else {
+        if !self.cells.is_data(id) {
             return;
-        };
-        let (bytes, src) = (d.bytes, cell.src);
+        }
+        let (bytes, src) = (self.cells.payload(id), self.cells.src(id));
         let w = &self.wires[l as usize];
-        let sending = w.busy
-            && w.cells
-                .back()
-                .is_some_and(|id| self.cells.get(id).is_data());
-        let ahead = self.fes[fe].queue_len(out) as u32 - 1 + sending as u32;
+        // A cell that arrives as the one ahead finishes leaving still finds it (the old
+        // path's order at that tie: the arrival was scheduled before the departure ended).
+        let sending = w.sending_data && now <= self.links.busy_until(l);
+        let ahead = self.fes[fe].queue_len(&self.cells, out) as u32 - 1 + sending as u32;
         let to_adapter = (w.peer < self.fas.len() as u32).then_some(w.peer);
         self.obs.entered(now, l, src, ahead, to_adapter);
         if to_adapter.is_some() {

@@ -30,10 +30,15 @@ fn cfg(keep: Dur) -> AdapterConfig {
     }
 }
 
-fn adapter(keep: Dur) -> Adapter {
+fn adapter(keep: Dur) -> common::Fa {
     let mut reach = ReachTable::new(2, 1);
     reach.set(1, 0, true);
-    Adapter::new(0, cfg(keep), reach, stream(3, "credit-use", 0))
+    common::Fa::new(Adapter::new(
+        0,
+        cfg(keep),
+        reach,
+        stream(3, "credit-use", 0),
+    ))
 }
 
 fn us(t: u64) -> Time {
@@ -41,7 +46,7 @@ fn us(t: u64) -> Time {
 }
 
 /// Everything the adapter put on its link: (data cells, statuses as (on, returned)).
-fn sent(a: &mut Adapter, now: Time) -> (usize, Vec<(bool, u32)>) {
+fn sent(a: &mut common::Fa, now: Time) -> (usize, Vec<(bool, u32)>) {
     let (mut data, mut status) = (0, Vec::new());
     while a.poll_link_kick().is_some() {}
     while let Some(c) = a.next_tx(now, 0, false) {
@@ -54,12 +59,12 @@ fn sent(a: &mut Adapter, now: Time) -> (usize, Vec<(bool, u32)>) {
     (data, status)
 }
 
-fn ack(a: &mut Adapter, now: Time, record: u32) {
+fn ack(a: &mut common::Fa, now: Time, record: u32) {
     let p = Packet { record, wire: 64 };
     assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
 }
 
-fn credit(a: &mut Adapter, now: Time) {
+fn credit(a: &mut common::Fa, now: Time) {
     let body = Body::Control(Control::Credit {
         port: 0,
         class: 0,
@@ -149,7 +154,7 @@ fn data_cell(seq: u32, fci: bool) -> Cell {
 fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without_marks() {
     let mut a = adapter(Dur::ZERO);
     let mut seq = 0;
-    let mut deliver = |a: &mut Adapter, t: Time, fci: bool| {
+    let mut deliver = |a: &mut common::Fa, t: Time, fci: bool| {
         a.handle_cell(t, data_cell(seq, fci));
         seq += 1;
         while a.next_packet(0).is_some() {}
@@ -158,31 +163,31 @@ fn fci_cuts_by_the_marked_fraction_once_a_window_and_recovers_in_windows_without
     for i in 0..100u64 {
         deliver(&mut a, Time(i * 40_000), i % 5 == 0);
     }
-    assert_eq!(a.rate_factor(), FULL_RATE);
+    assert_eq!(a.rate_factor(Time(99 * 40_000)), FULL_RATE);
     // The first cell of the next window closes it: 1 - 0.5 x 0.2 = 0.9 of the full rate.
     deliver(&mut a, us(5), false);
     let cut = (FULL_RATE as u64 * (1 << 15) * 20 / 100) >> 16;
     let after_cut = FULL_RATE - cut as u32;
     assert_eq!(after_cut, 58_983);
-    assert_eq!(a.rate_factor(), after_cut);
+    assert_eq!(a.rate_factor(us(5)), after_cut);
     // Three windows end before 20 us, none with a mark: 3 x 1/32 back.
     deliver(&mut a, us(20), false);
-    assert_eq!(a.rate_factor(), after_cut + 3 * 2048);
+    assert_eq!(a.rate_factor(us(20)), after_cut + 3 * 2048);
     // Capped at the full rate.
     deliver(&mut a, us(25), false);
-    assert_eq!(a.rate_factor(), FULL_RATE);
+    assert_eq!(a.rate_factor(us(25)), FULL_RATE);
     // Every cell marked, window after window: halved each time, down to the floor.
     let mut expect = FULL_RATE as u64;
     for w in 6..12u64 {
         deliver(&mut a, us(5 * w) + Dur::from_ns(100), true);
         deliver(&mut a, us(5 * w + 5), true);
         expect = (expect / 2).max(1 << 14);
-        assert_eq!(a.rate_factor() as u64, expect, "window {w}");
+        assert_eq!(a.rate_factor(us(5 * w + 5)) as u64, expect, "window {w}");
     }
 }
 
 /// A packet of `wire` bytes from host to adapter 1, port 0.
-fn packet(a: &mut Adapter, now: Time, record: u32, wire: u32) {
+fn packet(a: &mut common::Fa, now: Time, record: u32, wire: u32) {
     let p = Packet { record, wire };
     assert!(a.handle_packet(now, 1, 0, 0, p, u64::MAX));
 }
@@ -221,14 +226,12 @@ fn a_cut_credit_rate_recovers_window_by_window_while_no_data_arrives() {
     for i in 0..10u32 {
         a.handle_cell(Time(i as u64 * 100_000), data_cell(i, true));
     }
-    a.handle_timeout(us(5));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2);
-    // No cell after it: each window that ends gives back 1/32, seen when credits are due.
-    a.handle_timeout(us(10));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 2048);
+    assert_eq!(a.rate_factor(us(5)), FULL_RATE / 2);
+    // No cell after it: each window that ends gives back 1/32 (applied when credits are due
+    // or the factor is read).
+    assert_eq!(a.rate_factor(us(10)), FULL_RATE / 2 + 2048);
     // Three more end by 27 us (at 15, 20 and 25).
-    a.handle_timeout(us(27));
-    assert_eq!(a.rate_factor(), FULL_RATE / 2 + 4 * 2048);
+    assert_eq!(a.rate_factor(us(27)), FULL_RATE / 2 + 4 * 2048);
 }
 
 proptest::proptest! {

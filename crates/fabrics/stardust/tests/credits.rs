@@ -34,7 +34,7 @@ proptest! {
         for d in 1..8 {
             reach.set(d, 0, true);
         }
-        let mut a = Adapter::new(0, c, reach, stream(2, "t", 0));
+        let mut a = common::Fa::new(Adapter::new(0, c, reach, stream(2, "t", 0)));
         let mut events: Vec<(u64, u32, bool)> = requests.iter().map(|&(s, t, on)| (t, s, on)).collect();
         events.sort();
         let mut credits: Vec<u64> = Vec::new();
@@ -84,7 +84,7 @@ fn the_scheduler_stops_when_credit_would_overfill_the_buffer() {
     let c = cfg(20_000, 3 * 4096);
     let mut reach = ReachTable::new(8, 1);
     reach.set(1, 0, true);
-    let mut a = Adapter::new(0, c, reach, stream(2, "t", 0));
+    let mut a = common::Fa::new(Adapter::new(0, c, reach, stream(2, "t", 0)));
     a.handle_cell(
         Time::ZERO,
         Cell {

@@ -1,44 +1,37 @@
 //! The cell data path against its oracle (issue 39; DESIGN.md principle 1): the fixtures in
-//! `tests/oracle/` hold what the current data path measured, seed by seed, on every committed
-//! Stardust scenario and repro entry at quick scale, and on four small cases where event order
-//! cannot matter. A data path passes when it gives the small cases exactly and keeps every
-//! metric's seed mean within the fixture's 95% seed interval.
+//! `tests/oracle/` hold what the old data path (the object-per-cell one, last at the commit
+//! each fixture names) measured, seed by seed, on every committed Stardust scenario and repro
+//! entry at quick scale, and on four small cases where event order cannot matter; they stay as
+//! regression data now that the rebuilt data path has replaced it. A data path passes when it gives the small cases exactly and its seeds are
+//! a sample of the fixture's distribution on every case ([`check_two_sample`]: metrics constant
+//! in both exactly equal, the others by Welch's t with Holm–Bonferroni over the case's metrics
+//! and a resolution floor for quantised metrics; why not the 95% seed interval: there).
 //!
 //! In `cargo test`: the exact cases, the harness's own properties, the fixtures' shape, and
 //! the smallest seed sweeps (the incast, Fig. 7 three ways and Fig. 10(c), about a second
-//! together). The whole sweep, every case at 10 seeds (about 2.5 minutes):
+//! together). The whole sweep, every case at 10 seeds (about 3 minutes of CPU):
 //!
 //! ```text
 //! cargo test -p shoal-stardust --test equivalence -- --ignored oracle_sweep
 //! ```
 //!
-//! The generators (`generate_oracle_fixtures`, `generate_exact_fixtures`) measure the old data
-//! path, as does `oracle_other_seeds` (what the check says of an equal model); they are
-//! deleted with it once the new one matches (the fixtures stay):
-//!
-//! ```text
-//! cargo test -p shoal-stardust --test equivalence -- --ignored generate_
-//! ```
+//! The fixtures' generators and the old data path's run at other seeds went with the old data
+//! path (their last version: commit 630ee5a); what they measured is in `tests/oracle/mod.rs`.
 
 mod common;
 mod oracle;
 
 use oracle::{
-    CASES, EXACT, ExactFixture, ExactRunFn, Fixture, Measured, RunFn, SEEDS, case,
-    check_seed_means, run_exact_old, run_old, seed_interval,
+    CASES, EXACT, ExactFixture, Fixture, Measured, case, check_two_sample, run, run_exact,
+    seed_interval, t_p_value,
 };
 use std::collections::BTreeMap;
 
-/// The data path under test, for the seed sweeps and the exact cases. Today the old one: the
-/// fixtures' self-consistency. The new data path's runs take their place here.
-const RUN: RunFn = run_old;
-const RUN_EXACT: ExactRunFn = run_exact_old;
-
-fn sweep(name: &str, run: RunFn) {
+fn sweep(name: &str) {
     let fixture = Fixture::load(name);
     let c = case(name);
     let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run(c, s)).collect();
-    let misses = check_seed_means(&fixture, &new);
+    let misses = check_two_sample(&fixture, &new);
     assert!(
         misses.is_empty(),
         "{name}: {} metrics off the oracle: {misses:#?}",
@@ -48,19 +41,19 @@ fn sweep(name: &str, run: RunFn) {
 
 #[test]
 fn incast_quick_keeps_the_oracle() {
-    sweep("incast-quick", RUN);
+    sweep("incast-quick");
 }
 
 #[test]
 fn fig7_keeps_the_oracle() {
-    sweep("fig7", RUN);
-    sweep("fig7-one-class", RUN);
-    sweep("stress-fig7-low-latency", RUN);
+    sweep("fig7");
+    sweep("fig7-one-class");
+    sweep("stress-fig7-low-latency");
 }
 
 #[test]
 fn fig10c_quick_keeps_the_oracle() {
-    sweep("fig10c-quick", RUN);
+    sweep("fig10c-quick");
 }
 
 /// Every case at every seed against its fixture:
@@ -71,8 +64,8 @@ fn oracle_sweep() {
     let mut failed = Vec::new();
     for c in CASES {
         let fixture = Fixture::load(c.name);
-        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| RUN(c, s)).collect();
-        let misses = check_seed_means(&fixture, &new);
+        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run(c, s)).collect();
+        let misses = check_two_sample(&fixture, &new);
         eprintln!("{}: {} metrics off the oracle", c.name, misses.len());
         for m in &misses {
             eprintln!("  {}: {}", m.metric, m.why);
@@ -84,60 +77,13 @@ fn oracle_sweep() {
     assert!(failed.is_empty(), "off the oracle: {failed:?}");
 }
 
-/// What the seed-interval check says of an equal model: today's data path at seeds 11-20
-/// against the fixtures' 1-10 (the same distribution, other draws). Prints, per case, the
-/// metrics compared and missed; the share missed is the check's false alarm rate, to weigh a
-/// new data path's misses against:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored oracle_other_seeds --nocapture`
-/// (`ORACLE_CASES=a,b` for some cases only). Deleted with the old data path.
-#[test]
-#[ignore = "every oracle case at 10 other seeds: minutes"]
-fn oracle_other_seeds() {
-    let only = std::env::var("ORACLE_CASES").ok();
-    let (mut compared, mut missed) = (0usize, 0usize);
-    for c in CASES {
-        if let Some(only) = &only
-            && !only.split(',').any(|n| n == c.name)
-        {
-            continue;
-        }
-        let fixture = Fixture::load(c.name);
-        let new: Vec<Measured> = fixture.seeds.iter().map(|&s| run_old(c, s + 10)).collect();
-        let misses = check_seed_means(&fixture, &new);
-        let varying = fixture
-            .metrics
-            .iter()
-            .filter(|(k, v)| {
-                !k.starts_with("info.") && v.iter().flatten().any(|x| Some(x) != v[0].as_ref())
-            })
-            .count();
-        let n = fixture
-            .metrics
-            .keys()
-            .filter(|k| !k.starts_with("info."))
-            .count();
-        eprintln!(
-            "{}: {} of {n} metrics missed ({varying} vary over the seeds)",
-            c.name,
-            misses.len()
-        );
-        for m in &misses {
-            eprintln!("  {}: {}", m.metric, m.why);
-        }
-        compared += n;
-        missed += misses.len();
-    }
-    eprintln!("all: {missed} of {compared} metrics missed");
-    assert!(compared > 0, "no case compared");
-}
-
 #[test]
 fn the_small_cases_are_exactly_the_oracle() {
     for c in EXACT {
         let path = oracle::dir().join(format!("{}.json", c.name));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let fixture: ExactFixture = serde_json::from_str(&text).expect("an exact fixture");
-        assert_eq!(RUN_EXACT(c), fixture.run, "{}", c.name);
+        assert_eq!(run_exact(c), fixture.run, "{}", c.name);
     }
 }
 
@@ -234,97 +180,83 @@ fn fixture(values: &[f64]) -> Fixture {
 }
 
 #[test]
-fn the_interval_holds_its_own_mean_and_rejects_a_shift_of_a_few_standard_errors() {
+fn student_t_p_values_match_the_tables() {
+    // Two-sided 5% points: 2.262 at 9 df, 2.101 at 18, 1.960 in the limit; 1% at 9 df: 3.250.
+    for (t, df, p) in [
+        (2.262, 9.0, 0.05),
+        (2.101, 18.0, 0.05),
+        (1.960, 1e7, 0.05),
+        (3.250, 9.0, 0.01),
+    ] {
+        let got = t_p_value(t, df);
+        assert!(
+            (got - p).abs() < 2e-4 * p.max(0.01) / 0.01,
+            "t {t}, {df} df: p {got}"
+        );
+    }
+    assert!((t_p_value(0.0, 5.0) - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn the_test_holds_its_own_sample_and_rejects_a_shift_of_a_few_standard_errors() {
     let old = [10.0, 12.0, 9.0, 11.0, 10.5, 9.5, 10.0, 11.5, 8.5, 12.0];
     let f = fixture(&old);
-    assert!(check_seed_means(&f, &runs(&old)).is_empty());
+    assert!(check_two_sample(&f, &runs(&old)).is_empty());
     let (mean, lo, hi) = seed_interval(&old);
     assert!(lo < mean && mean < hi);
-    // Same spread, mean moved by twice the half-width: out.
+    // Same spread, mean moved by twice the 95% half-width (t about 3.2 at 18 df): out.
     let shifted: Vec<f64> = old.iter().map(|v| v + 2.0 * (hi - mean)).collect();
-    let misses = check_seed_means(&f, &runs(&shifted));
+    let misses = check_two_sample(&f, &runs(&shifted));
     assert_eq!(misses.len(), 1);
     assert_eq!(misses[0].metric, "m", "info.* is never compared");
     // Moved by half of it: in.
     let near: Vec<f64> = old.iter().map(|v| v + 0.5 * (hi - mean)).collect();
-    assert!(check_seed_means(&f, &runs(&near)).is_empty());
+    assert!(check_two_sample(&f, &runs(&near)).is_empty());
 }
 
 #[test]
-fn a_constant_metric_must_stay_that_constant_and_presence_must_match() {
+fn a_metric_constant_in_both_must_be_that_constant_and_presence_must_match() {
     let f = fixture(&[0.0; 10]);
-    assert!(check_seed_means(&f, &runs(&[0.0; 10])).is_empty());
+    assert!(check_two_sample(&f, &runs(&[0.0; 10])).is_empty());
+    assert_eq!(check_two_sample(&f, &runs(&[1.0; 10])).len(), 1);
+    // One seed off a constant: as likely as not from a rare event (t = 1). Half of them:
+    // not (t = 3 at 9 df).
     let mut one = [0.0; 10];
     one[3] = 1.0;
-    assert_eq!(check_seed_means(&f, &runs(&one)).len(), 1);
+    assert!(check_two_sample(&f, &runs(&one)).is_empty());
+    let half = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0];
+    assert_eq!(check_two_sample(&f, &runs(&half)).len(), 1);
     let mut gone = runs(&[0.0; 10]);
     gone[0].metrics.remove("m");
-    assert_eq!(check_seed_means(&f, &gone).len(), 1);
+    assert_eq!(check_two_sample(&f, &gone).len(), 1);
     let mut extra = runs(&[0.0; 10]);
     extra[0].metrics.insert("new".into(), 1.0);
-    assert_eq!(check_seed_means(&f, &extra).len(), 1);
+    assert_eq!(check_two_sample(&f, &extra).len(), 1);
 }
 
 #[test]
-fn fixtures_are_written_a_metric_a_line_and_read_back_whole() {
-    let mut f = fixture(&[1.5, 2.0, 1e-7, 12345.678]);
-    f.last_stage_queue = vec![vec![3, 2, 1], Vec::new(), vec![7], vec![0, 0]];
-    f.metrics
-        .insert("gone".into(), vec![None, Some(1.0), None, Some(0.1)]);
-    let text = oracle::fixture_json(&f);
-    let back: Fixture = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(format!("{back:?}"), format!("{f:?}"));
-    let line = text
-        .lines()
-        .find(|l| l.contains("\"gone\""))
-        .expect("the metric's line");
-    assert!(line.ends_with("[null, 1.0, null, 0.1],"), "{line}");
-    assert!(text.contains("[3, 2, 1]"));
-}
-
-// ---- Generators: they measure the old data path, and go with it. ----
-
-/// Records every case's fixture from today's data path, at [`SEEDS`]:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored generate_oracle_fixtures`
-/// (`ORACLE_CASES=a,b` for some cases only). Deleted with the old data path.
-#[test]
-#[ignore = "writes tests/oracle/*.json from the old data path"]
-fn generate_oracle_fixtures() {
-    let only = std::env::var("ORACLE_CASES").ok();
-    let commit = oracle::commit();
-    for c in CASES {
-        if let Some(only) = &only
-            && !only.split(',').any(|n| n == c.name)
-        {
-            continue;
+fn a_quantised_metric_within_its_step_passes_and_holm_corrects_for_many_metrics() {
+    // Two samples of a metric in steps of 1 whose means differ by less than a step, with
+    // spreads small enough that Welch alone would call it (t about 4.6).
+    let old = [5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 6.0, 6.0];
+    let new = [6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 5.0, 6.0, 6.0];
+    assert!(check_two_sample(&fixture(&old), &runs(&new)).is_empty());
+    // p = 0.01 alone is a miss; the same p among 20 metrics is not.
+    let base = [10.0, 12.0, 9.0, 11.0, 10.5, 9.5, 10.0, 11.5, 8.5, 12.0];
+    let (mean, _, hi) = seed_interval(&base);
+    let moved: Vec<f64> = base.iter().map(|v| v + 1.35 * (hi - mean)).collect();
+    let (_, _, p) = oracle::welch(&base, &moved);
+    assert!(p > 0.0025 && p < 0.05, "p {p}");
+    let mut f = fixture(&base);
+    assert_eq!(check_two_sample(&f, &runs(&moved)).len(), 1);
+    let mut new = runs(&moved);
+    for i in 0..19 {
+        let name = format!("other{i}");
+        f.metrics
+            .insert(name.clone(), base.iter().map(|&v| Some(v)).collect());
+        for (r, &v) in new.iter_mut().zip(&base) {
+            r.metrics.insert(name.clone(), v);
         }
-        let f = Fixture::record(c, &SEEDS, &commit, run_old);
-        std::fs::write(Fixture::path(c.name), oracle::fixture_json(&f)).expect("writes");
-        eprintln!(
-            "{}: {} metrics x {} seeds",
-            c.name,
-            f.metrics.len(),
-            f.seeds.len()
-        );
     }
-}
-
-/// Records the exact cases from today's data path:
-/// `cargo test -p shoal-stardust --test equivalence -- --ignored generate_exact_fixtures`.
-/// Deleted with the old data path.
-#[test]
-#[ignore = "writes tests/oracle/exact-*.json from the old data path"]
-fn generate_exact_fixtures() {
-    let commit = oracle::commit();
-    for c in EXACT {
-        let f = ExactFixture {
-            case: c.name.into(),
-            about: c.about.into(),
-            commit: commit.clone(),
-            generated_by: "cargo test -p shoal-stardust --test equivalence -- --ignored generate_exact_fixtures".into(),
-            run: run_exact_old(c),
-        };
-        let path = oracle::dir().join(format!("{}.json", c.name));
-        std::fs::write(path, oracle::fixture_json(&f)).expect("writes");
-    }
+    assert!(check_two_sample(&f, &new).is_empty());
 }

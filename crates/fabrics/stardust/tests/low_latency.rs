@@ -28,15 +28,15 @@ fn cfg(rate: Rate, burst_bytes: u32) -> AdapterConfig {
     }
 }
 
-fn adapter(c: AdapterConfig) -> Adapter {
+fn adapter(c: AdapterConfig) -> common::Fa {
     let mut reach = ReachTable::new(2, LINKS as usize);
     for l in 0..LINKS {
         reach.set(1, l, true);
     }
-    Adapter::new(0, c, reach, stream(5, "ll", 0))
+    common::Fa::new(Adapter::new(0, c, reach, stream(5, "ll", 0)))
 }
 
-fn drain(a: &mut Adapter, now: Time) -> Vec<Cell> {
+fn drain(a: &mut common::Fa, now: Time) -> Vec<Cell> {
     let mut cells = Vec::new();
     for l in 0..LINKS {
         while let Some(c) = a.next_tx(now, l, false) {

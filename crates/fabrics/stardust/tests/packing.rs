@@ -29,17 +29,17 @@ fn cfg(cell_bytes: u32, credit_bytes: u32) -> AdapterConfig {
 }
 
 /// Adapter 0 with 5 links, all reaching every adapter.
-fn adapter(c: AdapterConfig) -> Adapter {
+fn adapter(c: AdapterConfig) -> common::Fa {
     let mut reach = ReachTable::new(c.fas as usize, 5);
     for d in 0..c.fas {
         for l in 0..5 {
             reach.set(d, l, true);
         }
     }
-    Adapter::new(0, c, reach, stream(1, "test", 0))
+    common::Fa::new(Adapter::new(0, c, reach, stream(1, "test", 0)))
 }
 
-fn drain(a: &mut Adapter, now: Time) -> Vec<Cell> {
+fn drain(a: &mut common::Fa, now: Time) -> Vec<Cell> {
     let mut cells = Vec::new();
     for l in 0..5 {
         while let Some(c) = a.next_tx(now, l, false) {
@@ -154,7 +154,7 @@ proptest! {
         let mut out = Vec::new();
         let mut freed = Freed::default();
         for d in cells {
-            prop_assert!(s.accept(d, &mut |p| out.push(p), &mut freed));
+            prop_assert!(s.accept(&d, &mut |p| out.push(p), &mut freed));
         }
         prop_assert_eq!(freed, Freed::default());
         prop_assert!(!s.has_gap());
@@ -209,7 +209,7 @@ fn a_lost_cell_drops_only_the_packets_it_cut() {
     let mut out = Vec::new();
     let mut freed = Freed::default();
     for d in cells.iter().filter(|d| d.seq != 1) {
-        s.accept(*d, &mut |p| out.push(p.record), &mut freed);
+        s.accept(d, &mut |p| out.push(p.record), &mut freed);
     }
     assert!(out.is_empty(), "everything waits behind the gap");
     s.give_up(&mut |p| out.push(p.record), &mut freed);
@@ -229,7 +229,7 @@ fn cells_to_0(c: AdapterConfig, packets: u32, wire: u32) -> Vec<Cell> {
             reach.set(d, l, true);
         }
     }
-    let mut src = Adapter::new(1, c, reach, stream(1, "test", 1));
+    let mut src = common::Fa::new(Adapter::new(1, c, reach, stream(1, "test", 1)));
     for i in 0..packets {
         src.handle_packet(Time::ZERO, 0, 0, 0, Packet { record: i, wire }, u64::MAX);
     }
@@ -407,7 +407,7 @@ fn a_voq_without_credit_asks_again_ever_less_often_until_it_asks_anew() {
     // filled) starts the waits over. Expected times summed here, not taken from the adapter.
     let period = 100u64;
     // Runs the adapter's timers until it sends an "on": that status's time.
-    let next_on = |a: &mut Adapter| -> Time {
+    let next_on = |a: &mut common::Fa| -> Time {
         loop {
             let t = a.poll_timeout().expect("a refresh is armed");
             a.handle_timeout(t);
@@ -420,7 +420,7 @@ fn a_voq_without_credit_asks_again_ever_less_often_until_it_asks_anew() {
             }
         }
     };
-    let credit = |a: &mut Adapter, at: Time| {
+    let credit = |a: &mut common::Fa, at: Time| {
         let body = Body::Control(Control::Credit {
             port: 0,
             class: 0,
@@ -439,7 +439,7 @@ fn a_voq_without_credit_asks_again_ever_less_often_until_it_asks_anew() {
         );
         drain(a, at);
     };
-    let packet = |a: &mut Adapter, at: Time, record| {
+    let packet = |a: &mut common::Fa, at: Time, record| {
         let p = Packet { record, wire: 1500 };
         a.handle_packet(at, 1, 0, 0, p, u64::MAX);
         drain(a, at);

@@ -54,3 +54,109 @@ pub fn net_params(seed: u64, reach: ReachConfig) -> NetParams {
         reach,
     }
 }
+
+/// A Fabric Adapter alone with the cells it makes and a calendar for its deadlines, driven by
+/// cell values: what a test of one adapter hands it and takes from it. Everything else is the
+/// adapter's own (`Deref`).
+pub struct Fa {
+    pub a: shoal_stardust::adapter::Adapter,
+    pub cells: shoal_stardust::cell_arena::Cells,
+    /// The time of the last input, and the deadlines set so far in the order they were set.
+    now: shoal_base::Time,
+    calendar: std::collections::BTreeSet<(shoal_base::Time, u64, shoal_stardust::adapter::Timer)>,
+    set: u64,
+}
+
+impl Fa {
+    pub fn new(a: shoal_stardust::adapter::Adapter) -> Fa {
+        let cells = shoal_stardust::cell_arena::Cells::new(a.links() as usize);
+        Fa {
+            a,
+            cells,
+            now: shoal_base::Time::ZERO,
+            calendar: Default::default(),
+            set: 0,
+        }
+    }
+
+    /// Puts the deadlines the adapter set on the calendar.
+    fn arm(&mut self) {
+        while let Some((t, timer)) = self.a.poll_timer(self.now) {
+            self.calendar.insert((t, self.set, timer));
+            self.set += 1;
+        }
+    }
+
+    pub fn handle_packet(
+        &mut self,
+        now: shoal_base::Time,
+        dst: u32,
+        port: u16,
+        class: u8,
+        packet: shoal_stardust::cell::Packet,
+        pause_at: u64,
+    ) -> bool {
+        self.now = now;
+        let taken = self
+            .a
+            .handle_packet(&mut self.cells, now, dst, port, class, packet, pause_at);
+        self.arm();
+        taken
+    }
+
+    pub fn handle_cell(&mut self, now: shoal_base::Time, cell: shoal_stardust::cell::Cell) {
+        self.now = now;
+        let id = self.cells.insert(&cell);
+        self.a.handle_cell(&mut self.cells, now, id);
+        self.arm();
+    }
+
+    pub fn next_tx(
+        &mut self,
+        now: shoal_base::Time,
+        link: u32,
+        paused: bool,
+    ) -> Option<shoal_stardust::cell::Cell> {
+        let id = self.a.next_tx(&mut self.cells, now, link, paused)?;
+        Some(self.cells.remove(id))
+    }
+
+    /// The earliest deadline on the calendar.
+    pub fn poll_timeout(&mut self) -> Option<shoal_base::Time> {
+        self.arm();
+        self.calendar.first().map(|e| e.0)
+    }
+
+    /// Hands the adapter every deadline due by `now` (a late call serves them all at `now`).
+    pub fn handle_timeout(&mut self, now: shoal_base::Time) {
+        self.now = now;
+        self.arm();
+        while let Some(&(t, set, timer)) = self.calendar.first() {
+            if t > now {
+                break;
+            }
+            self.calendar.remove(&(t, set, timer));
+            self.a.handle_timer(&mut self.cells, now, timer);
+            self.arm();
+        }
+    }
+
+    /// Cells waiting for any link.
+    pub fn queued_cells(&self) -> u64 {
+        let (data, ctrl) = self.a.queued_split(&self.cells);
+        data + ctrl
+    }
+}
+
+impl std::ops::Deref for Fa {
+    type Target = shoal_stardust::adapter::Adapter;
+    fn deref(&self) -> &Self::Target {
+        &self.a
+    }
+}
+
+impl std::ops::DerefMut for Fa {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.a
+    }
+}
