@@ -26,6 +26,11 @@ use std::process::ExitCode;
 /// is recorded in the results database (default: shoal.db beside DIR); the same comparison run
 /// again into the same DIR keeps the runs it holds as finished and runs the rest.
 ///
+/// Every fabric measures the same flows: a scenario's run.completed_flows = N is read as
+/// run.measured_flows = N (the first N flows of the identical list, each run stopping once all
+/// of them have completed), since N flows completed first would be a different, faster set on
+/// each fabric.
+///
 /// --set changes a key in every scenario first, e.g. to cut a paper-scale run down:
 /// --set run.completed_flows=20000 --set workload.load=0.5
 #[derive(Args)]
@@ -95,6 +100,28 @@ pub(crate) fn apply(sc: Scenario, settings: &[(String, toml::Value)]) -> Result<
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
     Ok(sc.with_settings(&borrowed)?)
+}
+
+/// Makes every fabric measure the same flows: a scenario that stops at `run.completed_flows`
+/// = N would measure whichever N flows complete first, a different set on each fabric (the
+/// faster flows of each); the comparison measures instead the first N flows of the identical
+/// list on every fabric (`run.measured_flows` = N), each run stopping once all of them have
+/// completed. Says so unless `quiet`.
+fn measure_the_same_flows(all: &mut [Scenario], quiet: bool) {
+    let mut converted = None;
+    for sc in all.iter_mut() {
+        if let Some(n) = sc.limits.completed_flows.take() {
+            sc.limits.measured_flows = Some(n);
+            converted = Some(n);
+        }
+    }
+    if let (Some(n), false) = (converted, quiet) {
+        eprintln!(
+            "shoal compare: every fabric measures the same flows, the first {n} of the \
+             identical list (run.completed_flows = {n} read as run.measured_flows: each run \
+             stops once those {n} have completed)"
+        );
+    }
 }
 
 /// One `--set` as a (key, value) pair.
@@ -259,6 +286,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         all.push(sc);
     }
     check_same_flows(&all)?;
+    measure_the_same_flows(&mut all, args.quiet);
     let names: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
     // Each run writes into a folder named after its scenario: names that differ only in the
     // characters `safe` replaces would share one.

@@ -339,17 +339,21 @@ fn summarize(
     wall: Duration,
     run_wall: Duration,
 ) -> Summary {
-    // Warm-up exclusion: flow statistics cover the flows that start from `measure_from` on.
+    // Warm-up exclusion: flow statistics cover the flows that start from `measure_from` on;
+    // with `measured_flows`, only the first N in start order (records are in that order).
     let from = sc.limits.measure_from.unwrap_or(Time::ZERO);
-    // A copy only when a warm-up excludes flows: a million records need not be duplicated.
-    let measured: Cow<[FlowRecord]> = if out.records.iter().all(|r| r.start >= from) {
+    let first = sc.limits.measured_flows.map_or(usize::MAX, |n| n as usize);
+    let counted = |(i, r): &(usize, &FlowRecord)| *i < first && r.start >= from;
+    // A copy only when some record is left out: a million records need not be duplicated.
+    let measured: Cow<[FlowRecord]> = if out.records.iter().enumerate().all(|e| counted(&e)) {
         Cow::Borrowed(&out.records)
     } else {
         Cow::Owned(
             out.records
                 .iter()
-                .filter(|r| r.start >= from)
-                .copied()
+                .enumerate()
+                .filter(counted)
+                .map(|(_, r)| *r)
                 .collect(),
         )
     };

@@ -1471,6 +1471,58 @@ fn plot_refuses_to_overwrite_its_input() {
     );
 }
 
+/// A comparison measures the same flows on every fabric: run.completed_flows = N becomes the
+/// first N flows of the identical list (run.measured_flows), not each fabric's first N to
+/// complete, and every run stops once all of them have completed.
+#[test]
+fn compare_measures_the_same_flow_ids_on_every_fabric() {
+    let dir = scratch("compare-same-flows");
+    let workload = "[workload]\nkind = \"open-loop\"\nload = 0.6\nload_node_gbps = 50.0\n\
+                    flows = 400\nmatrix = \"uniform\"\n\
+                    size = { dist = \"pareto\", shape = 1.2, mean_bytes = 20000 }\n";
+    let a = write(
+        &dir,
+        "a.toml",
+        &format!(
+            "[scenario]\nname = \"a\"\n[rack]\nnodes = 16\nchannels = 2\nswitch_ports = 8\n{workload}"
+        ),
+    );
+    let b = write(
+        &dir,
+        "b.toml",
+        &format!(
+            "[scenario]\nname = \"b\"\nfabric = \"ideal-switch\"\n[switch]\nhosts = 16\nlink_gbps = 50.0\n{workload}"
+        ),
+    );
+    let out = shoal_in(
+        &dir,
+        &[
+            "compare",
+            &a,
+            &b,
+            "--out",
+            "cmp",
+            "--set",
+            "run.completed_flows=100",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the first 100 of the identical list"),
+        "{}",
+        stderr(&out)
+    );
+    for name in ["a", "b"] {
+        let run = dir.join("cmp").join(name);
+        let s = summary(&run);
+        assert_eq!(s["flows_measured"], 100, "{name}: {s:?}");
+        assert_eq!(s["flows_completed"], 100, "{name}: {s:?}");
+        let resolved = std::fs::read_to_string(run.join("scenario.toml")).expect("scenario");
+        assert!(resolved.contains("measured_flows = 100"), "{resolved}");
+        assert!(!resolved.contains("completed_flows"), "{resolved}");
+    }
+}
+
 /// Two files whose [workload] tables read the same may still draw other flows, through a
 /// default underneath (each fabric's node rate): compare names the resolved key.
 #[test]

@@ -29,6 +29,8 @@ pub struct FlowBook {
     delivered: Vec<u64>,
     delivered_total: u64,
     completed: u64,
+    /// Of those, flows among the first `measured_flows` (records are opened in start order).
+    measured_done: u64,
     last_start: Time,
     /// For event-driven fabrics: when the pending "flows are due" event fires, if one is.
     arrival_at: Option<Time>,
@@ -49,6 +51,7 @@ impl FlowBook {
             delivered: vec![0; nodes],
             delivered_total: 0,
             completed: 0,
+            measured_done: 0,
             last_start: Time::ZERO,
             arrival_at: None,
             sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
@@ -131,6 +134,13 @@ impl FlowBook {
         debug_assert!(rec.finish.is_none(), "flow {record} completes twice");
         rec.finish = Some(now);
         self.completed += 1;
+        if self
+            .limits
+            .measured_flows
+            .is_some_and(|n| u64::from(record) < n)
+        {
+            self.measured_done += 1;
+        }
         source.on_complete(rec.id, rec.src, now);
     }
 
@@ -169,11 +179,16 @@ impl FlowBook {
         self.completed
     }
 
-    /// Whether `completed_flows` (of the limits) have completed.
+    /// Whether `completed_flows` (of the limits) have completed, or all of the first
+    /// `measured_flows`.
     pub fn enough_completed(&self) -> bool {
         self.limits
             .completed_flows
             .is_some_and(|m| self.completed >= m)
+            || self
+                .limits
+                .measured_flows
+                .is_some_and(|n| self.measured_done >= n)
     }
 
     /// Whether the run stops at `now`: its `until` has come or enough flows completed.

@@ -33,8 +33,13 @@ use std::fmt;
 pub struct RunLimits {
     /// Stop at this simulated time.
     pub until: Option<Time>,
-    /// Stop once this many flows have completed (§7.3 stops at one million).
+    /// Stop once this many flows have completed (§7.3 stops at one million): which flows
+    /// those are depends on the fabric (the fastest to complete).
     pub completed_flows: Option<u64>,
+    /// Measure exactly the first N flows in start order (ids 0 to N - 1: the same flows on
+    /// every fabric given the same workload and seed) and stop once all of them have
+    /// completed; later flows still start and load the fabric meanwhile, unmeasured.
+    pub measured_flows: Option<u64>,
     /// Count delivered bytes per destination only from this time on (warm-up exclusion for
     /// throughput measurements).
     pub measure_from: Option<Time>,

@@ -149,6 +149,7 @@ pub(crate) struct RawBackground {
 pub(crate) struct RawRun {
     pub until_us: Option<f64>,
     pub completed_flows: Option<i64>,
+    pub measured_flows: Option<i64>,
     pub measure_from_us: Option<f64>,
     pub sample_every_us: Option<f64>,
 }

@@ -155,6 +155,11 @@ pub(crate) fn resolve(
             .map(|v| ctx.int_req("run.completed_flows", Some(v), 1, i64::MAX))
             .transpose()?
             .map(|v| v as u64),
+        measured_flows: run
+            .measured_flows
+            .map(|v| ctx.int_req("run.measured_flows", Some(v), 1, i64::MAX))
+            .transpose()?
+            .map(|v| v as u64),
         measure_from: run
             .measure_from_us
             .map(|v| ctx.us("run.measure_from_us", v, false).map(Time))
@@ -164,12 +169,16 @@ pub(crate) fn resolve(
             .map(|v| ctx.us("run.sample_every_us", v, true).map(Dur))
             .transpose()?,
     };
-    if workload.is_unbounded() && limits.until.is_none() && limits.completed_flows.is_none() {
+    if workload.is_unbounded()
+        && limits.until.is_none()
+        && limits.completed_flows.is_none()
+        && limits.measured_flows.is_none()
+    {
         return Err(ctx.value(
             "run",
             format!(
-                "the {} workload without workload.flows never ends: set run.completed_flows or \
-                 run.until_us",
+                "the {} workload without workload.flows never ends: set run.completed_flows, \
+                 run.measured_flows or run.until_us",
                 workload.kind()
             ),
         ));
@@ -208,13 +217,26 @@ fn check_limits(
             ),
         ));
     }
-    if let (Some(want), Some(count)) = (limits.completed_flows, workload.flow_count())
-        && want > count
-    {
+    if limits.completed_flows.is_some() && limits.measured_flows.is_some() {
         return Err(ctx.value(
-            "run.completed_flows",
-            format!("{want} flows can never complete: the workload hands out {count}"),
+            "run.measured_flows",
+            "set run.completed_flows (stop after any N flows complete) or run.measured_flows \
+             (measure the first N flows and stop when they have completed), not both"
+                .to_owned(),
         ));
+    }
+    for (key, want) in [
+        ("run.completed_flows", limits.completed_flows),
+        ("run.measured_flows", limits.measured_flows),
+    ] {
+        if let (Some(want), Some(count)) = (want, workload.flow_count())
+            && want > count
+        {
+            return Err(ctx.value(
+                key,
+                format!("{want} flows can never complete: the workload hands out {count}"),
+            ));
+        }
     }
     if let (Some(every), Some(slot)) = (limits.sample_every, slot)
         && every < slot

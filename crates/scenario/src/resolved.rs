@@ -215,6 +215,7 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
     let l = &sc.limits;
     if l.until.is_some()
         || l.completed_flows.is_some()
+        || l.measured_flows.is_some()
         || l.measure_from.is_some()
         || l.sample_every.is_some()
     {
@@ -224,6 +225,9 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
         }
         if let Some(c) = l.completed_flows {
             t.kv("completed_flows", c);
+        }
+        if let Some(n) = l.measured_flows {
+            t.kv("measured_flows", n);
         }
         if let Some(m) = l.measure_from {
             t.kv("measure_from_us", us(m));

@@ -227,6 +227,7 @@ fn limits(cfg: &RackConfig, until_slots: u64, sample: Option<u64>, measure: bool
     RunLimits {
         until: Some(slots(cfg, until_slots)),
         completed_flows: None,
+        measured_flows: None,
         measure_from: measure.then(|| slots(cfg, until_slots / 3)),
         sample_every: sample.map(|s| Dur(s * cfg.slot.0)),
     }

@@ -593,9 +593,7 @@ fn exact_run(spec: &Spec, flows: Vec<Flow>) -> BTreeMap<String, u64> {
     let mut source = IterSource::new(flows);
     let limits = RunLimits {
         until: Some(Time::ZERO + Dur::from_us(1000)),
-        completed_flows: None,
-        measure_from: None,
-        sample_every: None,
+        ..RunLimits::default()
     };
     let out = shoal_aquila::run_flows(spec, &mut source, limits, &mut NoProgress).expect("runs");
     let mut v: BTreeMap<String, u64> = out
