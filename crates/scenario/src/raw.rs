@@ -68,6 +68,8 @@ pub(crate) struct RawWorkload {
     /// `"all"` or an array of node ids.
     pub ranks: Option<toml::Value>,
     pub message_bytes: Option<i64>,
+    pub chunks: Option<i64>,
+    pub group_size: Option<i64>,
     pub iterations: Option<i64>,
     pub compute_us: Option<f64>,
 }
@@ -126,6 +128,8 @@ impl RawWorkload {
         note(self.algorithm.is_some(), "algorithm");
         note(self.ranks.is_some(), "ranks");
         note(self.message_bytes.is_some(), "message_bytes");
+        note(self.chunks.is_some(), "chunks");
+        note(self.group_size.is_some(), "group_size");
         note(self.iterations.is_some(), "iterations");
         note(self.compute_us.is_some(), "compute_us");
         keys

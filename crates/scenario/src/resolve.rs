@@ -349,6 +349,8 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
             "algorithm",
             "ranks",
             "message_bytes",
+            "chunks",
+            "group_size",
             "iterations",
             "compute_us",
             "start_us",

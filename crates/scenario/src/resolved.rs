@@ -3,6 +3,7 @@
 use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
 use shoal_fabric::config::{TomlOut as Table, dur_us, float as f, text as s, time_us as us};
+use shoal_workload::collective::Algorithm;
 use shoal_workload::{Arrivals, Matrix, SizeDist};
 
 /// A size distribution as the inline table scenario files use.
@@ -206,6 +207,10 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
                 t.kv("ranks", format!("[{}]", list.join(", ")));
             }
             t.kv("message_bytes", spec.message_bytes);
+            t.kv("chunks", spec.chunks);
+            if spec.algorithm == Algorithm::Staged {
+                t.kv("group_size", spec.group_size);
+            }
             t.kv("iterations", spec.iterations);
             t.kv("compute_us", dur_us(spec.compute));
             t.kv("start_us", us(*start));

@@ -87,7 +87,27 @@ fn a_collective_runs_every_send_to_completion() {
 
 #[test]
 fn bad_jobs_are_refused_naming_the_key_and_the_reason() {
-    let cases: [(&str, &str, &str); 10] = [
+    let cases: [(&str, &str, &str); 14] = [
+        (
+            "op = \"all-to-all\"\nalgorithm = \"staged\"\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "ranks per group",
+        ),
+        (
+            "op = \"all-to-all\"\nalgorithm = \"staged\"\ngroup_size = 3\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "divide",
+        ),
+        (
+            "op = \"all-reduce\"\ngroup_size = 4\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "only the staged",
+        ),
+        (
+            "op = \"all-reduce\"\nchunks = 101\nmessage_bytes = 800\n",
+            "workload.message_bytes",
+            "at least 808 B",
+        ),
         ("message_bytes = 800\n", "workload.op", "missing"),
         (
             "op = \"broadcast\"\nmessage_bytes = 800\n",
@@ -167,11 +187,16 @@ fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
     use shoal_workload::dag::Work;
     use std::collections::BTreeMap;
     for fabric in FABRICS {
-        for (op, alg) in [("all-reduce", "ring"), ("all-to-all", "direct")] {
+        for (op, alg, more) in [
+            ("all-reduce", "ring", ""),
+            ("all-to-all", "direct", ""),
+            ("all-reduce", "double-binary-tree", "chunks = 4\n"),
+            ("all-to-all", "staged", "group_size = 4\nchunks = 2\n"),
+        ] {
             let text = format!(
                 "[scenario]\n{fabric}[workload]\nkind = \"collective\"\nop = \"{op}\"\n\
                  algorithm = \"{alg}\"\nranks = [0, 1, 2, 3, 4, 5, 6, 7]\n\
-                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n"
+                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n{more}"
             );
             let sc = parse(&text, "every.toml").expect("valid");
             let WorkloadSpec::Collective { spec, .. } = &sc.workload else {

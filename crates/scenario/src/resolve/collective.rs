@@ -12,6 +12,9 @@ use shoal_workload::collective::{Algorithm, CollectiveError, CollectiveSpec, Op}
 /// At most this many iterations: with at most a second of compute between them, a job's
 /// times stay far from the clock's end.
 pub(crate) const MAX_ITERATIONS: i64 = 1_000_000;
+/// At most this many chunks a message: beyond, pieces are smaller than a packet for any
+/// message a job may hold.
+const MAX_CHUNKS: i64 = 65_536;
 /// Compute between iterations, at most a second (a larger value is a mistyped unit).
 const MAX_COMPUTE_US: f64 = 1e6;
 
@@ -46,6 +49,26 @@ pub(super) fn resolve(
     let ranks = ranks(ctx, w.ranks, nodes)?;
     let all_ranks = ranks.len() == nodes && ranks.iter().enumerate().all(|(i, r)| r.idx() == i);
     let message_bytes = ctx.int_req("workload.message_bytes", w.message_bytes, 1, i64::MAX)? as u64;
+    let chunks = ctx.int("workload.chunks", w.chunks, 1, 1, MAX_CHUNKS)? as u32;
+    let group_key = "workload.group_size";
+    let group_size = match (algorithm, w.group_size) {
+        (Algorithm::Staged, None) => {
+            return Err(ctx.err(
+                group_key,
+                ErrorKind::Missing,
+                "the staged all-to-all needs the ranks per group (a divisor of the ranks' \
+                 number, e.g. the nodes of a rack)",
+            ));
+        }
+        (Algorithm::Staged, Some(g)) => ctx.int_req(group_key, Some(g), 2, i64::MAX)? as usize,
+        (_, None) => 0,
+        (_, Some(_)) => {
+            return Err(ctx.value(
+                group_key,
+                format!("only the staged all-to-all has groups, not {algorithm}"),
+            ));
+        }
+    };
     let iterations = ctx.int("workload.iterations", w.iterations, 1, 1, MAX_ITERATIONS)? as u32;
     let compute_key = "workload.compute_us";
     let compute_us = w.compute_us.unwrap_or(0.0);
@@ -61,8 +84,10 @@ pub(super) fn resolve(
         algorithm,
         ranks,
         message_bytes,
+        chunks,
         iterations,
         compute,
+        group_size,
     };
     spec.validate().map_err(|e| {
         let key = match e {
@@ -71,6 +96,8 @@ pub(super) fn resolve(
             CollectiveError::NotPowerOfTwo(_) if ranks_given => "workload.ranks",
             CollectiveError::NotPowerOfTwo(_) => "workload.algorithm",
             CollectiveError::MessageTooSmall { .. } => "workload.message_bytes",
+            CollectiveError::BadGroup { .. } => "workload.group_size",
+            CollectiveError::NoChunks => "workload.chunks",
             CollectiveError::NoIterations => "workload.iterations",
             CollectiveError::TooLarge { .. } if iterations > 1 => "workload.iterations",
             CollectiveError::TooLarge { .. } | CollectiveError::Dag(_) => "workload.ranks",
