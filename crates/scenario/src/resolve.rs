@@ -354,6 +354,8 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
             "iterations",
             "compute_us",
             "start_us",
+            "placement",
+            "jobs",
         ],
     ),
 ];
@@ -409,8 +411,7 @@ fn resolve_workload(
     };
     let time = |key: &str, v: Option<f64>| ctx.us(key, v.unwrap_or(0.0), false).map(Time);
     if kind == "collective" {
-        let start = time("workload.start_us", w.start_us)?;
-        return collective::resolve(ctx, w, nodes, start);
+        return collective::resolve(ctx, w, nodes);
     }
     let spec = match kind {
         "permutation" => WorkloadSpec::Permutation {

@@ -193,27 +193,33 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
         WorkloadSpec::Trace { path, .. } | WorkloadSpec::ConnectionMatrix { path, .. } => {
             t.kv("file", s(&path.display().to_string()))
         }
-        WorkloadSpec::Collective {
-            spec,
-            start,
-            all_ranks,
-        } => {
-            t.kv("op", s(spec.op.name()));
-            t.kv("algorithm", s(spec.algorithm.name()));
-            if *all_ranks {
-                t.kv("ranks", s("all"));
-            } else {
-                let list: Vec<String> = spec.ranks.iter().map(|n| n.0.to_string()).collect();
-                t.kv("ranks", format!("[{}]", list.join(", ")));
+        WorkloadSpec::Collective { jobs, all_ranks } => {
+            let single = jobs.len() == 1 && jobs[0].name.is_none();
+            for job in jobs {
+                if !single {
+                    t.header("[[workload.jobs]]");
+                }
+                if let Some(name) = &job.name {
+                    t.kv("name", s(name));
+                }
+                let spec = &job.spec;
+                t.kv("op", s(spec.op.name()));
+                t.kv("algorithm", s(spec.algorithm.name()));
+                if *all_ranks {
+                    t.kv("ranks", s("all"));
+                } else {
+                    let list: Vec<String> = spec.ranks.iter().map(|n| n.0.to_string()).collect();
+                    t.kv("ranks", format!("[{}]", list.join(", ")));
+                }
+                t.kv("message_bytes", spec.message_bytes);
+                t.kv("chunks", spec.chunks);
+                if spec.algorithm == Algorithm::Staged {
+                    t.kv("group_size", spec.group_size);
+                }
+                t.kv("iterations", spec.iterations);
+                t.kv("compute_us", dur_us(spec.compute));
+                t.kv("start_us", us(job.start));
             }
-            t.kv("message_bytes", spec.message_bytes);
-            t.kv("chunks", spec.chunks);
-            if spec.algorithm == Algorithm::Staged {
-                t.kv("group_size", spec.group_size);
-            }
-            t.kv("iterations", spec.iterations);
-            t.kv("compute_us", dur_us(spec.compute));
-            t.kv("start_us", us(*start));
         }
     }
 

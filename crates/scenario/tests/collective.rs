@@ -28,12 +28,10 @@ fn defaults_fill_in_and_the_resolved_file_gives_the_same_job() {
         "coll.toml",
     )
     .expect("valid");
-    let WorkloadSpec::Collective {
-        spec, all_ranks, ..
-    } = &sc.workload
-    else {
+    let WorkloadSpec::Collective { jobs, all_ranks } = &sc.workload else {
         panic!("{:?}", sc.workload)
     };
+    let spec = &jobs[0].spec;
     assert_eq!((spec.op, spec.algorithm), (Op::AllReduce, Algorithm::Ring));
     assert_eq!(spec.ranks.len(), 8, "every node by default");
     assert!(all_ranks);
@@ -199,9 +197,10 @@ fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
                  message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n{more}"
             );
             let sc = parse(&text, "every.toml").expect("valid");
-            let WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+            let WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
                 unreachable!()
             };
+            let spec = &jobs[0].spec;
             let plan = spec.build().expect("builds");
             let out = sc.run(&mut NoProgress).expect("runs");
             let what = format!("{} {op}", sc.fabric_name());
@@ -234,8 +233,84 @@ fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
                     );
                 }
             }
-            let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+            let times =
+                plan.iteration_times(0, out.records.iter().map(|r| (r.id, r.start, r.finish)));
             assert!(times.iter().all(Option::is_some), "{what}: {times:?}");
         }
+    }
+}
+
+#[test]
+fn jobs_are_placed_on_disjoint_nodes_and_written_back() {
+    let jobs = "[[workload.jobs]]\nname = \"dp\"\nop = \"all-reduce\"\nranks = 3\n\
+                message_bytes = 900\n[[workload.jobs]]\nop = \"all-to-all\"\nranks = [0, 7]\n\
+                message_bytes = 200\n[[workload.jobs]]\nop = \"all-gather\"\nranks = 2\n\
+                message_bytes = 200\nstart_us = 4.0\n";
+    let nodes = |placement: &str| -> Vec<Vec<u16>> {
+        let sc = parse(
+            &file(&format!("placement = \"{placement}\"\n{jobs}")),
+            "jobs.toml",
+        )
+        .expect("valid");
+        let again = parse(&sc.resolved_toml(), "resolved.toml").expect("parses");
+        assert_eq!(again.workload, sc.workload, "{}", sc.resolved_toml());
+        let WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
+            unreachable!()
+        };
+        assert_eq!(jobs[0].name.as_deref(), Some("dp"));
+        assert_eq!(jobs[1].label(1), "job1");
+        jobs.iter()
+            .map(|j| j.spec.ranks.iter().map(|n| n.0).collect())
+            .collect()
+    };
+    // Nodes 1..=6 are free: packed takes them in order, spread deals them in turn.
+    assert_eq!(nodes("packed"), [vec![1, 2, 3], vec![0, 7], vec![4, 5]]);
+    assert_eq!(nodes("spread"), [vec![1, 3, 5], vec![0, 7], vec![2, 4]]);
+
+    let job = |ranks: &str| {
+        format!("[[workload.jobs]]\nop = \"all-reduce\"\nranks = {ranks}\nmessage_bytes = 800\n")
+    };
+    let cases = [
+        (
+            format!("{}{}", job("[0, 1]"), job("[2, 1]")),
+            "workload.jobs[1].ranks[1]",
+            "job 0 already",
+        ),
+        (
+            format!("{}{}", job("5"), job("4")),
+            "workload.jobs",
+            "ask for 9",
+        ),
+        (job("\"all\""), "workload.jobs[0].ranks", "a count"),
+        (
+            "[[workload.jobs]]\nop = \"all-reduce\"\nmessage_bytes = 800\n".to_owned(),
+            "workload.jobs[0].ranks",
+            "each job gives its ranks",
+        ),
+        (
+            format!("placement = \"random\"\n{}", job("2")),
+            "workload.placement",
+            "packed, spread",
+        ),
+        (
+            format!("op = \"all-reduce\"\n{}", job("2")),
+            "workload.op",
+            "each job gives its own",
+        ),
+        (
+            "placement = \"packed\"\nop = \"all-reduce\"\nmessage_bytes = 800\n".to_owned(),
+            "workload.placement",
+            "single job",
+        ),
+        (
+            "[[workload.jobs]]\nop = \"all-reduce\"\nranks = 2\nmessage_bytes = 1\n".to_owned(),
+            "workload.jobs[0].message_bytes",
+            "at least 2 B",
+        ),
+    ];
+    for (text, key, reason) in cases {
+        let (k, _, r) = refused(&text);
+        assert_eq!(k, key, "{text}: {r}");
+        assert!(r.contains(reason), "{text}: {r}");
     }
 }

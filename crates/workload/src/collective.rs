@@ -33,8 +33,9 @@
 //! rank computes for `compute` after every send of iteration i − 1 it took part in (as sender
 //! or receiver) has been delivered, and its sends of iteration i wait for that.
 
-use crate::dag::{Dag, DagError, Task};
+use crate::dag::{Dag, DagError, Task, Work};
 use shoal_base::{Dur, NodeId, Time};
+use std::collections::BTreeMap;
 use std::fmt;
 use thiserror::Error;
 
@@ -209,6 +210,8 @@ fn names(algorithms: &[Algorithm]) -> String {
 /// Where a send sits in its job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
+    /// Which job of the run (0 for a run of one).
+    pub job: u32,
     pub iteration: u32,
     pub step: u32,
     /// Which piece of its step's message (0 when messages go whole).
@@ -229,42 +232,143 @@ impl CollectivePlan {
         self.places.get(id as usize).copied().flatten()
     }
 
-    /// Each iteration's completion time, from its first send's start to its last send's
-    /// delivery, given every send a run handed out as (id, start, finish); `None` for an
-    /// iteration a send of which was not delivered (or not started).
+    /// Several jobs side by side in one graph: job j's tasks follow job j − 1's (ids shifted
+    /// by the tasks before them), its places name it, and its first sends wait `start` (from
+    /// the run's start). Refused with the index of the job that cannot be built, or, for a
+    /// graph of more than [`MAX_TASKS`] tasks, of the job that passes the bound.
+    pub fn of_jobs(
+        jobs: &[(CollectiveSpec, Dur)],
+    ) -> Result<CollectivePlan, (usize, CollectiveError)> {
+        let mut tasks: Vec<Task> = Vec::new();
+        let mut places = Vec::new();
+        let mut sends: u128 = 0;
+        for (j, (spec, start)) in jobs.iter().enumerate() {
+            let plan = spec.build().map_err(|e| (j, e))?;
+            sends += spec.sends();
+            if tasks.len() + plan.places.len() > MAX_TASKS as usize {
+                return Err((j, CollectiveError::TooLarge { sends }));
+            }
+            let offset = tasks.len() as u64;
+            for t in plan.dag.tasks() {
+                let mut t = t.clone();
+                t.id += offset;
+                for d in &mut t.after {
+                    *d += offset;
+                }
+                if t.after.is_empty() {
+                    t.delay = t.delay + *start;
+                }
+                tasks.push(t);
+            }
+            places.extend(
+                plan.places
+                    .iter()
+                    .map(|p| p.map(|p| Place { job: j as u32, ..p })),
+            );
+        }
+        let dag = Dag::new(tasks).map_err(|e| (jobs.len().saturating_sub(1), e.into()))?;
+        Ok(CollectivePlan { dag, places })
+    }
+
+    /// Job `job`'s sends as (place, receiver, start, finish), from every send a run handed out
+    /// as (id, start, finish).
+    fn sends_of(
+        &self,
+        job: u32,
+        records: impl IntoIterator<Item = (u64, Time, Option<Time>)>,
+    ) -> impl Iterator<Item = (Place, NodeId, Time, Option<Time>)> {
+        records.into_iter().filter_map(move |(id, start, finish)| {
+            let p = self.place(id).filter(|p| p.job == job)?;
+            let Work::Send { dst, .. } = self.dag.task(id)?.work else {
+                return None;
+            };
+            Some((p, dst, start, finish))
+        })
+    }
+
+    /// Sends of each iteration of job `job`.
+    fn wanted(&self, job: u32) -> Vec<u64> {
+        let mut want: Vec<u64> = Vec::new();
+        for p in self.places.iter().flatten().filter(|p| p.job == job) {
+            let i = p.iteration as usize;
+            if want.len() <= i {
+                want.resize(i + 1, 0);
+            }
+            want[i] += 1;
+        }
+        want
+    }
+
+    /// Each iteration's completion time of job `job`, from its first send's start to its last
+    /// send's delivery, given every send a run handed out as (id, start, finish); `None` for
+    /// an iteration a send of which was not delivered (or not started).
     pub fn iteration_times(
         &self,
+        job: u32,
         records: impl IntoIterator<Item = (u64, Time, Option<Time>)>,
     ) -> Vec<Option<Dur>> {
-        let iterations = self
-            .places
-            .iter()
-            .flatten()
-            .map(|p| p.iteration as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let mut want = vec![0u64; iterations];
-        for p in self.places.iter().flatten() {
-            want[p.iteration as usize] += 1;
-        }
-        let mut done = vec![0u64; iterations];
-        let mut span: Vec<Option<(Time, Time)>> = vec![None; iterations];
-        for (id, start, finish) in records {
-            let (Some(p), Some(finish)) = (self.place(id), finish) else {
-                continue;
-            };
+        let want = self.wanted(job);
+        let mut done = vec![0u64; want.len()];
+        let mut span: Vec<Option<(Time, Time)>> = vec![None; want.len()];
+        for (p, _, start, finish) in self.sends_of(job, records) {
+            let Some(finish) = finish else { continue };
             let i = p.iteration as usize;
             done[i] += 1;
             let (lo, hi) = span[i].get_or_insert((start, finish));
             *lo = (*lo).min(start);
             *hi = (*hi).max(finish);
         }
-        (0..iterations)
+        (0..want.len())
             .map(|i| match span[i] {
                 Some((lo, hi)) if done[i] == want[i] => Some(hi - lo),
                 _ => None,
             })
             .collect()
+    }
+
+    /// The slowest rank of job `job`: each rank's time in an iteration is from the
+    /// iteration's first send's start to the last delivery into the rank; the slowest rank's
+    /// share is (slowest − median) / slowest, the part of the iteration the job spends
+    /// waiting for ranks behind the typical one, averaged over the completed iterations.
+    /// Returns the share and the node that was slowest most often (the lowest id on a tie);
+    /// `None` when no iteration completed.
+    pub fn slowest_rank(
+        &self,
+        job: u32,
+        records: impl IntoIterator<Item = (u64, Time, Option<Time>)>,
+    ) -> Option<(f64, NodeId)> {
+        let want = self.wanted(job);
+        let mut done = vec![0u64; want.len()];
+        let mut first: Vec<Option<Time>> = vec![None; want.len()];
+        let mut last: Vec<BTreeMap<NodeId, Time>> = vec![BTreeMap::new(); want.len()];
+        for (p, dst, start, finish) in self.sends_of(job, records) {
+            let Some(finish) = finish else { continue };
+            let i = p.iteration as usize;
+            done[i] += 1;
+            let f = first[i].get_or_insert(start);
+            *f = (*f).min(start);
+            let l = last[i].entry(dst).or_insert(finish);
+            *l = (*l).max(finish);
+        }
+        let mut shares = Vec::new();
+        let mut slowest: BTreeMap<NodeId, u32> = BTreeMap::new();
+        for i in (0..want.len()).filter(|&i| done[i] == want[i]) {
+            let from = first[i]?;
+            let mut times: Vec<(u64, NodeId)> =
+                last[i].iter().map(|(&n, &t)| ((t - from).0, n)).collect();
+            times.sort_unstable();
+            let &(max, node) = times.last()?;
+            let median = times[(times.len() - 1) / 2].0;
+            shares.push(if max == 0 {
+                0.0
+            } else {
+                (max - median) as f64 / max as f64
+            });
+            *slowest.entry(node).or_default() += 1;
+        }
+        let most = slowest.values().copied().max()?;
+        let node = slowest.iter().find(|&(_, &c)| c == most).map(|(&n, _)| n)?;
+        Some((shares.iter().sum::<f64>() / shares.len() as f64, node))
     }
 }
 
@@ -541,6 +645,7 @@ impl Builder<'_> {
             self.tasks
                 .push(Task::send(id, r[src], r[dst], piece, after));
             self.places.push(Some(Place {
+                job: 0,
                 iteration,
                 step,
                 chunk: k as u32,
@@ -747,8 +852,6 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dag::Work;
-    use std::collections::BTreeMap;
 
     fn spec(op: Op, algorithm: Algorithm, n: u16, bytes: u64) -> CollectiveSpec {
         CollectiveSpec {
@@ -1013,5 +1116,65 @@ mod tests {
         ));
         s.chunks = 0;
         assert_eq!(s.validate(), Err(CollectiveError::NoChunks));
+    }
+
+    #[test]
+    fn jobs_share_one_graph_each_in_its_own_ids_and_start() {
+        let a = spec(Op::AllReduce, Algorithm::Ring, 4, 4000);
+        let mut b = spec(Op::AllToAll, Algorithm::Direct, 3, 3000);
+        b.ranks = vec![NodeId(100), NodeId(101), NodeId(102)];
+        let plan =
+            CollectivePlan::of_jobs(&[(a.clone(), Dur(0)), (b.clone(), Dur(7))]).expect("builds");
+        assert_eq!(plan.dag.sends() as u128, a.sends() + b.sends());
+        let first_b = a.build().expect("builds").places.len() as u64;
+        for t in plan.dag.tasks() {
+            let p = plan.place(t.id).expect("sends only");
+            assert_eq!(p.job, u32::from(t.id >= first_b), "task {}", t.id);
+            let Work::Send { src, .. } = t.work else {
+                unreachable!()
+            };
+            assert_eq!(p.job == 1, src.0 >= 100);
+            // Job 1's sends wait for nothing but its start (a direct all-to-all).
+            if p.job == 1 {
+                assert_eq!((t.after.len(), t.delay), (0, Dur(7)));
+            }
+            assert!(t.after.iter().all(|&d| (d >= first_b) == (t.id >= first_b)));
+        }
+        let mut bad = b.clone();
+        bad.message_bytes = 1;
+        let e = CollectivePlan::of_jobs(&[(a, Dur(0)), (bad, Dur(0))]).expect_err("too small");
+        assert_eq!(e.0, 1, "names the job");
+    }
+
+    #[test]
+    fn the_slowest_rank_share_is_its_lead_over_the_median() {
+        // A direct all-to-all over 4 ranks: every send takes 10 except those into one rank,
+        // which take 30: times 10, 10, 10, 30; share (30 − 10)/30, the slow rank named.
+        let s = spec(Op::AllToAll, Algorithm::Direct, 4, 4000);
+        let plan = CollectivePlan::of_jobs(&[(s.clone(), Dur(0))]).expect("builds");
+        let slow = s.ranks[2];
+        let records: Vec<(u64, Time, Option<Time>)> = plan
+            .dag
+            .tasks()
+            .iter()
+            .map(|t| {
+                let Work::Send { dst, .. } = t.work else {
+                    unreachable!()
+                };
+                (t.id, Time(0), Some(Time(if dst == slow { 30 } else { 10 })))
+            })
+            .collect();
+        let (share, node) = plan.slowest_rank(0, records.clone()).expect("completed");
+        assert!((share - 2.0 / 3.0).abs() < 1e-12, "{share}");
+        assert_eq!(node, slow);
+        assert_eq!(
+            plan.iteration_times(0, records.clone()),
+            vec![Some(Dur(30))]
+        );
+        // An undelivered send: no completed iteration, no figure.
+        let mut partial = records;
+        partial[0].2 = None;
+        assert_eq!(plan.slowest_rank(0, partial.clone()), None);
+        assert_eq!(plan.iteration_times(0, partial), vec![None]);
     }
 }

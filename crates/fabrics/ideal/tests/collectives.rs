@@ -46,7 +46,7 @@ fn run(sw: &SwitchSpec, spec: &CollectiveSpec) -> Vec<f64> {
         .run(&mut source, RunLimits::default(), &mut NoProgress)
         .expect("runs");
     assert_eq!(out.records.len() as u128, spec.sends(), "every send ran");
-    plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)))
+    plan.iteration_times(0, out.records.iter().map(|r| (r.id, r.start, r.finish)))
         .into_iter()
         .map(|t| t.expect("every send delivered").0 as f64 * 1e-12)
         .collect()
@@ -225,7 +225,7 @@ fn iterations_repeat_with_the_compute_time_between_them() {
     let out = IdealSwitch::new(sw.clone())
         .run(&mut source, RunLimits::default(), &mut NoProgress)
         .expect("runs");
-    let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+    let times = plan.iteration_times(0, out.records.iter().map(|r| (r.id, r.start, r.finish)));
     let times: Vec<u64> = times.into_iter().map(|t| t.expect("done").0).collect();
     // The switch is deterministic and the iterations identical: the same time each.
     assert!(times.iter().all(|&t| t == times[0]), "{times:?}");
