@@ -299,7 +299,7 @@ pub const MATRIX_KEYS: [&str; 8] = [
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
 /// traffic matrix, `MATRIX_KEYS`).
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 11] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -342,6 +342,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
     ("connection-matrix", &["file"]),
+    ("dag", &["file"]),
     (
         "collective",
         &[
@@ -397,7 +398,7 @@ fn resolve_workload(
     }
     if matches!(
         kind,
-        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix"
+        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix" | "dag"
     ) {
         let senders = w.senders.clone();
         let kind = kind.to_owned();

@@ -190,9 +190,9 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
                 t.kv("flows", n);
             }
         }
-        WorkloadSpec::Trace { path, .. } | WorkloadSpec::ConnectionMatrix { path, .. } => {
-            t.kv("file", s(&path.display().to_string()))
-        }
+        WorkloadSpec::Trace { path, .. }
+        | WorkloadSpec::ConnectionMatrix { path, .. }
+        | WorkloadSpec::Dag { path, .. } => t.kv("file", s(&path.display().to_string())),
         WorkloadSpec::Collective { jobs, all_ranks } => {
             let single = jobs.len() == 1 && jobs[0].name.is_none();
             for job in jobs {

@@ -68,6 +68,9 @@ pub enum WorkloadSpec {
     /// The connections of an htsim connection-matrix file (`.cm`), read and checked when
     /// resolved, so that htsim and shoal run the same flows.
     ConnectionMatrix { path: PathBuf, flows: Vec<Flow> },
+    /// A dependency graph of sends and compute steps read from a file
+    /// (`shoal_workload::dag_file`), checked when resolved and read again by the run.
+    Dag { path: PathBuf, sends: u64 },
     /// Collective jobs (`shoal_workload::collective`) side by side on disjoint nodes, their
     /// sends one dependency graph; `all_ranks` when a single job's ranks are every node in
     /// order (written back as `"all"`).
@@ -124,6 +127,7 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { .. } => "trace",
             WorkloadSpec::ConnectionMatrix { .. } => "connection-matrix",
             WorkloadSpec::Collective { .. } => "collective",
+            WorkloadSpec::Dag { .. } => "dag",
         }
     }
 
@@ -192,6 +196,10 @@ impl WorkloadSpec {
             WorkloadSpec::Collective { jobs, .. } => {
                 Box::new(DagSource::new(collective_plan(jobs)?.dag, Time::ZERO))
             }
+            WorkloadSpec::Dag { path, .. } => {
+                let dag = shoal_workload::dag_file::read(path, nodes).map_err(|e| e.to_string())?;
+                Box::new(DagSource::new(dag, Time::ZERO))
+            }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
     }
@@ -228,6 +236,9 @@ impl WorkloadSpec {
             }
             WorkloadSpec::Trace { path, flows } => {
                 return format!("trace {} ({flows} flows)", path.display());
+            }
+            WorkloadSpec::Dag { path, sends } => {
+                return format!("dependency graph {} ({sends} sends)", path.display());
             }
             WorkloadSpec::ConnectionMatrix { path, flows } => {
                 return format!(
@@ -267,6 +278,7 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(spec) => spec.max_flows,
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
             WorkloadSpec::Trace { flows, .. } => Some(*flows),
+            WorkloadSpec::Dag { sends, .. } => Some(*sends),
             WorkloadSpec::ConnectionMatrix { flows, .. } => Some(flows.len() as u64),
             WorkloadSpec::Collective { jobs, .. } => {
                 u64::try_from(jobs.iter().map(|j| j.spec.sends()).sum::<u128>()).ok()
@@ -339,6 +351,7 @@ impl WorkloadSpec {
             | WorkloadSpec::ClosedLoop(_)
             | WorkloadSpec::Disaggregated { .. }
             | WorkloadSpec::Trace { .. }
+            | WorkloadSpec::Dag { .. }
             | WorkloadSpec::ConnectionMatrix { .. }
             | WorkloadSpec::Collective { .. } => return Vec::new(),
         };

@@ -314,3 +314,62 @@ fn jobs_are_placed_on_disjoint_nodes_and_written_back() {
         assert!(r.contains(reason), "{text}: {r}");
     }
 }
+
+#[test]
+fn a_dag_file_runs_on_every_fabric_each_send_after_what_it_waits_for() {
+    // A pipeline of two stages: node 0 sends to 1 and 2; each computes, then sends on to 3;
+    // 3 computes and answers 0. Its flows start no earlier than their dependencies' ends
+    // plus the compute times.
+    let dir = std::env::temp_dir().join(format!("shoal-dag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("step.csv");
+    std::fs::write(
+        &path,
+        "id,kind,src,dst,bytes,duration_us,after\n\
+         0,send,0,1,30000,,\n1,send,0,2,20000,,\n\
+         2,compute,1,,,3,0\n3,compute,2,,,1.5,1\n\
+         4,send,1,3,10000,,2\n5,send,2,3,10000,0.5,3\n\
+         6,compute,3,,,2,4 5\n7,send,3,0,5000,,6\n",
+    )
+    .expect("write");
+    let ms = |us: f64| shoal_base::Dur((us * 1e6) as u64);
+    for fabric in FABRICS {
+        let text = format!(
+            "[scenario]\n{fabric}[workload]\nkind = \"dag\"\nfile = {:?}\n",
+            path.display()
+        );
+        let sc = parse(&text, "dag.toml").expect("valid");
+        assert_eq!(sc.workload.flow_count(), Some(5));
+        let out = sc.run(&mut NoProgress).expect("runs");
+        let what = sc.fabric_name().to_owned();
+        let f: std::collections::BTreeMap<u64, (shoal_base::Time, shoal_base::Time)> = out
+            .records
+            .iter()
+            .map(|r| (r.id, (r.start, r.finish.expect("delivered"))))
+            .collect();
+        assert_eq!(f.len(), 5, "{what}");
+        assert!(f[&4].0 >= f[&0].1 + ms(3.0), "{what}");
+        assert!(f[&5].0 >= f[&1].1 + ms(1.5) + ms(0.5), "{what}");
+        assert!(f[&7].0 >= f[&4].1.max(f[&5].1) + ms(2.0), "{what}");
+    }
+    // A file with a cycle is refused naming the key, the file, and the lines.
+    std::fs::write(
+        &path,
+        "id,kind,src,dst,bytes,duration_us,after\n0,send,0,1,10,,1\n1,send,1,0,10,,0\n",
+    )
+    .expect("write");
+    let e = parse(
+        &format!(
+            "{SWITCH}[workload]\nkind = \"dag\"\nfile = {:?}\n",
+            path.display()
+        ),
+        "dag.toml",
+    )
+    .expect_err("a cycle");
+    assert_eq!(e.key, "workload.file");
+    assert!(
+        e.reason.contains("cycle") && e.reason.contains("(line 3)"),
+        "{}",
+        e.reason
+    );
+}
