@@ -423,7 +423,7 @@ impl Tree {
     /// it is odd, so that the inner ranks of one are leaves of the other: no rank is inner in
     /// both, and every rank is inner in one but rank n − 1 when n is odd.
     fn double(n: usize) -> [Tree; 2] {
-        let second = if n % 2 == 0 {
+        let second = if n.is_multiple_of(2) {
             Tree::in_order(n, |p| n - 1 - p)
         } else {
             Tree::in_order(n, |p| (p + n - 1) % n)
@@ -514,7 +514,7 @@ impl CollectiveSpec {
             return Err(CollectiveError::NotPowerOfTwo(n));
         }
         let g = self.group_size;
-        if self.algorithm == Algorithm::Staged && (g < 2 || g >= n || n % g != 0) {
+        if self.algorithm == Algorithm::Staged && (g < 2 || g >= n || !n.is_multiple_of(g)) {
             return Err(CollectiveError::BadGroup { group: g, ranks: n });
         }
         if self.chunks == 0 {
@@ -824,12 +824,12 @@ impl Builder<'_> {
         let mut out: Vec<Message> = Vec::new();
         // Where in `out` each rank's messages of step 0 in are.
         let mut into: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for r in 0..n {
+        for (r, &gate_r) in gate.iter().enumerate() {
             let (a, i) = (r / g, r % g);
             for k in 1..g {
                 let j = (i + k) % g;
                 let bytes = (0..m).map(|b| self.spec.chunk(b * g + j)).sum();
-                let msg = self.send((iteration, 0), (r, a * g + j), bytes, gate[r], &[]);
+                let msg = self.send((iteration, 0), (r, a * g + j), bytes, gate_r, &[]);
                 into[a * g + j].push(out.len());
                 out.push(msg);
             }
