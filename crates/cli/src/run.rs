@@ -32,11 +32,12 @@ use std::time::{Duration, Instant};
 ///                  slowdown, long-flow goodput (Gb/s), mean flow size and realised load,
 ///                  queue maxima (cells or packets: queue_unit), reordering (bytes), delivered
 ///                  Gb/s per node, simulated time (us), wall time (s), simulator speed,
-///                  counters; for a collective job its completion time, algbw and busbw
+///                  counters; for collective jobs each job's completion time, algbw, busbw
+///                  and slowest rank's share
 ///   scenario.toml  the resolved scenario: every default filled in; `shoal run` on it repeats
 ///                  the run
 ///   flows.csv      id,src,dst,bytes,start_us,finish_us,fct_us (finish and fct empty for flows
-///                  that did not complete)
+///                  that did not complete); collective jobs add iteration,step,chunk,job
 ///   series.csv     when the scenario sets run.sample_every_us: queues and progress over time
 ///
 /// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (the same files) and
@@ -257,13 +258,16 @@ pub(crate) struct Summary {
 /// A collective job's run, per iteration and over the job: completion time t (an iteration's
 /// first send's start to its last send's delivery), algbw = S / t, busbw = algbw × 2(n−1)/n
 /// (all-reduce) or × (n−1)/n (the others); rates from the mean completion time, as NCCL's tests
-/// report them, in Gb/s.
+/// report them, in Gb/s. With several jobs, the first job's figures and every job's in `jobs`.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct CollectiveStats {
+    /// The job's name (`job<k>` for the k-th when the file gives none).
+    pub(crate) name: String,
     pub(crate) op: String,
     pub(crate) algorithm: String,
     pub(crate) ranks: usize,
     pub(crate) message_bytes: u64,
+    pub(crate) chunks: u32,
     pub(crate) iterations: u32,
     /// Iterations every send of which was delivered.
     pub(crate) iterations_completed: usize,
@@ -273,17 +277,27 @@ pub(crate) struct CollectiveStats {
     pub(crate) completion_us: Option<f64>,
     pub(crate) algbw_gbps: Option<f64>,
     pub(crate) busbw_gbps: Option<f64>,
-    /// The whole job: the first send's start to the last send's delivery, compute between
+    /// The whole job: its first send's start to its last send's delivery, compute between
     /// iterations included; none unless every iteration completed.
     pub(crate) job_us: Option<f64>,
+    /// (slowest rank's time − the median rank's) / slowest rank's time, a rank's time being
+    /// from the iteration's first send to the last delivery into it; mean over the completed
+    /// iterations (`CollectivePlan::slowest_rank`).
+    pub(crate) slowest_rank_share: Option<f64>,
+    /// The node slowest in the most iterations (the lowest id on a tie).
+    pub(crate) slowest_rank: Option<u16>,
+    /// Every job's figures, when the run has several (the first is the object's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) jobs: Vec<CollectiveStats>,
 }
 
-/// A collective job's graph, to place each send in its iteration and step.
+/// The graph of a collective workload's jobs, to place each send in its job, iteration and
+/// step.
 fn collective_plan(sc: &Scenario) -> Option<CollectivePlan> {
-    let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+    let shoal_scenario::WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
         return None;
     };
-    spec.build().ok()
+    shoal_scenario::collective_plan(jobs).ok()
 }
 
 fn collective_stats(
@@ -291,44 +305,77 @@ fn collective_stats(
     plan: Option<&CollectivePlan>,
     out: &RunOutput,
 ) -> Option<CollectiveStats> {
-    let shoal_scenario::WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+    let shoal_scenario::WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
         return None;
     };
     let plan = plan?;
-    let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
-    let done: Vec<f64> = times.iter().flatten().map(|d| d.as_us_f64()).collect();
-    let completion_us = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
-    let algbw_gbps = completion_us
-        .filter(|&t| t > 0.0)
-        .map(|t| spec.message_bytes as f64 * 8.0 / (t * 1e3));
-    let job_us = (done.len() == times.len()).then(|| {
-        let first = out
-            .records
-            .iter()
-            .map(|r| r.start)
-            .min()
-            .unwrap_or(Time::ZERO);
-        let last = out
-            .records
-            .iter()
-            .filter_map(|r| r.finish)
-            .max()
-            .unwrap_or(first);
-        last.since(first).as_us_f64()
-    });
-    Some(CollectiveStats {
-        op: spec.op.name().to_owned(),
-        algorithm: spec.algorithm.name().to_owned(),
-        ranks: spec.ranks.len(),
-        message_bytes: spec.message_bytes,
-        iterations: spec.iterations,
-        iterations_completed: done.len(),
-        iteration_us: done,
-        completion_us,
-        algbw_gbps,
-        busbw_gbps: algbw_gbps.map(|a| a * spec.op.bus_factor(spec.ranks.len())),
-        job_us,
-    })
+    let records = || out.records.iter().map(|r| (r.id, r.start, r.finish));
+    let mut all: Vec<CollectiveStats> = jobs
+        .iter()
+        .enumerate()
+        .map(|(k, job)| {
+            let spec = &job.spec;
+            let times = plan.iteration_times(k as u32, records());
+            let done: Vec<f64> = times.iter().flatten().map(|d| d.as_us_f64()).collect();
+            let completion_us =
+                (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
+            let algbw_gbps = completion_us
+                .filter(|&t| t > 0.0)
+                .map(|t| spec.message_bytes as f64 * 8.0 / (t * 1e3));
+            let mine = || {
+                out.records
+                    .iter()
+                    .filter(|r| plan.place(r.id).is_some_and(|p| p.job == k as u32))
+            };
+            let job_us = (done.len() == times.len()).then(|| {
+                let first = mine().map(|r| r.start).min().unwrap_or(Time::ZERO);
+                let last = mine().filter_map(|r| r.finish).max().unwrap_or(first);
+                last.since(first).as_us_f64()
+            });
+            let slowest = plan.slowest_rank(k as u32, records());
+            CollectiveStats {
+                name: job.label(k),
+                op: spec.op.name().to_owned(),
+                algorithm: spec.algorithm.name().to_owned(),
+                ranks: spec.ranks.len(),
+                message_bytes: spec.message_bytes,
+                chunks: spec.chunks,
+                iterations: spec.iterations,
+                iterations_completed: done.len(),
+                iteration_us: done,
+                completion_us,
+                algbw_gbps,
+                busbw_gbps: algbw_gbps.map(|a| a * spec.op.bus_factor(spec.ranks.len())),
+                job_us,
+                slowest_rank_share: slowest.map(|s| s.0),
+                slowest_rank: slowest.map(|s| s.1.0),
+                jobs: Vec::new(),
+            }
+        })
+        .collect();
+    if all.len() == 1 {
+        return all.pop();
+    }
+    let first = &all[0];
+    let head = CollectiveStats {
+        name: first.name.clone(),
+        op: first.op.clone(),
+        algorithm: first.algorithm.clone(),
+        ranks: first.ranks,
+        message_bytes: first.message_bytes,
+        chunks: first.chunks,
+        iterations: first.iterations,
+        iterations_completed: first.iterations_completed,
+        iteration_us: first.iteration_us.clone(),
+        completion_us: first.completion_us,
+        algbw_gbps: first.algbw_gbps,
+        busbw_gbps: first.busbw_gbps,
+        job_us: first.job_us,
+        slowest_rank_share: first.slowest_rank_share,
+        slowest_rank: first.slowest_rank,
+        jobs: all,
+    };
+    Some(head)
 }
 
 fn summarize(
@@ -415,7 +462,8 @@ fn summarize(
     }
 }
 
-/// `flows.csv`: one row per flow; for a collective job each send's iteration and step too.
+/// `flows.csv`: one row per flow; for collective jobs each send's iteration, step, chunk and
+/// job too.
 fn write_flows(
     out: &mut std::fs::File,
     records: &[FlowRecord],
@@ -432,7 +480,7 @@ fn write_flows(
         "fct_us",
     ];
     if plan.is_some() {
-        header.extend(["iteration", "step"]);
+        header.extend(["iteration", "step", "chunk", "job"]);
     }
     w.write_record(&header)?;
     for r in records {
@@ -457,6 +505,8 @@ fn write_flows(
             let place = plan.place(r.id);
             row.push(place.map(|p| p.iteration.to_string()).unwrap_or_default());
             row.push(place.map(|p| p.step.to_string()).unwrap_or_default());
+            row.push(place.map(|p| p.chunk.to_string()).unwrap_or_default());
+            row.push(place.map(|p| p.job.to_string()).unwrap_or_default());
         }
         w.write_record(&row)?;
     }
@@ -537,14 +587,23 @@ fn print_summary(s: &Summary, dir: &Path) {
         );
     }
     if let Some(c) = &s.collective {
-        println!(
-            "collective   {} of {} iterations, {} us each (mean), algbw {} Gb/s, busbw {} Gb/s",
-            c.iterations_completed,
-            c.iterations,
-            opt(c.completion_us, 3),
-            opt(c.algbw_gbps, 2),
-            opt(c.busbw_gbps, 2)
-        );
+        let each = if c.jobs.is_empty() {
+            std::slice::from_ref(c)
+        } else {
+            &c.jobs[..]
+        };
+        for c in each {
+            println!(
+                "collective   {}: {} of {} iterations, {} us each (mean), algbw {} Gb/s, busbw {} Gb/s, slowest rank's share {}",
+                c.name,
+                c.iterations_completed,
+                c.iterations,
+                opt(c.completion_us, 3),
+                opt(c.algbw_gbps, 2),
+                opt(c.busbw_gbps, 2),
+                opt(c.slowest_rank_share, 3)
+            );
+        }
     }
     match &s.short_fct_us {
         Some(f) => println!(

@@ -2696,7 +2696,12 @@ fn a_collective_run_reports_nccls_figures_against_theory() {
     // flows.csv places each send: 2 iterations of 2(n−1) steps of n sends.
     let flows = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
     let mut lines = flows.lines();
-    assert!(lines.next().expect("a header").ends_with(",iteration,step"));
+    assert!(
+        lines
+            .next()
+            .expect("a header")
+            .ends_with(",iteration,step,chunk,job")
+    );
     let mut per_place = std::collections::BTreeMap::new();
     for line in lines {
         let cells: Vec<&str> = line.split(',').collect();
@@ -2708,4 +2713,57 @@ fn a_collective_run_reports_nccls_figures_against_theory() {
     }
     assert_eq!(per_place.len() as u64, 2 * 2 * (n - 1));
     assert!(per_place.values().all(|&c| c == n), "{per_place:?}");
+}
+
+#[test]
+fn two_jobs_on_disjoint_nodes_of_a_non_blocking_switch_each_run_as_alone() {
+    // A data-parallel ring all-reduce beside an MoE all-to-all, 8 ranks each, spread over
+    // 16 hosts: on the ideal switch disjoint nodes share no link, so each job's completion
+    // time is the one it has alone (the same run with only it), and each job is reported
+    // under its name with the first job's figures kept at the top.
+    let dir = scratch("jobs");
+    let base = "[scenario]\nfabric = \"ideal-switch\"\n[switch]\nhosts = 16\n[workload]\n\
+                kind = \"collective\"\nplacement = \"spread\"\n";
+    let dp = "[[workload.jobs]]\nname = \"dp\"\nop = \"all-reduce\"\nranks = 8\n\
+              message_bytes = 4000000\nchunks = 2\n";
+    let moe = "[[workload.jobs]]\nname = \"moe\"\nop = \"all-to-all\"\nranks = 8\n\
+               message_bytes = 2000000\niterations = 2\ncompute_us = 5.0\n";
+    let run = |name: &str, text: String| {
+        let file = write(&dir, &format!("{name}.toml"), &text);
+        let out = dir.join(name);
+        run_ok(&["run", &file, "--out", out.to_str().unwrap(), "--quiet"]);
+        (summary(&out), out)
+    };
+    let (both, out) = run("both", format!("{base}{dp}{moe}"));
+    let c = &both["collective"];
+    let jobs = c["jobs"].as_array().expect("a list of jobs");
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(c["name"], "dp");
+    assert_eq!(c["completion_us"], jobs[0]["completion_us"]);
+    for (k, name) in [(0, "dp"), (1, "moe")] {
+        let job = &jobs[k];
+        assert_eq!(job["name"], name);
+        let share = job["slowest_rank_share"].as_f64().expect("a share");
+        assert!((0.0..1.0).contains(&share), "{name}: {share}");
+        let text = if k == 0 { dp } else { moe };
+        let (alone, _) = run(name, format!("{base}{text}"));
+        let (a, b) = (
+            alone["collective"]["completion_us"]
+                .as_f64()
+                .expect("a time"),
+            job["completion_us"].as_f64().expect("a time"),
+        );
+        assert!(
+            (a - b).abs() <= 1e-6 * a,
+            "{name}: alone {a} us, beside the other {b} us"
+        );
+    }
+    // flows.csv names each send's job; spread placement deals the nodes in turn (the ring on
+    // the even ids, the all-to-all on the odd).
+    let flows = std::fs::read_to_string(out.join("flows.csv")).expect("flows.csv");
+    for line in flows.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let src: u64 = cells[1].parse().expect("a node");
+        assert_eq!(cells[10], (src % 2).to_string(), "{line}");
+    }
 }

@@ -40,6 +40,13 @@ fn bases(dir: &Path) -> Vec<(String, String)> {
         "Nodes 8\nConnections 2\n0->1 start 0 size 3000\n2->3 start 1000 size 1500\n",
     )
     .expect("connection matrix");
+    let dag = dir.join("step.csv");
+    std::fs::write(
+        &dag,
+        "id,kind,src,dst,bytes,duration_us,after\n0,send,0,1,3000,,\n1,compute,1,,,1,0\n\
+         2,send,1,2,1500,0.5,1\n",
+    )
+    .expect("dag");
     let rack = "[rack]\nnodes = 8\nchannels = 1\nswitch_ports = 4\ndelay_slots = 1\n";
     let open = "[workload]\nkind = \"open-loop\"\nload = 0.5\nflows = 20\nmatrix = \"uniform\"\n\
                 size = { dist = \"fixed\", bytes = 3000 }\n[run]\nuntil_us = 20.0\n";
@@ -172,6 +179,15 @@ fn bases(dir: &Path) -> Vec<(String, String)> {
              message_bytes = 16000\niterations = 2\ncompute_us = 1.0\n"
                 .to_owned(),
         ),
+        (
+            "collective",
+            "placement = \"spread\"\n[[workload.jobs]]\nname = \"dp\"\nop = \"all-reduce\"\n\
+             algorithm = \"double-binary-tree\"\nranks = 4\nmessage_bytes = 16000\nchunks = 2\n\
+             [[workload.jobs]]\nop = \"all-to-all\"\nalgorithm = \"staged\"\ngroup_size = 2\n\
+             ranks = [1, 3, 5, 7]\nmessage_bytes = 8000\niterations = 2\ncompute_us = 1.0\n"
+                .to_owned(),
+        ),
+        ("dag", format!("file = {:?}\n", dag.display().to_string())),
     ];
     for (kind, _) in WORKLOAD_KEYS {
         assert!(

@@ -29,7 +29,7 @@ mod workload;
 pub use error::ScenarioError;
 pub use resolve::{DEFAULT_SEED, MATRIX_KEYS, WORKLOAD_KEYS};
 pub use shoal_fabric::config::ErrorKind;
-pub use workload::{Background, WorkloadSpec};
+pub use workload::{Background, CollectiveJob, WorkloadSpec, collective_plan};
 
 use error::{describe_serde, line_of, path_at};
 use raw::RawFile;

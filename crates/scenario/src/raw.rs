@@ -68,8 +68,29 @@ pub(crate) struct RawWorkload {
     /// `"all"` or an array of node ids.
     pub ranks: Option<toml::Value>,
     pub message_bytes: Option<i64>,
+    pub chunks: Option<i64>,
+    pub group_size: Option<i64>,
     pub iterations: Option<i64>,
     pub compute_us: Option<f64>,
+    pub placement: Option<String>,
+    pub jobs: Option<Vec<RawJob>>,
+}
+
+/// One `[[workload.jobs]]` entry of `kind = "collective"`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table of collective job keys")]
+pub(crate) struct RawJob {
+    pub name: Option<String>,
+    pub op: Option<String>,
+    pub algorithm: Option<String>,
+    /// A count of nodes to place, or an array of node ids.
+    pub ranks: Option<toml::Value>,
+    pub message_bytes: Option<i64>,
+    pub chunks: Option<i64>,
+    pub group_size: Option<i64>,
+    pub iterations: Option<i64>,
+    pub compute_us: Option<f64>,
+    pub start_us: Option<f64>,
 }
 
 /// `workload.size`: a flow-size distribution.
@@ -126,8 +147,12 @@ impl RawWorkload {
         note(self.algorithm.is_some(), "algorithm");
         note(self.ranks.is_some(), "ranks");
         note(self.message_bytes.is_some(), "message_bytes");
+        note(self.chunks.is_some(), "chunks");
+        note(self.group_size.is_some(), "group_size");
         note(self.iterations.is_some(), "iterations");
         note(self.compute_us.is_some(), "compute_us");
+        note(self.placement.is_some(), "placement");
+        note(self.jobs.is_some(), "jobs");
         keys
     }
 }

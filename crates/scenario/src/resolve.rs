@@ -321,7 +321,7 @@ pub const MATRIX_KEYS: [&str; 8] = [
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
 /// traffic matrix, `MATRIX_KEYS`).
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 11] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -364,6 +364,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
     ("disaggregated", &["app", "mean_gap_ns", "flows"]),
     ("trace", &["file"]),
     ("connection-matrix", &["file"]),
+    ("dag", &["file"]),
     (
         "collective",
         &[
@@ -371,9 +372,13 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 10] = [
             "algorithm",
             "ranks",
             "message_bytes",
+            "chunks",
+            "group_size",
             "iterations",
             "compute_us",
             "start_us",
+            "placement",
+            "jobs",
         ],
     ),
 ];
@@ -415,7 +420,7 @@ fn resolve_workload(
     }
     if matches!(
         kind,
-        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix"
+        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix" | "dag"
     ) {
         let senders = w.senders.clone();
         let kind = kind.to_owned();
@@ -429,8 +434,7 @@ fn resolve_workload(
     };
     let time = |key: &str, v: Option<f64>| ctx.us(key, v.unwrap_or(0.0), false).map(Time);
     if kind == "collective" {
-        let start = time("workload.start_us", w.start_us)?;
-        return collective::resolve(ctx, w, nodes, start);
+        return collective::resolve(ctx, w, nodes);
     }
     let spec = match kind {
         "permutation" => WorkloadSpec::Permutation {

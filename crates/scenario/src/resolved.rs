@@ -3,6 +3,7 @@
 use crate::workload::WorkloadSpec;
 use crate::{Scenario, TOOL_VERSION};
 use shoal_fabric::config::{TomlOut as Table, dur_us, float as f, text as s, time_us as us};
+use shoal_workload::collective::Algorithm;
 use shoal_workload::{Arrivals, Matrix, SizeDist};
 
 /// A size distribution as the inline table scenario files use.
@@ -189,26 +190,36 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
                 t.kv("flows", n);
             }
         }
-        WorkloadSpec::Trace { path, .. } | WorkloadSpec::ConnectionMatrix { path, .. } => {
-            t.kv("file", s(&path.display().to_string()))
-        }
-        WorkloadSpec::Collective {
-            spec,
-            start,
-            all_ranks,
-        } => {
-            t.kv("op", s(spec.op.name()));
-            t.kv("algorithm", s(spec.algorithm.name()));
-            if *all_ranks {
-                t.kv("ranks", s("all"));
-            } else {
-                let list: Vec<String> = spec.ranks.iter().map(|n| n.0.to_string()).collect();
-                t.kv("ranks", format!("[{}]", list.join(", ")));
+        WorkloadSpec::Trace { path, .. }
+        | WorkloadSpec::ConnectionMatrix { path, .. }
+        | WorkloadSpec::Dag { path, .. } => t.kv("file", s(&path.display().to_string())),
+        WorkloadSpec::Collective { jobs, all_ranks } => {
+            let single = jobs.len() == 1 && jobs[0].name.is_none();
+            for job in jobs {
+                if !single {
+                    t.header("[[workload.jobs]]");
+                }
+                if let Some(name) = &job.name {
+                    t.kv("name", s(name));
+                }
+                let spec = &job.spec;
+                t.kv("op", s(spec.op.name()));
+                t.kv("algorithm", s(spec.algorithm.name()));
+                if *all_ranks {
+                    t.kv("ranks", s("all"));
+                } else {
+                    let list: Vec<String> = spec.ranks.iter().map(|n| n.0.to_string()).collect();
+                    t.kv("ranks", format!("[{}]", list.join(", ")));
+                }
+                t.kv("message_bytes", spec.message_bytes);
+                t.kv("chunks", spec.chunks);
+                if spec.algorithm == Algorithm::Staged {
+                    t.kv("group_size", spec.group_size);
+                }
+                t.kv("iterations", spec.iterations);
+                t.kv("compute_us", dur_us(spec.compute));
+                t.kv("start_us", us(job.start));
             }
-            t.kv("message_bytes", spec.message_bytes);
-            t.kv("iterations", spec.iterations);
-            t.kv("compute_us", dur_us(spec.compute));
-            t.kv("start_us", us(*start));
         }
     }
 

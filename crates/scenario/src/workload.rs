@@ -2,7 +2,7 @@
 
 use rand::Rng;
 use shoal_base::{Dur, NodeId, Rate, Time};
-use shoal_workload::collective::CollectiveSpec;
+use shoal_workload::collective::{CollectivePlan, CollectiveSpec};
 use shoal_workload::dag::DagSource;
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
@@ -68,14 +68,41 @@ pub enum WorkloadSpec {
     /// The connections of an htsim connection-matrix file (`.cm`), read and checked when
     /// resolved, so that htsim and shoal run the same flows.
     ConnectionMatrix { path: PathBuf, flows: Vec<Flow> },
-    /// A collective job (`shoal_workload::collective`): its sends a dependency graph started
-    /// at `start`; `all_ranks` when the ranks are every node in order (written back as
-    /// `"all"`).
+    /// A dependency graph of sends and compute steps read from a file
+    /// (`shoal_workload::dag_file`), checked when resolved and read again by the run.
+    Dag { path: PathBuf, sends: u64 },
+    /// Collective jobs (`shoal_workload::collective`) side by side on disjoint nodes, their
+    /// sends one dependency graph; `all_ranks` when a single job's ranks are every node in
+    /// order (written back as `"all"`).
     Collective {
-        spec: CollectiveSpec,
-        start: Time,
+        jobs: Vec<CollectiveJob>,
         all_ranks: bool,
     },
+}
+
+/// One collective job of a run: `name` as `[[workload.jobs]]` gave it (none for the one job of
+/// a `[workload]` table), its first sends at `start`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveJob {
+    pub name: Option<String>,
+    pub spec: CollectiveSpec,
+    pub start: Time,
+}
+
+impl CollectiveJob {
+    /// The name summaries give the job: its own, or `job<k>` for the k-th.
+    pub fn label(&self, k: usize) -> String {
+        self.name.clone().unwrap_or_else(|| format!("job{k}"))
+    }
+}
+
+/// The graph of every job of a resolved collective workload (checked when it resolved).
+pub fn collective_plan(jobs: &[CollectiveJob]) -> Result<CollectivePlan, String> {
+    let list: Vec<(CollectiveSpec, Dur)> = jobs
+        .iter()
+        .map(|j| (j.spec.clone(), Dur(j.start.0)))
+        .collect();
+    CollectivePlan::of_jobs(&list).map_err(|(k, e)| format!("{}: {e}", jobs[k].label(k)))
 }
 
 /// Random-pairs traffic among every node except the probe's source and destination.
@@ -100,6 +127,7 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { .. } => "trace",
             WorkloadSpec::ConnectionMatrix { .. } => "connection-matrix",
             WorkloadSpec::Collective { .. } => "collective",
+            WorkloadSpec::Dag { .. } => "dag",
         }
     }
 
@@ -165,9 +193,12 @@ impl WorkloadSpec {
             WorkloadSpec::ConnectionMatrix { flows, .. } => {
                 Box::new(IterSource::new(flows.clone()))
             }
-            WorkloadSpec::Collective { spec, start, .. } => {
-                let plan = spec.build().map_err(|e| e.to_string())?;
-                Box::new(DagSource::new(plan.dag, *start))
+            WorkloadSpec::Collective { jobs, .. } => {
+                Box::new(DagSource::new(collective_plan(jobs)?.dag, Time::ZERO))
+            }
+            WorkloadSpec::Dag { path, .. } => {
+                let dag = shoal_workload::dag_file::read(path, nodes).map_err(|e| e.to_string())?;
+                Box::new(DagSource::new(dag, Time::ZERO))
             }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
@@ -206,6 +237,9 @@ impl WorkloadSpec {
             WorkloadSpec::Trace { path, flows } => {
                 return format!("trace {} ({flows} flows)", path.display());
             }
+            WorkloadSpec::Dag { path, sends } => {
+                return format!("dependency graph {} ({sends} sends)", path.display());
+            }
             WorkloadSpec::ConnectionMatrix { path, flows } => {
                 return format!(
                     "connection matrix {} ({} flows)",
@@ -213,8 +247,16 @@ impl WorkloadSpec {
                     flows.len()
                 );
             }
-            WorkloadSpec::Collective { spec, start, .. } => {
-                return describe_collective(spec, *start);
+            WorkloadSpec::Collective { jobs, .. } => {
+                let all: Vec<String> = jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, j)| match jobs.len() {
+                        1 => describe_collective(&j.spec, j.start),
+                        _ => format!("{}: {}", j.label(k), describe_collective(&j.spec, j.start)),
+                    })
+                    .collect();
+                return all.join("; ");
             }
             list => {
                 return format!("{} ({} flows)", list.kind(), self.flow_count().unwrap_or(0));
@@ -236,8 +278,11 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(spec) => spec.max_flows,
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
             WorkloadSpec::Trace { flows, .. } => Some(*flows),
+            WorkloadSpec::Dag { sends, .. } => Some(*sends),
             WorkloadSpec::ConnectionMatrix { flows, .. } => Some(flows.len() as u64),
-            WorkloadSpec::Collective { spec, .. } => u64::try_from(spec.sends()).ok(),
+            WorkloadSpec::Collective { jobs, .. } => {
+                u64::try_from(jobs.iter().map(|j| j.spec.sends()).sum::<u128>()).ok()
+            }
         }
     }
 
@@ -306,6 +351,7 @@ impl WorkloadSpec {
             | WorkloadSpec::ClosedLoop(_)
             | WorkloadSpec::Disaggregated { .. }
             | WorkloadSpec::Trace { .. }
+            | WorkloadSpec::Dag { .. }
             | WorkloadSpec::ConnectionMatrix { .. }
             | WorkloadSpec::Collective { .. } => return Vec::new(),
         };
@@ -317,11 +363,15 @@ impl WorkloadSpec {
 fn describe_collective(spec: &CollectiveSpec, start: Time) -> String {
     let n = spec.ranks.len();
     let mut text = format!(
-        "collective {} ({}) over {n} ranks, {} B per rank, {} steps and {} sends an iteration, \
+        "collective {} ({}) over {n} ranks, {} B per rank{}, {} steps and {} sends an iteration, \
          {} iteration{}",
         spec.op,
         spec.algorithm,
         spec.message_bytes,
+        match spec.chunks {
+            1 => String::new(),
+            c => format!(" in {c} chunks a message"),
+        },
         spec.steps(),
         spec.sends_per_iteration(),
         spec.iterations,

@@ -28,12 +28,10 @@ fn defaults_fill_in_and_the_resolved_file_gives_the_same_job() {
         "coll.toml",
     )
     .expect("valid");
-    let WorkloadSpec::Collective {
-        spec, all_ranks, ..
-    } = &sc.workload
-    else {
+    let WorkloadSpec::Collective { jobs, all_ranks } = &sc.workload else {
         panic!("{:?}", sc.workload)
     };
+    let spec = &jobs[0].spec;
     assert_eq!((spec.op, spec.algorithm), (Op::AllReduce, Algorithm::Ring));
     assert_eq!(spec.ranks.len(), 8, "every node by default");
     assert!(all_ranks);
@@ -87,7 +85,27 @@ fn a_collective_runs_every_send_to_completion() {
 
 #[test]
 fn bad_jobs_are_refused_naming_the_key_and_the_reason() {
-    let cases: [(&str, &str, &str); 10] = [
+    let cases: [(&str, &str, &str); 14] = [
+        (
+            "op = \"all-to-all\"\nalgorithm = \"staged\"\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "ranks per group",
+        ),
+        (
+            "op = \"all-to-all\"\nalgorithm = \"staged\"\ngroup_size = 3\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "divide",
+        ),
+        (
+            "op = \"all-reduce\"\ngroup_size = 4\nmessage_bytes = 800\n",
+            "workload.group_size",
+            "only the staged",
+        ),
+        (
+            "op = \"all-reduce\"\nchunks = 101\nmessage_bytes = 800\n",
+            "workload.message_bytes",
+            "at least 808 B",
+        ),
         ("message_bytes = 800\n", "workload.op", "missing"),
         (
             "op = \"broadcast\"\nmessage_bytes = 800\n",
@@ -167,16 +185,22 @@ fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
     use shoal_workload::dag::Work;
     use std::collections::BTreeMap;
     for fabric in FABRICS {
-        for (op, alg) in [("all-reduce", "ring"), ("all-to-all", "direct")] {
+        for (op, alg, more) in [
+            ("all-reduce", "ring", ""),
+            ("all-to-all", "direct", ""),
+            ("all-reduce", "double-binary-tree", "chunks = 4\n"),
+            ("all-to-all", "staged", "group_size = 4\nchunks = 2\n"),
+        ] {
             let text = format!(
                 "[scenario]\n{fabric}[workload]\nkind = \"collective\"\nop = \"{op}\"\n\
                  algorithm = \"{alg}\"\nranks = [0, 1, 2, 3, 4, 5, 6, 7]\n\
-                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n"
+                 message_bytes = 40000\niterations = 2\ncompute_us = 2.0\n{more}"
             );
             let sc = parse(&text, "every.toml").expect("valid");
-            let WorkloadSpec::Collective { spec, .. } = &sc.workload else {
+            let WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
                 unreachable!()
             };
+            let spec = &jobs[0].spec;
             let plan = spec.build().expect("builds");
             let out = sc.run(&mut NoProgress).expect("runs");
             let what = format!("{} {op}", sc.fabric_name());
@@ -209,8 +233,143 @@ fn every_fabric_runs_a_collective_with_each_send_after_what_it_waits_for() {
                     );
                 }
             }
-            let times = plan.iteration_times(out.records.iter().map(|r| (r.id, r.start, r.finish)));
+            let times =
+                plan.iteration_times(0, out.records.iter().map(|r| (r.id, r.start, r.finish)));
             assert!(times.iter().all(Option::is_some), "{what}: {times:?}");
         }
     }
+}
+
+#[test]
+fn jobs_are_placed_on_disjoint_nodes_and_written_back() {
+    let jobs = "[[workload.jobs]]\nname = \"dp\"\nop = \"all-reduce\"\nranks = 3\n\
+                message_bytes = 900\n[[workload.jobs]]\nop = \"all-to-all\"\nranks = [0, 7]\n\
+                message_bytes = 200\n[[workload.jobs]]\nop = \"all-gather\"\nranks = 2\n\
+                message_bytes = 200\nstart_us = 4.0\n";
+    let nodes = |placement: &str| -> Vec<Vec<u16>> {
+        let sc = parse(
+            &file(&format!("placement = \"{placement}\"\n{jobs}")),
+            "jobs.toml",
+        )
+        .expect("valid");
+        let again = parse(&sc.resolved_toml(), "resolved.toml").expect("parses");
+        assert_eq!(again.workload, sc.workload, "{}", sc.resolved_toml());
+        let WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
+            unreachable!()
+        };
+        assert_eq!(jobs[0].name.as_deref(), Some("dp"));
+        assert_eq!(jobs[1].label(1), "job1");
+        jobs.iter()
+            .map(|j| j.spec.ranks.iter().map(|n| n.0).collect())
+            .collect()
+    };
+    // Nodes 1..=6 are free: packed takes them in order, spread deals them in turn.
+    assert_eq!(nodes("packed"), [vec![1, 2, 3], vec![0, 7], vec![4, 5]]);
+    assert_eq!(nodes("spread"), [vec![1, 3, 5], vec![0, 7], vec![2, 4]]);
+
+    let job = |ranks: &str| {
+        format!("[[workload.jobs]]\nop = \"all-reduce\"\nranks = {ranks}\nmessage_bytes = 800\n")
+    };
+    let cases = [
+        (
+            format!("{}{}", job("[0, 1]"), job("[2, 1]")),
+            "workload.jobs[1].ranks[1]",
+            "job 0 already",
+        ),
+        (
+            format!("{}{}", job("5"), job("4")),
+            "workload.jobs",
+            "ask for 9",
+        ),
+        (job("\"all\""), "workload.jobs[0].ranks", "a count"),
+        (
+            "[[workload.jobs]]\nop = \"all-reduce\"\nmessage_bytes = 800\n".to_owned(),
+            "workload.jobs[0].ranks",
+            "each job gives its ranks",
+        ),
+        (
+            format!("placement = \"random\"\n{}", job("2")),
+            "workload.placement",
+            "packed, spread",
+        ),
+        (
+            format!("op = \"all-reduce\"\n{}", job("2")),
+            "workload.op",
+            "each job gives its own",
+        ),
+        (
+            "placement = \"packed\"\nop = \"all-reduce\"\nmessage_bytes = 800\n".to_owned(),
+            "workload.placement",
+            "single job",
+        ),
+        (
+            "[[workload.jobs]]\nop = \"all-reduce\"\nranks = 2\nmessage_bytes = 1\n".to_owned(),
+            "workload.jobs[0].message_bytes",
+            "at least 2 B",
+        ),
+    ];
+    for (text, key, reason) in cases {
+        let (k, _, r) = refused(&text);
+        assert_eq!(k, key, "{text}: {r}");
+        assert!(r.contains(reason), "{text}: {r}");
+    }
+}
+
+#[test]
+fn a_dag_file_runs_on_every_fabric_each_send_after_what_it_waits_for() {
+    // A pipeline of two stages: node 0 sends to 1 and 2; each computes, then sends on to 3;
+    // 3 computes and answers 0. Its flows start no earlier than their dependencies' ends
+    // plus the compute times.
+    let dir = std::env::temp_dir().join(format!("shoal-dag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("step.csv");
+    std::fs::write(
+        &path,
+        "id,kind,src,dst,bytes,duration_us,after\n\
+         0,send,0,1,30000,,\n1,send,0,2,20000,,\n\
+         2,compute,1,,,3,0\n3,compute,2,,,1.5,1\n\
+         4,send,1,3,10000,,2\n5,send,2,3,10000,0.5,3\n\
+         6,compute,3,,,2,4 5\n7,send,3,0,5000,,6\n",
+    )
+    .expect("write");
+    let ms = |us: f64| shoal_base::Dur((us * 1e6) as u64);
+    for fabric in FABRICS {
+        let text = format!(
+            "[scenario]\n{fabric}[workload]\nkind = \"dag\"\nfile = {:?}\n",
+            path.display()
+        );
+        let sc = parse(&text, "dag.toml").expect("valid");
+        assert_eq!(sc.workload.flow_count(), Some(5));
+        let out = sc.run(&mut NoProgress).expect("runs");
+        let what = sc.fabric_name().to_owned();
+        let f: std::collections::BTreeMap<u64, (shoal_base::Time, shoal_base::Time)> = out
+            .records
+            .iter()
+            .map(|r| (r.id, (r.start, r.finish.expect("delivered"))))
+            .collect();
+        assert_eq!(f.len(), 5, "{what}");
+        assert!(f[&4].0 >= f[&0].1 + ms(3.0), "{what}");
+        assert!(f[&5].0 >= f[&1].1 + ms(1.5) + ms(0.5), "{what}");
+        assert!(f[&7].0 >= f[&4].1.max(f[&5].1) + ms(2.0), "{what}");
+    }
+    // A file with a cycle is refused naming the key, the file, and the lines.
+    std::fs::write(
+        &path,
+        "id,kind,src,dst,bytes,duration_us,after\n0,send,0,1,10,,1\n1,send,1,0,10,,0\n",
+    )
+    .expect("write");
+    let e = parse(
+        &format!(
+            "{SWITCH}[workload]\nkind = \"dag\"\nfile = {:?}\n",
+            path.display()
+        ),
+        "dag.toml",
+    )
+    .expect_err("a cycle");
+    assert_eq!(e.key, "workload.file");
+    assert!(
+        e.reason.contains("cycle") && e.reason.contains("(line 3)"),
+        "{}",
+        e.reason
+    );
 }

@@ -131,3 +131,35 @@ fn hostile_connection_matrices_are_refused_or_run() {
         )
     });
 }
+
+/// Dependency-graph files (`kind = "dag"`): lines mostly well formed, with hostile numbers,
+/// unknown and repeated ids, self-sends, cycles and junk mixed in.
+#[test]
+fn hostile_dag_files_are_refused_or_run() {
+    let number = || {
+        prop_oneof![
+            4 => (0u64..10).prop_map(|v| v.to_string()),
+            1 => prop::sample::select(vec![
+                "-1", "1e308", "nan", "", "x", "18446744073709551616", "2.5", "1e7",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    };
+    let after = prop::collection::vec(0u64..12, 0..3)
+        .prop_map(|ids| ids.iter().map(u64::to_string).collect::<Vec<_>>().join(" "));
+    let line = prop_oneof![
+        4 => (0u64..12, number(), number(), number(), after.clone())
+            .prop_map(|(id, s, d, b, a)| format!("{id},send,{s},{d},{b},,{a}")),
+        2 => (0u64..12, number(), number(), after)
+            .prop_map(|(id, n, t, a)| format!("{id},compute,{n},,,{t},{a}")),
+        1 => "[ -~]{0,16}",
+    ];
+    fuzz_lines(
+        300,
+        "id,kind,src,dst,bytes,duration_us,after\n",
+        line,
+        |path| {
+            format!("{RACK}[workload]\nkind = \"dag\"\nfile = {path:?}\n[run]\nuntil_us = 50.0\n")
+        },
+    );
+}

@@ -27,6 +27,7 @@ pub mod arrivals;
 pub mod collective;
 pub mod connection_matrix;
 pub mod dag;
+pub mod dag_file;
 pub mod disagg;
 pub mod flow;
 pub mod generator;

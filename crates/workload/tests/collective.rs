@@ -15,24 +15,33 @@ fn chunk(s: u64, n: usize, k: usize) -> u64 {
 }
 
 fn job() -> impl Strategy<Value = CollectiveSpec> {
-    (0usize..5, 2usize..13, 0u64..100_000, 1u32..3).prop_map(|(kind, n, extra, iterations)| {
-        let (op, algorithm, n) = match kind {
-            0 => (Op::AllReduce, Algorithm::Ring, n),
-            1 => (Op::AllReduce, Algorithm::HalvingDoubling, 1 << (n % 4 + 1)),
-            2 => (Op::AllGather, Algorithm::Ring, n),
-            3 => (Op::ReduceScatter, Algorithm::Ring, n),
-            _ => (Op::AllToAll, Algorithm::Direct, n),
-        };
-        CollectiveSpec {
-            op,
-            algorithm,
-            // Ranks on scattered nodes, in no order.
-            ranks: (0..n).map(|i| NodeId(((i * 7 + 2) % 29) as u16)).collect(),
-            message_bytes: n as u64 + extra,
-            iterations,
-            compute: Dur(1_000),
-        }
-    })
+    (0usize..7, 2usize..13, 0u64..100_000, 1u32..3, 1u32..4).prop_map(
+        |(kind, n, extra, iterations, chunks)| {
+            let g = 2 + n % 3;
+            let (op, algorithm, n) = match kind {
+                0 => (Op::AllReduce, Algorithm::Ring, n),
+                1 => (Op::AllReduce, Algorithm::HalvingDoubling, 1 << (n % 4 + 1)),
+                2 => (Op::AllGather, Algorithm::Ring, n),
+                3 => (Op::ReduceScatter, Algorithm::Ring, n),
+                4 => (Op::AllReduce, Algorithm::DoubleBinaryTree, n),
+                // Groups of 2 to 4, 2 to 4 of them.
+                5 => (Op::AllToAll, Algorithm::Staged, g * (2 + n / 5)),
+                _ => (Op::AllToAll, Algorithm::Direct, n),
+            };
+            let group_size = if algorithm == Algorithm::Staged { g } else { 0 };
+            CollectiveSpec {
+                op,
+                algorithm,
+                // Ranks on scattered nodes, in no order.
+                ranks: (0..n).map(|i| NodeId(((i * 7 + 2) % 29) as u16)).collect(),
+                message_bytes: n as u64 * chunks as u64 + extra,
+                chunks,
+                iterations,
+                compute: Dur(1_000),
+                group_size,
+            }
+        },
+    )
 }
 
 proptest! {
@@ -57,6 +66,18 @@ proptest! {
             let (want_sent, want_received) = match (spec.op, spec.algorithm) {
                 (Op::AllReduce, Algorithm::Ring) => (2 * s - c(r + 1) - c(r + 2), 2 * s - c(r) - c(r + 1)),
                 (Op::AllReduce, _) => (sent[r] / it, received[r] / it),
+                (Op::AllToAll, Algorithm::Staged) => {
+                    // Inside the group: what it has for every member but itself, at every
+                    // group; across: its group's data for its peers of the other groups.
+                    let g = spec.group_size;
+                    let (a, j) = (r / g, r % g);
+                    let m = n / g;
+                    let inside: u64 = (0..n).filter(|k| k % g != j).map(c).sum();
+                    let across: u64 = (0..m).filter(|&b| b != a).map(|b| g as u64 * c(b * g + j)).sum();
+                    let got: u64 = (g as u64 - 1) * (0..m).map(|b| c(b * g + j)).sum::<u64>()
+                        + (m as u64 - 1) * g as u64 * c(r);
+                    (inside + across, got)
+                }
                 (Op::AllGather | Op::ReduceScatter, _) => (s - c(r + 1), s - c(r)),
                 (Op::AllToAll, _) => (s - c(r), (n as u64 - 1) * c(r)),
             };

@@ -435,6 +435,19 @@ pub(super) fn resolve(
             check_not_idle(ctx, "workload.file", max_gap as f64)?;
             Ok(WorkloadSpec::ConnectionMatrix { path, flows })
         }
+        "dag" => {
+            let name = w
+                .file
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.file"))?;
+            let path = beside(ctx, name);
+            let dag = shoal_workload::dag_file::read(&path, nodes)
+                .map_err(|e| ctx.value("workload.file", e.to_string()))?;
+            Ok(WorkloadSpec::Dag {
+                path,
+                sends: dag.sends(),
+            })
+        }
         _ => {
             let name = w
                 .file
