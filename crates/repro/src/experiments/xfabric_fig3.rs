@@ -195,19 +195,21 @@ pub(crate) fn run(
                 format!("{at}; the cause is not yet known")
             }
         });
-        claims.push(Claim::new(
-            FIG,
-            &same,
-            "almost no difference",
-            format!(
-                "at most {:.1}% apart over all {} points",
-                worst * 100.0,
-                pts.len()
-            ),
-            "within 10%",
-            worst <= 0.10,
-        )
-        .because(why));
+        claims.push(
+            Claim::new(
+                FIG,
+                &same,
+                "almost no difference",
+                format!(
+                    "at most {:.1}% apart over all {} points",
+                    worst * 100.0,
+                    pts.len()
+                ),
+                "within 10%",
+                worst <= 0.10,
+            )
+            .because(why),
+        );
     }
     plot(
         opts,
