@@ -120,7 +120,7 @@ pub(crate) fn run(
         .max_by(|p, q| (p.hops[3] / p.hops[0]).total_cmp(&(q.hops[3] / q.hops[0])));
     if let Some(p) = top {
         ratio = ratio.because(format!(
-            "at {socs} SoCs the best ratio is at {} destinations, Random {:.3} against XFabric \
+            "at {socs} SoCs the best ratio is at k = {} destinations a SoC, Random {:.3} against XFabric \
              {:.3} hops: the ratio is set by Random's path length, which grows with the SoCs; at \
              the paper's 343 the same sweep gives 3.49x (docs/results/xfabric.md, 'What the \
              misses say')",
@@ -173,12 +173,11 @@ pub(crate) fn run(
         let widest = pts.iter().max_by(|p, q| apart(p).total_cmp(&apart(q)));
         let why = widest.map_or_else(String::new, |p| {
             let at = format!(
-                "widest at {} ({}): XFabric {:.3} against OSA {:.3} hops",
-                p.x,
+                "widest at {}: XFabric {:.3} against OSA {:.3} hops",
                 if clustered {
-                    "SoCs a cluster"
+                    format!("clusters of {}", p.x)
                 } else {
-                    "destinations a SoC"
+                    format!("k = {} destinations a SoC", p.x)
                 },
                 p.hops[0],
                 p.hops[1]
