@@ -138,12 +138,12 @@ fn stardust_fig11_cost_and_power() {
 /// stays below its bound; every other claim holds.
 #[test]
 fn aquila_theory() {
-    common::misses_say_why(&common::check_claims(
+    common::check_claims(
         "aquila-theory",
         true,
         7,
         &["uniform random", "pod shift, Valiant"],
-    ));
+    );
 }
 
 /// Aquila Fig. 6 on 72 hosts, 200 µs a load: the two RTT bounds as claims, pinned (the tail at
@@ -152,12 +152,12 @@ fn aquila_theory() {
 /// growing with the load.
 #[test]
 fn aquila_fig6() {
-    common::misses_say_why(&common::check_claims(
+    common::check_claims(
         "aquila-fig6",
         true,
         2,
         &["99th-percentile fabric RTT at 70% load"],
-    ));
+    );
     let csv = std::fs::read_to_string(common::plots_dir("aquila-fig6").join("aquila-fig6.csv"))
         .expect("aquila-fig6.csv written");
     let series = |name: &str| -> Vec<(f64, f64)> {
@@ -195,12 +195,12 @@ fn aquila_fig6() {
 /// fabric part, below the paper's 2.5-3 µs at the model's per-hop latencies).
 #[test]
 fn aquila_fig7() {
-    common::misses_say_why(&common::check_claims(
+    common::check_claims(
         "aquila-fig7",
         true,
         3,
         &["99th-percentile", "median fabric part"],
-    ));
+    );
 }
 
 /// Aquila Fig. 8 on 72 hosts: 1RMA alone passes; sharing the bulk VCs misses, saying why; and
@@ -210,12 +210,12 @@ fn aquila_fig7() {
 /// bound is seed noise, and docs/design/aquila-datapath.md records the flip).
 #[test]
 fn aquila_fig8() {
-    common::misses_say_why(&common::check_claims(
+    common::check_claims(
         "aquila-fig8",
         true,
         3,
         &["L 1RMA sharing VCs", "H 1RMA + L bulk IP"],
-    ));
+    );
 }
 
 /// Aquila Fig. 9 on 72 hosts: two claims (the tail grows with the RPC size where pods are
@@ -223,19 +223,19 @@ fn aquila_fig8() {
 /// saying why (docs/results/aquila-fig9.md).
 #[test]
 fn aquila_fig9() {
-    common::misses_say_why(&common::check_claims(
+    common::check_claims(
         "aquila-fig9",
         true,
         2,
         &["25 Gb/s between pods", "100 Gb/s between pods"],
-    ));
+    );
 }
 
 /// Aquila Fig. 10 on 72 hosts: all four claims are known misses (the model's IP RPC has no
 /// host software besides the backend's 1 µs per request), each saying why.
 #[test]
 fn aquila_fig10() {
-    common::misses_say_why(&common::check_claims("aquila-fig10", true, 4, &["1RMA's"]));
+    common::check_claims("aquila-fig10", true, 4, &["1RMA's"]);
 }
 
 #[test]
@@ -371,19 +371,14 @@ fn stardust_fig10c_incast() {
 /// clique's total is a known miss that says why; the per-TiN claims hold.
 #[test]
 fn aquila_bootstrap() {
-    common::misses_say_why(&common::check_claims(
-        "aquila-bootstrap",
-        true,
-        4,
-        &["full clique"],
-    ));
+    common::check_claims("aquila-bootstrap", true, 4, &["full clique"]);
 }
 
 /// Aquila §3.2's link failures on the 9 x 4 clique (the quick version is the full one): every
 /// claim holds.
 #[test]
 fn aquila_failure() {
-    common::misses_say_why(&common::check_claims("aquila-failure", true, 6, &[]));
+    common::check_claims("aquila-failure", true, 6, &[]);
 }
 
 /// Stardust Fig. 10(b) at k = 6: the pair's 1 MB flows over Stardust finish in under 1 ms and

@@ -146,17 +146,31 @@ pub(crate) fn run(
     for (f, paper) in [(0.2, 1.2), (0.4, 1.5)] {
         if let Some(p) = find(f) {
             let ratio = p.short_p999_us / none.short_p999_us;
-            claims.push(Claim::new(
-                FIG,
-                &format!("short-flow p99.9 FCT at {:.0}% failed", f * 100.0),
-                format!("{paper:.1}x"),
-                format!(
-                    "{ratio:.2}x ({:.2} vs {:.2} us)",
-                    p.short_p999_us, none.short_p999_us
-                ),
-                format!("{:.2}x to {:.2}x (paper ± 25%)", paper * 0.75, paper * 1.25),
-                (paper * 0.75..=paper * 1.25).contains(&ratio),
-            ));
+            claims.push(
+                Claim::new(
+                    FIG,
+                    &format!("short-flow p99.9 FCT at {:.0}% failed", f * 100.0),
+                    format!("{paper:.1}x"),
+                    format!(
+                        "{ratio:.2}x ({:.2} vs {:.2} us)",
+                        p.short_p999_us, none.short_p999_us
+                    ),
+                    format!("{:.2}x to {:.2}x (paper ± 25%)", paper * 0.75, paper * 1.25),
+                    (paper * 0.75..=paper * 1.25).contains(&ratio),
+                )
+                .because(format!(
+                    "p99.9 {:.2} us against {:.2} us without failures ({ratio:.2}x): a \
+                 bandwidth-bound short flow can use only the {:.0}% of its slots that reach live \
+                 nodes, so its FCT grows at least 1/(1 - f) = {:.2}x before any queueing, and at \
+                 load {} (a live node carries up to about 0.77) backlogs grow through the run \
+                 (docs/results/shoal-datacenter.md, 'Fig. 17')",
+                    p.short_p999_us,
+                    none.short_p999_us,
+                    (1.0 - f) * 100.0,
+                    1.0 / (1.0 - f),
+                    scale.load
+                )),
+            );
         }
     }
     if let (Some(half), Some(g0)) = (find(0.5), none.long_gbps) {

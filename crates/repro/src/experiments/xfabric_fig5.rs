@@ -283,14 +283,27 @@ fn claims(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    out.push(Claim::relative(
-        FIG,
-        "(a) torus path length, Production",
-        "hops",
-        2.05,
+    // Fig. 5's section of the results page explains the Production misses with measurements.
+    const PAGE: &str = "(docs/results/xfabric.md, 'Fig. 5')";
+    let stand_in = "the Production stand-in subsampled from 339 servers to 27 SoCs leaves 11 \
+                    SoCs that send, each to few destinations, which six ports can nearly all \
+                    join directly, and puts its heavy pairs far apart on the torus";
+    let paths = format!(
+        "torus {:.2} hops, XFabric {}",
         path(torus),
-        0.05,
-    ));
+        list(&|r| format!("{:.2}", path(r)))
+    );
+    out.push(
+        Claim::relative(
+            FIG,
+            "(a) torus path length, Production",
+            "hops",
+            2.05,
+            path(torus),
+            0.05,
+        )
+        .because(format!("{paths}: {stand_in} {PAGE}")),
+    );
     let within_30: Vec<_> = swept.iter().filter(|(t, _)| *t <= 30.0).collect();
     let cut_30 = "(a) path length cut against the torus, t <= 30 s";
     // The paper states a bound here ("more than a 25% reduction"), so the claim is one.
@@ -329,6 +342,7 @@ fn claims(
             "±10 points at every t",
             within_1.iter().all(|(_, r)| (cut(r) - 0.37).abs() <= 0.10),
         )
+        .because(format!("{paths}: {stand_in} {PAGE}"))
     });
     let one = swept.iter().find(|(t, _)| *t == 1.0).map(|(_, r)| r);
     let fast = swept.iter().find(|(t, _)| *t == 0.1).map(|(_, r)| r);
@@ -338,20 +352,34 @@ fn claims(
     let completion = "(b) completion time cut against the torus, t = 1 s";
     match one {
         Some(one) => {
-            out.push(Claim::relative(FIG, at_1, "hops", 1.28, path(one), 0.15));
+            out.push(
+                Claim::relative(FIG, at_1, "hops", 1.28, path(one), 0.15)
+                    .because(format!("{paths}: {stand_in} {PAGE}")),
+            );
             let gain = 1.0 - secs(one.completion) / secs(torus.completion);
-            out.push(Claim::points(
-                FIG,
-                completion,
-                0.20,
-                gain,
-                10.0,
-                &format!(
-                    "{:.2} s vs {:.2} s",
-                    secs(one.completion),
-                    secs(torus.completion)
-                ),
-            ));
+            let mean = |r: &PrototypeResult| shown(r.mean_fct.map(secs), 3, "-");
+            out.push(
+                Claim::points(
+                    FIG,
+                    completion,
+                    0.20,
+                    gain,
+                    10.0,
+                    &format!(
+                        "{:.2} s vs {:.2} s",
+                        secs(one.completion),
+                        secs(torus.completion)
+                    ),
+                )
+                .because(format!(
+                    "with one fixed list per SoC the trace ends when the SoC holding the largest \
+                     flows finishes, and a multi-gigabyte flow on one path runs at one link's \
+                     rate whatever the topology; the mean FCT of the flows after the warm-up \
+                     shows the shorter paths' gain: {} s on the torus, {} s at t = 1 s {PAGE}",
+                    mean(torus),
+                    mean(one)
+                )),
+            );
         }
         None => {
             out.push(Claim::not_checked(FIG, at_1, "1.28 hops", NO_1S));
@@ -373,7 +401,19 @@ fn claims(
             ),
             "ordering",
             fast.completion > one.completion,
-        ),
+        )
+        .because(format!(
+            "rewiring costs at 0.1 s {} packets lost on stale tables and {} timeouts over {} \
+             rewirings (at 1 s {}, {} over {}), which the shorter paths outweigh: tables and \
+             circuits disagree ~10 ms per rewiring and the SoCs take the new tables within 20 us \
+             of the first crosspoint, so most packets follow the new tables {PAGE}",
+            fast.lost_stale_tables,
+            fast.retransmission_timeouts,
+            fast.rewirings,
+            one.lost_stale_tables,
+            one.retransmission_timeouts,
+            one.rewirings
+        )),
         _ => Claim::not_checked(FIG, later, "later", "t = 0.1 s and 1 s were not both run"),
     });
     let two = "(c) path length, clusters of 2";
@@ -447,7 +487,16 @@ fn claims(
             (0.69, lost(one)),
             format!("{:.3}", lost(one)),
             2.0,
-        ),
+        )
+        .because(format!(
+            "only packets on the wire of a changed link at its instant are lost on the link \
+             ({:.3} per link over {} rewirings; {} more lost on stale tables); the prototype \
+             counted every frame sent and not received, CRC failures and whatever its software \
+             switch dropped {PAGE}",
+            lost(one),
+            one.rewirings,
+            one.lost_stale_tables
+        )),
         None => Claim::not_checked(FIG, measured, "0.69 (measured)", NO_1S),
     });
     out

@@ -116,7 +116,7 @@ pub fn check(name: &str, quick: bool) {
 }
 
 /// Runs experiment `name`: `count` claims whose verdicts are pinned, exactly the ones whose
-/// text starts with one of `misses` missing and every other passing. A claim that flips either way fails the test: a deliberate change
+/// text starts with one of `misses` missing and every other passing, each miss saying why. A claim that flips either way fails the test: a deliberate change
 /// updates the pin and says why in its commit.
 pub fn check_claims(name: &str, quick: bool, count: usize, misses: &[&str]) -> Vec<Claim> {
     let claims = run(name, quick);
@@ -141,6 +141,7 @@ pub fn check_claims(name: &str, quick: bool, count: usize, misses: &[&str]) -> V
             "{name}: no claim starts with the pinned miss {m:?}: {verdicts:#?}"
         );
     }
+    misses_say_why(&claims);
     claims
 }
 
