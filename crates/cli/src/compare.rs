@@ -107,9 +107,9 @@ pub(crate) fn apply(sc: Scenario, settings: &[(String, toml::Value)]) -> Result<
 /// faster flows of each); the comparison measures instead the first N flows of the identical
 /// list on every fabric (`run.measured_flows` = N), each run stopping once all of them have
 /// completed. Says so unless `quiet`.
-fn measure_the_same_flows(all: &mut [Scenario], quiet: bool) {
+fn measure_the_same_flows<'a>(runs: impl Iterator<Item = &'a mut Scenario>, quiet: bool) {
     let mut converted = None;
-    for sc in all.iter_mut() {
+    for sc in runs {
         if let Some(n) = sc.limits.completed_flows.take() {
             sc.limits.measured_flows = Some(n);
             converted = Some(n);
@@ -286,7 +286,6 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         all.push(sc);
     }
     check_same_flows(&all)?;
-    measure_the_same_flows(&mut all, args.quiet);
     let names: Vec<String> = all.iter().map(|s| s.name.clone()).collect();
     // Each run writes into a folder named after its scenario: names that differ only in the
     // characters `safe` replaces would share one.
@@ -339,6 +338,9 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
             })
         })
         .unzip();
+    // After the sweep's points are drawn: each point is parsed again from the scenario's text.
+    let mut jobs = jobs;
+    measure_the_same_flows(jobs.iter_mut().map(|(_, sc)| sc), args.quiet);
     let parameter = all[0].sweep.as_ref().map(|s| s.parameter.clone());
     // Each run's folder: <point>/<scenario> for a sweep, <scenario> otherwise.
     let mut planned: Vec<(Option<String>, String, String)> = Vec::with_capacity(jobs.len());

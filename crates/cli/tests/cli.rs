@@ -1479,7 +1479,8 @@ fn compare_measures_the_same_flow_ids_on_every_fabric() {
     let dir = scratch("compare-same-flows");
     let workload = "[workload]\nkind = \"open-loop\"\nload = 0.6\nload_node_gbps = 50.0\n\
                     flows = 400\nmatrix = \"uniform\"\n\
-                    size = { dist = \"pareto\", shape = 1.2, mean_bytes = 20000 }\n";
+                    size = { dist = \"pareto\", shape = 1.2, mean_bytes = 20000 }\n\
+                    [sweep]\nparameter = \"workload.load\"\nvalues = [0.3, 0.6]\n";
     let a = write(
         &dir,
         "a.toml",
@@ -1512,8 +1513,9 @@ fn compare_measures_the_same_flow_ids_on_every_fabric() {
         "{}",
         stderr(&out)
     );
-    for name in ["a", "b"] {
-        let run = dir.join("cmp").join(name);
+    // Each point of the sweep, parsed again from the scenario's text, measures them too.
+    for run in ["0.3/a", "0.3/b", "0.6/a", "0.6/b"] {
+        let (name, run) = (run, dir.join("cmp").join(run));
         let s = summary(&run);
         assert_eq!(s["flows_measured"], 100, "{name}: {s:?}");
         assert_eq!(s["flows_completed"], 100, "{name}: {s:?}");
