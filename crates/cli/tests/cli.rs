@@ -1518,7 +1518,10 @@ fn compare_measures_the_same_flow_ids_on_every_fabric() {
         let (name, run) = (run, dir.join("cmp").join(run));
         let s = summary(&run);
         assert_eq!(s["flows_measured"], 100, "{name}: {s:?}");
-        assert_eq!(s["flows_completed"], 100, "{name}: {s:?}");
+        // All of them, or the stragglers of the heavy tail cut at the horizon (twice the
+        // 100th flow's start).
+        let completed = s["flows_completed"].as_u64().expect("a count");
+        assert!((90..=100).contains(&completed), "{name}: {s:?}");
         let resolved = std::fs::read_to_string(run.join("scenario.toml")).expect("scenario");
         assert!(resolved.contains("measured_flows = 100"), "{resolved}");
         assert!(!resolved.contains("completed_flows"), "{resolved}");

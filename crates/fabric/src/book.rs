@@ -31,6 +31,9 @@ pub struct FlowBook {
     completed: u64,
     /// Of those, flows among the first `measured_flows` (records are opened in start order).
     measured_done: u64,
+    /// With `measured_flows` = N: twice the start of the N-th flow, once it has started
+    /// (later than 0), when the run stops even if some of the N have not completed.
+    horizon: Option<Time>,
     last_start: Time,
     /// For event-driven fabrics: when the pending "flows are due" event fires, if one is.
     arrival_at: Option<Time>,
@@ -52,6 +55,7 @@ impl FlowBook {
             delivered_total: 0,
             completed: 0,
             measured_done: 0,
+            horizon: None,
             last_start: Time::ZERO,
             arrival_at: None,
             sampler: limits.sample_every.map(|p| Sampler::new(p, Time::ZERO)),
@@ -87,6 +91,12 @@ impl FlowBook {
             )));
         }
         let record = self.records.len() as u32;
+        // A heavy-tailed size (a 1 GB flow takes 160 ms at 50 Gb/s) would hold a run for the
+        // measured flows' slowest straggler, orders of magnitude past the window in which they
+        // started: the run stops at twice the last one's start, the unfinished counted as such.
+        if self.limits.measured_flows == Some(u64::from(record) + 1) && start > Time::ZERO {
+            self.horizon = Some(Time(start.0.saturating_mul(2)));
+        }
         self.records.push(FlowRecord {
             id: flow.id,
             src: flow.src,
@@ -191,9 +201,18 @@ impl FlowBook {
                 .is_some_and(|n| self.measured_done >= n)
     }
 
-    /// Whether the run stops at `now`: its `until` has come or enough flows completed.
+    /// Whether the run stops at `now`: its `until` has come, enough flows completed, or the
+    /// measured flows' horizon has passed.
     pub fn stops_at(&self, now: Time) -> bool {
-        self.limits.until.is_some_and(|u| now >= u) || self.enough_completed()
+        self.limits.until.is_some_and(|u| now >= u)
+            || self.enough_completed()
+            || self.past_horizon(now)
+    }
+
+    /// Whether `now` is past the horizon of the first `measured_flows` (twice the last one's
+    /// start): the run stops there, those still in progress counted as not completed.
+    pub fn past_horizon(&self, now: Time) -> bool {
+        self.horizon.is_some_and(|h| now >= h)
     }
 
     /// Tells `progress` how far the run is.

@@ -190,7 +190,8 @@ pub fn run<F: EventFabric>(
             Event::Stop => break,
         }
         fabric.settle();
-        if fabric.calendar_and_book().1.enough_completed() {
+        let book = fabric.calendar_and_book().1;
+        if book.enough_completed() || book.past_horizon(now) {
             break;
         }
     }

@@ -38,7 +38,9 @@ pub struct RunLimits {
     pub completed_flows: Option<u64>,
     /// Measure exactly the first N flows in start order (ids 0 to N - 1: the same flows on
     /// every fabric given the same workload and seed) and stop once all of them have
-    /// completed; later flows still start and load the fabric meanwhile, unmeasured.
+    /// completed, or at twice the N-th flow's start time (when later than 0), those still in
+    /// progress then counted as not completed; later flows still start and load the fabric
+    /// meanwhile, unmeasured.
     pub measured_flows: Option<u64>,
     /// Count delivered bytes per destination only from this time on (warm-up exclusion for
     /// throughput measurements).
