@@ -49,8 +49,9 @@ const RING_MASK: u64 = RING as u64 - 1;
 /// bounded cost per event.
 const SPARE_CAP: usize = 16;
 /// Buckets of at least this many events are sorted by radix (two passes of `DIGIT` bits over
-/// the offset), smaller ones by comparison.
-const RADIX_MIN: usize = 64;
+/// the offset), smaller ones by comparison: on random offsets the radix sort took 0.5 of the
+/// comparison sort's time from 16 events (0.2 from 48; busy machine), and the same at 8.
+const RADIX_MIN: usize = 16;
 const DIGIT: u32 = BUCKET_SHIFT / 2;
 const RADIX: usize = 1 << DIGIT;
 
@@ -320,7 +321,8 @@ impl<E: Copy> EventQueue<E> {
 
 /// Sorts `events` by offset, stably (the order a stable comparison sort gives), in two
 /// counting passes over the offset's halves, through `scratch`; a pass whose digit every event
-/// shares is skipped.
+/// shares is skipped. `scratch` keeps its stale events between calls (each pass overwrites
+/// all `n`), so only its growth is filled.
 fn radix_sort<E: Copy>(events: &mut Vec<(u32, E)>, scratch: &mut Vec<(u32, E)>) {
     let mut counts = [[0u32; RADIX]; 2];
     for &(offset, _) in events.iter() {
@@ -328,7 +330,6 @@ fn radix_sort<E: Copy>(events: &mut Vec<(u32, E)>, scratch: &mut Vec<(u32, E)>) 
         counts[1][(offset >> DIGIT) as usize % RADIX] += 1;
     }
     let n = events.len();
-    scratch.clear();
     scratch.resize(n, events[0]);
     for (pass, count) in counts.iter_mut().enumerate() {
         let shift = pass as u32 * DIGIT;
@@ -527,12 +528,14 @@ mod tests {
                 prop::collection::vec(0u32..1 << DIGIT, 1..300),
                 prop::collection::vec(0u32..1 << BUCKET_SHIFT, 1..300),
             ],
+            stale in 0usize..400,
         ) {
             let mut events: Vec<(u32, usize)> =
                 offsets.into_iter().enumerate().map(|(i, o)| (o, i)).collect();
             let mut expect = events.clone();
             expect.sort_by_key(|&(offset, _)| offset);
-            radix_sort(&mut events, &mut Vec::new());
+            // A scratch buffer left longer or shorter by an earlier bucket.
+            radix_sort(&mut events, &mut vec![(0, usize::MAX); stale]);
             prop_assert_eq!(events, expect);
         }
 
