@@ -14,6 +14,17 @@
 //! keys and half that with FIFO `(time, sequence)` keys; this calendar's numbers are in
 //! BENCHMARKS.md.
 //!
+//! Events pop in (time, scheduling number) order exactly, and every fabric's outputs depend on
+//! it: a ring bucket holds its events in scheduling order and is sorted stably by offset; an
+//! event scheduled into the clock's own bucket after that sort waits in `late` and pops merged
+//! by (time, number), after the sorted events of its time; far events enter the ring in (time,
+//! number) order, before anything can be scheduled into their bucket directly. The property
+//! tests check this against a binary heap of (time, number). Dense buckets (about 2,900 events
+//! on the full Aquila clique, tens on Stardust at k = 12) made the comparison sort the
+//! calendar's main cost; from `RADIX_MIN` events a bucket is sorted by a two-pass radix sort on
+//! its 12-bit offset, stable and so in the same order, which took the Aquila clique's bucket
+//! advance from 194 to 51 instructions per event (callgrind).
+//!
 //! There is deliberately no peek: a model that stops or samples at a given time schedules an
 //! event of its own for it.
 
