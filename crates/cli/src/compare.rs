@@ -119,7 +119,8 @@ fn measure_the_same_flows<'a>(runs: impl Iterator<Item = &'a mut Scenario>, quie
         eprintln!(
             "shoal compare: every fabric measures the same flows, the first {n} of the \
              identical list (run.completed_flows = {n} read as run.measured_flows: each run \
-             stops once those {n} have completed)"
+             stops once those {n} have completed, or at twice the {n}th flow's start with the \
+             rest counted as not completed)"
         );
     }
 }
