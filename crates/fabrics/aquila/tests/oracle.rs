@@ -28,60 +28,6 @@ use harness::{
 };
 use serde_json::json;
 
-/// Records every fixture from the data path built at the worktree's HEAD (refused if the
-/// crates' sources differ from it: commit first). `ORACLE_ONLY=<part of a name>` records only
-/// the cases whose name contains it.
-///
-/// This generator belongs to the old data path: it is deleted with it (issue 38, step 3),
-/// and the fixtures stay as regression data. The data path is being rebuilt in place since
-/// `ad8b749`: the old path's fixtures come from a checkout of `e7f0cc5` (as its seeds 11-20
-/// did, with `SEEDS` set to 11..=20); run here, it records the rebuilt path.
-///
-/// ```text
-/// cargo test -p shoal-aquila --test oracle -- --ignored --nocapture generate_oracle_fixtures
-/// ```
-#[test]
-#[ignore = "records the old data path's fixtures (minutes); run by hand"]
-fn generate_oracle_fixtures() {
-    let command = "cargo test -p shoal-aquila --test oracle -- --ignored --nocapture \
-                   generate_oracle_fixtures";
-    let provenance = Provenance::here(command);
-    assert!(
-        provenance.sources_clean,
-        "the crates' sources differ from HEAD {}: commit before recording",
-        provenance.commit
-    );
-    let only = std::env::var("ORACLE_ONLY").unwrap_or_default();
-    for case in exact_cases().into_iter().filter(|c| c.name.contains(&only)) {
-        Exact {
-            name: case.name.to_string(),
-            about: case.about.to_string(),
-            inputs: case.inputs.clone(),
-            provenance: provenance.clone(),
-            values: (case.run)(),
-        }
-        .save();
-        eprintln!("{}: recorded", case.name);
-    }
-    for case in cases().into_iter().filter(|c| c.name.contains(&only)) {
-        let f = Fixture::record(
-            &case.name,
-            &case.about,
-            case.inputs.clone(),
-            provenance.clone(),
-            &SEEDS,
-            &*case.run,
-        );
-        eprintln!(
-            "{}: {} metrics, {} seeds",
-            f.name,
-            f.metrics.len(),
-            f.seeds.len()
-        );
-        f.save();
-    }
-}
-
 /// Every case's ten seeds against its fixture by the test (issue 38, criterion (b)); each
 /// case's line also names the metrics outside the old 95% intervals, for the record. Against
 /// the old data path it passes by construction (the same seeds give the same values); against
@@ -224,6 +170,11 @@ fn every_case_has_a_fixture_of_ten_seeds() {
         assert!(f.provenance.sources_clean, "{}", f.name);
         assert_eq!(f.provenance.commit.len(), 40, "{}", f.name);
         assert_eq!(f.inputs, case.inputs, "{}: inputs changed", f.name);
+        assert_eq!(
+            f.about, case.about,
+            "{}: the case's description changed",
+            f.name
+        );
         assert!(!f.metrics.is_empty(), "{}", f.name);
         for (k, v) in &f.metrics {
             assert_eq!(v.len(), f.seeds.len(), "{}: {k}", f.name);
@@ -238,6 +189,11 @@ fn every_case_has_a_fixture_of_ten_seeds() {
     for case in exact_cases() {
         let e = Exact::load(case.name);
         assert!(e.provenance.sources_clean, "{}", e.name);
+        assert_eq!(
+            e.about, case.about,
+            "{}: the case's description changed",
+            e.name
+        );
         assert!(!e.values.contains_key("events"), "{}", e.name);
     }
 }

@@ -49,36 +49,6 @@ pub struct Provenance {
     pub command: String,
 }
 
-impl Provenance {
-    /// The worktree's HEAD and whether the crates' sources match it.
-    pub fn here(command: &str) -> Provenance {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .output()
-                .expect("git runs");
-            assert!(out.status.success(), "git {args:?} failed");
-            String::from_utf8(out.stdout).expect("git prints UTF-8")
-        };
-        let commit = git(&["rev-parse", "HEAD"]).trim().to_string();
-        let status = git(&[
-            "status",
-            "--porcelain",
-            "--",
-            "crates",
-            ":(exclude)crates/fabrics/aquila/tests/oracle",
-            ":(exclude)crates/fabrics/aquila/tests/oracle.rs",
-        ]);
-        Provenance {
-            commit,
-            sources_clean: status.trim().is_empty(),
-            command: command.to_string(),
-        }
-    }
-}
-
 /// Per-seed metrics of one case of the old data path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fixture {
@@ -130,12 +100,6 @@ impl Fixture {
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (record it first)", path.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    }
-
-    pub fn save(&self) {
-        std::fs::create_dir_all(fixture_dir()).expect("fixture folder");
-        let text = serde_json::to_string_pretty(self).expect("serialises");
-        std::fs::write(Fixture::path(&self.name), text + "\n").expect("fixture written");
     }
 }
 
@@ -466,12 +430,6 @@ impl Exact {
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (record it first)", path.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    }
-
-    pub fn save(&self) {
-        std::fs::create_dir_all(fixture_dir()).expect("fixture folder");
-        let text = serde_json::to_string_pretty(self).expect("serialises");
-        std::fs::write(Fixture::path(&self.name), text + "\n").expect("fixture written");
     }
 
     /// Panics naming every value that differs from the recorded one, or is missing or new.
