@@ -4,6 +4,15 @@
 #
 #   scripts/vs-htsim.sh PATH_TO_HTSIM_CHECKOUT [RUNS [NDP_RUNS]]
 #
+# Only an idle machine gives a ratio (issue 40 §2: on a busy one htsim slowed more than shoal,
+# and the ratios read 5.1x and 11.2x where idle pairs gave about 4x). Before each pair the
+# script waits (up to 120 s) until the rest of the machine uses less than 5% of a CPU over 2 s
+# (/proc/stat); during each run it measures the CPU the rest of the machine used (the machine's
+# busy time less the run's own user + sys); a pair in which either run saw others use more than
+# 5% of a CPU is marked BUSY and left out of the ratios. Both simulators run pinned to the same
+# core (taskset, the last core). The ratios printed at the end are the medians over the clean
+# pairs, of wall time and of user + sys CPU time, per transport; at least 5 pairs of each.
+#
 # PATH_TO_HTSIM_CHECKOUT is a checkout of https://github.com/Broadcom/csg-htsim (its `sim/`
 # folder inside). It is copied to a scratch folder (mktemp, or $VS_HTSIM_WORK) and built there
 # with htsim's own makefiles; nothing of htsim enters this repository. RUNS (default 10) is the
@@ -42,6 +51,10 @@ fi
 htsim_src=$(cd "$1" && pwd)
 runs=${2:-10}
 ndp_runs=${3:-$runs}
+if (( runs < 5 || ndp_runs < 5 )); then
+    echo "$0: at least 5 pairs of each transport (a median of fewer says little)" >&2
+    exit 2
+fi
 if [[ ! -f "$htsim_src/sim/Makefile" ]]; then
     echo "$0: $htsim_src/sim/Makefile not found: is $1 a csg-htsim checkout?" >&2
     exit 2
@@ -82,16 +95,48 @@ else
 fi
 
 # --- helpers ----------------------------------------------------------------------------------
-# timed LABEL CMD...: runs CMD in the current folder, prints "wall_s peak_kib".
+pin=()
+if command -v taskset >/dev/null; then
+    pin=(taskset -c "$(($(nproc) - 1))")
+fi
+
+# busy_s: the machine's busy CPU seconds so far (all CPUs; /proc/stat's first line).
+busy_s() {
+    awk -v hz="$(getconf CLK_TCK)" 'NR == 1 { t = 0; for (i = 2; i <= 9; i++) t += $i;
+                                              print (t - $5 - $6) / hz; exit }' /proc/stat
+}
+
+# wait_idle: waits up to 120 s until the machine's other processes use under 5% of a CPU over
+# 2 s; prints the share seen last.
+wait_idle() {
+    local deadline=$((SECONDS + 120)) a b share
+    while :; do
+        a=$(busy_s); sleep 2; b=$(busy_s)
+        share=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b - a) / 2 }')
+        if awk -v s="$share" 'BEGIN { exit !(s < 0.05) }' || ((SECONDS > deadline)); then
+            echo "$share"
+            return
+        fi
+    done
+}
+
+# timed LABEL CMD...: runs CMD pinned, in the current folder; prints "wall_s peak_kib cpu_s
+# others" (cpu_s: its user + sys; others: the rest of the machine's CPU share over the run).
 timed() {
-    local label=$1
+    local label=$1 b0 b1
     shift
-    /usr/bin/time -v -o "$label.time" "$@" >"$label.out" 2>"$label.err" ||
+    b0=$(busy_s)
+    /usr/bin/time -v -o "$label.time" "${pin[@]}" "$@" >"$label.out" 2>"$label.err" ||
         { echo "$0: $label failed; see $PWD/$label.err" >&2; exit 1; }
-    awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
-                                           for (i = 1; i <= n; i++) s = s * 60 + p[i] }
-                /Maximum resident set size/ { kib = $2 }
-                END { printf "%.2f %d\n", s, kib }' "$label.time"
+    b1=$(busy_s)
+    awk -F': ' -v b0="$b0" -v b1="$b1" '
+        /Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
+                                    for (i = 1; i <= n; i++) s = s * 60 + p[i] }
+        /Maximum resident set size/ { kib = $2 }
+        /User time \(seconds\)/ { u = $2 }
+        /System time \(seconds\)/ { y = $2 }
+        END { o = (s > 0) ? (b1 - b0 - u - y) / s : 0; if (o < 0) o = 0;
+              printf "%.2f %d %.2f %.3f\n", s, kib, u + y, o }' "$label.time"
 }
 
 # htsim_goodput LOG TYPE FROM_S: the mean per-flow goodput in Gb/s from htsim's sink samples of
@@ -134,8 +179,10 @@ echo "# $(uname -srm); $(nproc) cores; $(awk -F': ' '/model name/ { print $2; ex
 echo "# htsim $(git -C "$htsim_src" rev-parse --short HEAD 2>/dev/null || echo '(not a git checkout)'); shoal $(git -C "$repo" rev-parse --short HEAD)"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| run | transport | htsim wall s | shoal wall s | htsim / shoal | htsim peak MiB | shoal peak MiB | htsim Gb/s per host | shoal Gb/s per host | load |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| run | transport | htsim wall s | shoal wall s | wall htsim / shoal | htsim CPU s | shoal CPU s | CPU htsim / shoal | htsim peak MiB | shoal peak MiB | htsim Gb/s per host | shoal Gb/s per host | others' CPU share (before, htsim, shoal) | pair |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+clean=$work/clean-pairs.txt
+: >"$clean"
 
 cm=$repo/scenarios/htsim-permutation.cm
 # One untimed NDP run of each first, so that no timed run pays for loading its binary and
@@ -155,23 +202,44 @@ for transport in ndp dctcp; do
         mkdir -p "$dir"
         cd "$dir"
         if [[ $transport == ndp ]]; then
-            read -r hw hk < <(timed htsim "$htsim_ndp" -tm "$cm" -nodes 432 -cwnd 23 -q 8 \
+            idle=$(wait_idle)
+            read -r hw hk hc ho < <(timed htsim "$htsim_ndp" -tm "$cm" -nodes 432 -cwnd 23 -q 8 \
                 -strat perm -linkspeed 10000 -end 10000 -log sink -logtime 1 -o htsim.log)
             read -r hg _ < <(htsim_goodput htsim.log NDP_SINK 0.001)
             scenario=$repo/scenarios/htsim-ndp-permutation.toml
             seed=()
         else
-            read -r hw hk < <(timed htsim "$htsim_dctcp" -o htsim.log -nodes 432 -conns 432 \
+            idle=$(wait_idle)
+            read -r hw hk hc ho < <(timed htsim "$htsim_dctcp" -o htsim.log -nodes 432 -conns 432 \
                 -ssthresh 15 -q 100)
             # Its samples are every 10 ms: the first at or after shoal's 21 ms is the 30 ms one.
             read -r hg _ < <(htsim_goodput htsim.log TCP_SINK 0.030)
             scenario=$repo/scenarios/htsim-dctcp-permutation.toml
             seed=(--seed "$i")
         fi
-        read -r sw sk < <(timed shoal "$shoal" run "$scenario" "${seed[@]}" --out shoal-out --force --quiet)
+        read -r sw sk sc so < <(timed shoal "$shoal" run "$scenario" "${seed[@]}" --out shoal-out --force --quiet)
         sg=$(shoal_goodput shoal-out)
-        echo "| $i | $transport | $hw | $sw | $(ratio "$hw" "$sw") | $((hk / 1024)) | $((sk / 1024)) | $hg | $sg | $(cut -d' ' -f1 /proc/loadavg) |"
+        state=clean
+        if awk -v a="$idle" -v b="$ho" -v c="$so" 'BEGIN { exit !(a >= 0.05 || b > 0.05 || c > 0.05) }'; then
+            state=BUSY
+        else
+            echo "$transport $(ratio "$hw" "$sw") $(ratio "$hc" "$sc")" >>"$clean"
+        fi
+        echo "| $i | $transport | $hw | $sw | $(ratio "$hw" "$sw") | $hc | $sc | $(ratio "$hc" "$sc") | $((hk / 1024)) | $((sk / 1024)) | $hg | $sg | $idle, $ho, $so | $state |"
     done
 done
 echo
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# pinned: ${pin[*]:-no (taskset not found)}"
+for transport in dctcp ndp; do
+    awk -v t="$transport" '
+        $1 == t { n++; w[n] = $2; c[n] = $3 }
+        function median(a, n,   i, j, x) {
+            for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        END {
+            if (n == 0) { printf "# %s: no clean pair: no ratio (the machine was busy)\n", t; exit }
+            printf "# %s: htsim / shoal over %d clean pairs: wall %.2fx, CPU %.2fx (medians)\n", t, n, median(w, n), median(c, n)
+        }' "$clean"
+done
