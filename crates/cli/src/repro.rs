@@ -459,14 +459,26 @@ fn index(args: &ReproArgs, dir: &Path) -> Result<ExitCode> {
     if !dir.is_dir() {
         bail!("--index {}: not a folder", dir.display());
     }
-    let db = if args.db.enabled() {
-        Some(
-            args.db
-                .file()
-                .unwrap_or_else(|| dir.join(crate::record::DB_FILE)),
-        )
-    } else {
-        None
+    // A database named with --db must exist; the default one may not yet (quick rows only).
+    let db = match (args.db.enabled(), args.db.file()) {
+        (false, _) => None,
+        (true, Some(file)) if !file.exists() => {
+            bail!("--db {}: no such results database", file.display())
+        }
+        (true, Some(file)) => Some(file),
+        (true, None) => {
+            let file = dir.join(crate::record::DB_FILE);
+            if file.exists() {
+                Some(file)
+            } else {
+                eprintln!(
+                    "shoal repro --index: no {} yet: every experiment is indexed at its quick \
+                     scale only",
+                    file.display()
+                );
+                None
+            }
+        }
     };
     let per_run = args.threads.map_or(1, |t| t as usize);
     let opts = Options {

@@ -716,6 +716,34 @@ fn every_subcommand_has_help() {
     }
 }
 
+/// `repro --index` refuses, before running anything, a folder that is not one and a database
+/// named with --db that does not exist (rather than indexing quick rows only, silently).
+#[test]
+fn repro_index_refuses_a_missing_folder_or_database_before_running() {
+    let dir = scratch("repro-index");
+    let o = shoal_in(&dir, &["repro", "--index", "no-such-folder"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no-such-folder: not a folder"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::create_dir_all(dir.join("index")).expect("folder");
+    let o = shoal_in(&dir, &["repro", "--index", "index", "--db", "missing.db"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--db missing.db: no such results database"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !stderr(&o).contains("running"),
+        "ran experiments: {}",
+        stderr(&o)
+    );
+    assert!(!dir.join("index/README.md").exists() && !dir.join("missing.db").exists());
+}
+
 #[test]
 fn repro_json_has_exactly_the_claim_keys_and_the_exit_status_follows_them() {
     let list: Value = serde_json::from_str(&stdout(&run_ok(&["repro", "--list", "--json"])))
