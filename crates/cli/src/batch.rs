@@ -32,6 +32,8 @@ pub(crate) struct Job<'a> {
     /// Its results folder, open.
     pub folder: Folder,
     pub label: String,
+    /// The setting its point sweeps (`key = value`), recorded with its row.
+    pub swept: Option<String>,
 }
 
 /// Runs `jobs` on up to `threads` threads (each run may use `per_run` threads of its own) and
@@ -63,18 +65,24 @@ pub(crate) fn run_all(
         }
         // The folder is finished as soon as its run is, before its row reads done: a batch
         // killed later leaves this run complete, for a resumed one to keep.
-        recorder.scenario(kind, job.sc, job.folder.path(), || {
-            let summary = run_one(
-                job.sc,
-                &job.folder,
-                quiet,
-                &job.label,
-                bars.as_ref(),
-                per_run,
-            )?;
-            job.folder.finish()?;
-            Ok(summary)
-        })
+        recorder.scenario(
+            kind,
+            job.sc,
+            job.folder.path(),
+            job.swept.as_deref(),
+            || {
+                let summary = run_one(
+                    job.sc,
+                    &job.folder,
+                    quiet,
+                    &job.label,
+                    bars.as_ref(),
+                    per_run,
+                )?;
+                job.folder.finish()?;
+                Ok(summary)
+            },
+        )
     };
     map(jobs, threads, run, Result::is_err)
         .into_iter()

@@ -406,7 +406,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     } else {
         Folder::open(&dir, args.force)?
     };
-    let recorder = Recorder::open(&args.db, &dir)?;
+    let recorder = Recorder::open(&args.db, &dir)?.in_series("compare", &dir)?;
     crate::slurm::settle_earlier(&args.backend, &recorder, &dir)?;
     // Written first: it names the comparison a later run may resume.
     top.write(README, &readme)?;
@@ -414,7 +414,7 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
     let mut runs: Vec<Job> = Vec::with_capacity(jobs.len());
     let mut kept: Vec<Option<Summary>> = Vec::with_capacity(jobs.len());
     let mut paths = Vec::with_capacity(jobs.len());
-    for ((_, sc), (point, name, label)) in jobs.iter().zip(planned) {
+    for ((value, sc), (point, name, label)) in jobs.iter().zip(planned) {
         let parent = match point {
             None => &top,
             Some(p) => {
@@ -441,7 +441,16 @@ pub fn main(args: CompareArgs) -> Result<ExitCode> {
         match recorder.keep_or_open(sc, &path, resuming, args.force)? {
             Ok(summary) => kept.push(Some(summary)),
             Err(folder) => {
-                runs.push(Job { sc, folder, label });
+                let swept = parameter
+                    .as_deref()
+                    .zip(value.as_ref())
+                    .map(|(p, v)| format!("{p} = {v}"));
+                runs.push(Job {
+                    sc,
+                    folder,
+                    label,
+                    swept,
+                });
                 kept.push(None);
             }
         }

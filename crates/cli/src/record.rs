@@ -55,6 +55,8 @@ impl DbArgs {
 pub(crate) struct Recorder {
     db: Option<Mutex<Db>>,
     command: String,
+    /// The series every row this recorder starts belongs to (`Recorder::in_series`).
+    series: Option<String>,
 }
 
 /// The default database for results written to `results` (a folder that exists): beside
@@ -80,14 +82,31 @@ impl Recorder {
     pub(crate) fn open(args: &DbArgs, results: &Path) -> Result<Recorder> {
         let command = std::env::args().collect::<Vec<_>>().join(" ");
         if args.no_db {
-            return Ok(Recorder { db: None, command });
+            return Ok(Recorder {
+                db: None,
+                command,
+                series: None,
+            });
         }
         let path = args.db.clone().unwrap_or_else(|| default_db(results));
         let db = Db::open(&path).context("the results database (--db FILE, or --no-db)")?;
         Ok(Recorder {
             db: Some(Mutex::new(db)),
             command,
+            series: None,
         })
+    }
+
+    /// Ties every run recorded from here on to one series: `command` (`run`, `compare`,
+    /// `repro`), its results folder and the time it started, which `shoal runs --series`
+    /// selects. A resumed sweep or comparison starts a new series; its kept points stay in
+    /// the one that ran them.
+    pub(crate) fn in_series(mut self, command: &str, results: &Path) -> Result<Recorder> {
+        if self.db.is_some() {
+            let at = shoal_results::now_utc()?;
+            self.series = Some(format!("{command} {} {at}", absolute(results).display()));
+        }
+        Ok(self)
     }
 
     /// Refuses, before anything is created, a database the run could not record into (a
@@ -141,6 +160,7 @@ impl Recorder {
         Ok(Recorder {
             db: Some(Mutex::new(db)),
             command: String::new(),
+            series: None,
         })
     }
 
@@ -160,10 +180,18 @@ impl Recorder {
     }
 
     /// Records the run of `sc` into `folder` as `pending`: submitted, not started.
-    pub(crate) fn submit(&self, kind: &str, sc: &Scenario, folder: &Path) -> Result<RunId> {
+    pub(crate) fn submit(
+        &self,
+        kind: &str,
+        sc: &Scenario,
+        folder: &Path,
+        swept: Option<&str>,
+    ) -> Result<RunId> {
         let text = sc.resolved_toml();
         let run = NewRun {
             command: &self.command,
+            swept,
+            series: self.series.as_deref(),
             ..new_run(kind, sc, &text, folder)
         };
         self.with(|db| db.submit(&run))?
@@ -240,6 +268,7 @@ impl Recorder {
             Some(id) => db.begin(id).map(|()| id),
             None => db.start(&NewRun {
                 command,
+                series: self.series.as_deref(),
                 ..run.clone()
             }),
         })?;
@@ -267,29 +296,35 @@ impl Recorder {
     }
 
     /// Runs `f`, the run of `sc` into `folder`, recorded as a `kind` row with the summary's
-    /// metrics.
+    /// metrics; `swept` is the point's setting (`key = value`) in a sweep or comparison.
     pub(crate) fn scenario(
         &self,
         kind: &str,
         sc: &Scenario,
         folder: &Path,
+        swept: Option<&str>,
         f: impl FnOnce() -> Result<Summary>,
     ) -> Result<Summary> {
-        self.scenario_row(kind, sc, folder, None, f)
+        self.scenario_row(kind, sc, folder, None, swept, f)
     }
 
-    /// [`Recorder::scenario`], the run of the row `pending` when there is one.
+    /// [`Recorder::scenario`], the run of the row `pending` when there is one (whose swept
+    /// setting and series were recorded at its submission).
     pub(crate) fn scenario_row(
         &self,
         kind: &str,
         sc: &Scenario,
         folder: &Path,
         pending: Option<RunId>,
+        swept: Option<&str>,
         f: impl FnOnce() -> Result<Summary>,
     ) -> Result<Summary> {
         let text = sc.resolved_toml();
         let folder = absolute(folder);
-        let run = new_run(kind, sc, &text, &folder);
+        let run = NewRun {
+            swept,
+            ..new_run(kind, sc, &text, &folder)
+        };
         self.record_row(&run, pending, f, |summary| Outcome {
             metrics: serde_json::to_value(summary)
                 .map(|json| shoal_results::metrics_of(&json))
@@ -352,6 +387,8 @@ fn new_run<'a>(kind: &'a str, sc: &'a Scenario, text: &'a str, folder: &'a Path)
         folder,
         command: "",
         version: TOOL_VERSION,
+        swept: None,
+        series: None,
     }
 }
 

@@ -39,6 +39,11 @@ impl Point {
             _ => replica,
         }
     }
+
+    /// The setting it sweeps, as the results database records it.
+    pub(crate) fn swept(&self, parameter: Option<&str>) -> Option<String> {
+        Some(format!("{} = {}", parameter?, self.value.as_ref()?))
+    }
 }
 
 /// Every (point, replication), point-major: `i-<value>` folders as without replications when

@@ -281,7 +281,7 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
         }
         return Err(e);
     }
-    let recorder = Recorder::open(&args.db, &args.out)?;
+    let recorder = Recorder::open(&args.db, &args.out)?.in_series("repro", &args.out)?;
     let figures = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     let per_run = args.threads.map_or(1, |t| t as usize);
     let opts = Options {
@@ -301,6 +301,8 @@ pub fn main(args: ReproArgs) -> Result<ExitCode> {
             folder: &figures,
             command: "",
             version: shoal_scenario::TOOL_VERSION,
+            swept: None,
+            series: None,
         };
         recorder.record(&row, || run_one(name, &opts), |claims| outcome(claims))
     });

@@ -712,7 +712,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         Recorder::check(&args.db, &dir)?;
         let folder = Folder::open(&dir, args.force)?;
         let recorder = Recorder::open(&args.db, &dir)?;
-        let summary = recorder.scenario("run", &sc, &dir, || {
+        let summary = recorder.scenario("run", &sc, &dir, None, || {
             run_one(&sc, &folder, args.quiet, &sc.name, None, per_run)
         })?;
         folder.finish()?;
@@ -732,7 +732,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         Folder::open(&dir, args.force)?
     };
     // Opened once the folder is: a refused run leaves no database behind.
-    let recorder = Recorder::open(&args.db, &dir)?;
+    let recorder = Recorder::open(&args.db, &dir)?.in_series("run", &dir)?;
     crate::slurm::settle_earlier(&args.backend, &recorder, &dir)?;
     let parameter = sc.sweep.as_ref().map(|s| s.parameter.clone());
     let base: Vec<(Option<SweepValue>, Scenario)> = match &sc.sweep {
@@ -784,6 +784,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
                     sc: &point.sc,
                     folder,
                     label: point.label(parameter.as_deref(), replications),
+                    swept: point.swept(parameter.as_deref()),
                 });
                 kept.push(None);
             }

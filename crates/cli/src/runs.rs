@@ -45,6 +45,11 @@ pub struct RunsArgs {
     /// Only runs of this kind.
     #[arg(long, value_enum)]
     kind: Option<KindArg>,
+    /// Only the runs of one sweep, comparison or repro: the `series` column's value, e.g.
+    /// "compare /home/me/out/compare 2026-11-29T06:00:00.000Z" (its command, results folder
+    /// and start). Each point of a sweep or comparison records the setting it swept in `swept`.
+    #[arg(long, value_name = "SERIES")]
+    series: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -104,6 +109,7 @@ pub fn main(args: RunsArgs) -> Result<ExitCode> {
             }
             .to_owned()
         }),
+        series: args.series.clone(),
     };
     let runs = crate::record::readable_runs(&db, &filter, "shoal runs")?;
     let states = states(&runs);
@@ -231,6 +237,7 @@ fn table(runs: &[Run], states: &[State]) {
                 r.name.clone(),
                 r.fabric.clone(),
                 r.seed.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+                r.swept.clone().unwrap_or_else(|| "-".to_owned()),
                 r.started_at.clone(),
                 crate::run::opt(r.wall_s, 2),
                 r.folder.display().to_string(),
@@ -239,19 +246,22 @@ fn table(runs: &[Run], states: &[State]) {
         .collect();
     crate::repro::print_table(
         &[
-            "id", "state", "kind", "scenario", "fabric", "seed", "started", "wall s", "folder",
+            "id", "state", "kind", "scenario", "fabric", "seed", "swept", "started", "wall s",
+            "folder",
         ],
         &rows,
     );
 }
 
 /// The run's own columns, in the CSV's order.
-const COLUMNS: [&str; 22] = [
+const COLUMNS: [&str; 24] = [
     "id",
     "kind",
     "scenario",
     "fabric",
     "seed",
+    "swept",
+    "series",
     "status",
     "state",
     "slurm_state",
@@ -271,7 +281,7 @@ const COLUMNS: [&str; 22] = [
     "scenario_toml",
 ];
 
-fn columns(r: &Run, state: &State) -> [String; 22] {
+fn columns(r: &Run, state: &State) -> [String; 24] {
     let opt = |v: Option<String>| v.unwrap_or_default();
     [
         r.id.0.to_string(),
@@ -279,6 +289,8 @@ fn columns(r: &Run, state: &State) -> [String; 22] {
         r.name.clone(),
         r.fabric.clone(),
         opt(r.seed.map(|s| s.to_string())),
+        opt(r.swept.clone()),
+        opt(r.series.clone()),
         r.status.as_str().to_owned(),
         state.word.to_owned(),
         opt(state.slurm.clone()),
@@ -331,6 +343,8 @@ fn json(
             "job" => serde_json::json!(r.job),
             "slurm_state" => serde_json::json!(state.slurm),
             "seed" => serde_json::json!(r.seed),
+            "swept" => serde_json::json!(r.swept),
+            "series" => serde_json::json!(r.series),
             "wall_s" => serde_json::json!(r.wall_s),
             "peak_rss_bytes" => serde_json::json!(r.peak_rss_bytes),
             "error" => serde_json::json!(r.error),

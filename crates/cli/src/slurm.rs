@@ -163,7 +163,7 @@ pub(crate) fn submit(
     for job in jobs {
         let folder = crate::record::absolute(job.folder.path());
         drop(job.folder);
-        let row = recorder.submit(kind, job.sc, &folder)?;
+        let row = recorder.submit(kind, job.sc, &folder, job.swept.as_deref())?;
         rows.push(row);
         tasks.push(Task {
             row: row.0,
@@ -493,7 +493,7 @@ pub fn task_main(args: TaskArgs) -> Result<ExitCode> {
             return Err(e.into());
         }
     };
-    recorder.scenario_row(&manifest.kind, &sc, &task.folder, Some(row), || {
+    recorder.scenario_row(&manifest.kind, &sc, &task.folder, Some(row), None, || {
         let folder = Folder::open(&task.folder, true)?;
         let summary = run_one(&sc, &folder, true, &task.label, None, manifest.threads)?;
         folder.finish()?;

@@ -1797,6 +1797,14 @@ fn a_sweep_killed_part_way_resumes_to_exactly_the_uninterrupted_result() {
                 .iter()
                 .all(|r| r["kind"] == "sweep-point" && r["seed"] == 3)
         );
+        // Each row names the value it swept, e.g. point 1-0.3 `workload.load = 0.3`.
+        let value = p.split_once('-').unwrap().1;
+        assert!(
+            of_point
+                .iter()
+                .all(|r| r["swept"] == format!("workload.load = {value}").as_str()),
+            "{p}: {of_point:?}"
+        );
     }
     // With --force every point runs again.
     let forced = shoal_in(&dir, &["run", &scenario, "--out", "res", "--force"]);
@@ -1847,6 +1855,23 @@ fn a_comparison_run_again_keeps_its_finished_runs() {
         rows.iter()
             .all(|r| r["kind"] == "compare" && r["status"] == "done")
     );
+    // The first comparison's two runs are one series, the third's rerun another; none sweeps.
+    let series: Vec<&str> = rows.iter().map(|r| r["series"].as_str().unwrap()).collect();
+    assert!(series[0].starts_with("compare ") && series[0].contains("cmp"));
+    assert_eq!(series[0], series[1]);
+    assert_ne!(series[1], series[2]);
+    assert!(rows.iter().all(|r| r["swept"].is_null()));
+    let first = stdout(&run_ok(&[
+        "runs",
+        "--db",
+        dir.join("shoal.db").to_str().unwrap(),
+        "--series",
+        series[0],
+        "--format",
+        "json",
+    ]));
+    let first: Vec<Value> = serde_json::from_str(&first).expect("JSON");
+    assert_eq!(first.len(), 2, "{first:?}");
 }
 
 #[test]

@@ -130,6 +130,11 @@ pub struct NewRun<'a> {
     pub command: &'a str,
     /// The program's version (`CARGO_PKG_VERSION`).
     pub version: &'a str,
+    /// The setting a sweep's or comparison's point swept, as `key = value`.
+    pub swept: Option<&'a str>,
+    /// What ties the runs of one sweep, comparison or repro together: the command's results
+    /// folder and the time it started.
+    pub series: Option<&'a str>,
 }
 
 /// A claim a repro experiment checked: the paper's value, ours, the tolerance and the
@@ -198,6 +203,11 @@ pub struct Run {
     pub host: String,
     /// The batch system's job id (Slurm: `<array job>_<task>`) of a run submitted to one.
     pub job: Option<String>,
+    /// The swept setting of a sweep's or comparison's point (`key = value`); none for a single
+    /// run and for rows of layouts before 4.
+    pub swept: Option<String>,
+    /// The series the run belongs to ([`NewRun::series`]).
+    pub series: Option<String>,
 }
 
 /// Which rows to list: each field set narrows the list.
@@ -207,6 +217,8 @@ pub struct Filter {
     pub name: Option<String>,
     pub status: Option<Status>,
     pub kind: Option<String>,
+    /// The runs of one sweep, comparison or repro ([`NewRun::series`]).
+    pub series: Option<String>,
 }
 
 /// The time now, UTC, RFC 3339 with milliseconds: SQLite's clock, as every row's
@@ -374,9 +386,9 @@ impl Db {
         self.write(what, |tx| {
             tx.execute(
                 "INSERT INTO runs (kind, name, fabric, scenario_sha256, scenario, seed, version,
-                    revision, command, pid, started_at, status, folder, host)
+                    revision, command, pid, started_at, status, folder, host, swept, series)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?11, ?12, ?13)",
+                    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?11, ?12, ?13, ?14, ?15)",
                 params![
                     run.kind,
                     run.name,
@@ -391,6 +403,8 @@ impl Db {
                     status.as_str(),
                     folder,
                     host,
+                    run.swept,
+                    run.series,
                 ],
             )?;
             Ok(RunId(tx.last_insert_rowid()))
@@ -490,6 +504,7 @@ impl Db {
                 "SELECT {} FROM runs
                  WHERE (?1 IS NULL OR fabric = ?1) AND (?2 IS NULL OR name = ?2)
                    AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR kind = ?4)
+                   AND (?5 IS NULL OR series = ?5)
                  ORDER BY id",
                 schema::RUN_COLUMNS
             ))?;
@@ -498,7 +513,8 @@ impl Db {
                     filter.fabric,
                     filter.name,
                     filter.status.map(Status::as_str),
-                    filter.kind
+                    filter.kind,
+                    filter.series
                 ],
                 |r| {
                     Ok(schema::run_of_row(r).map_err(|e| {

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 /// The layout's version, in SQLite's `user_version`: a file with a newer one was written by a
 /// newer shoal and is not touched; an older one is brought up to date (`migrate`).
-const LAYOUT: i64 = 3;
+const LAYOUT: i64 = 4;
 
 /// The `runs` table under the name `{name}`. Layout 2 added `pending` (a run submitted to a
-/// batch system, not started), `host` and `job` (the batch system's job id).
+/// batch system, not started), `host` and `job` (the batch system's job id); layout 4 `swept`
+/// (the swept setting of a sweep's or comparison's point, `key = value`) and `series` (what
+/// ties the runs one sweep, comparison or repro started together).
 const RUNS: &str = "
 CREATE TABLE {name} (
     id              INTEGER PRIMARY KEY,
@@ -31,7 +33,9 @@ CREATE TABLE {name} (
     error           TEXT,
     folder          TEXT NOT NULL,
     host            TEXT NOT NULL DEFAULT '',
-    job             TEXT
+    job             TEXT,
+    swept           TEXT,
+    series          TEXT
 );
 ";
 
@@ -70,6 +74,13 @@ ALTER TABLE claims ADD COLUMN why TEXT NOT NULL DEFAULT '';
 UPDATE claims SET verdict = CASE pass WHEN 1 THEN 'pass' ELSE 'miss' END;
 ";
 
+/// Layout 3 to 4: the swept setting of a point and the series its runs belong to; rows of
+/// earlier layouts have neither.
+const MIGRATE_FROM_3: &str = "
+ALTER TABLE runs ADD COLUMN swept TEXT;
+ALTER TABLE runs ADD COLUMN series TEXT;
+";
+
 /// Layout 1's columns, which layout 2 keeps.
 const LAYOUT_1_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenario, seed, \
     version, revision, command, pid, started_at, finished_at, wall_s, peak_rss_bytes, status, \
@@ -78,7 +89,7 @@ const LAYOUT_1_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenari
 /// The columns `run_of_row` reads, in its order.
 pub(crate) const RUN_COLUMNS: &str = "id, kind, name, fabric, scenario_sha256, scenario, seed, \
     version, revision, command, pid, started_at, finished_at, wall_s, peak_rss_bytes, status, \
-    error, folder, host, job";
+    error, folder, host, job, swept, series";
 
 fn runs_table(name: &str) -> String {
     RUNS.replace("{name}", name)
@@ -123,6 +134,8 @@ pub(crate) fn run_of_row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
         folder: PathBuf::from(r.get::<_, String>(17)?),
         host: r.get(18)?,
         job: r.get(19)?,
+        swept: r.get(20)?,
+        series: r.get(21)?,
     })
 }
 
@@ -227,14 +240,20 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
                 .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
                 .map_err(|e| sql(path, "cannot create the tables", e))?;
         }
+        // The rebuilt table has the current columns, `swept` and `series` among them.
         1 => migrate_from_1(&tx)
             .and_then(|()| tx.execute_batch(MIGRATE_FROM_2))
             .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
             .map_err(|e| sql(path, "cannot bring layout 1 up to date", e))?,
         2 => tx
             .execute_batch(MIGRATE_FROM_2)
+            .and_then(|()| tx.execute_batch(MIGRATE_FROM_3))
             .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
             .map_err(|e| sql(path, "cannot bring layout 2 up to date", e))?,
+        3 => tx
+            .execute_batch(MIGRATE_FROM_3)
+            .and_then(|()| tx.pragma_update(None, "user_version", LAYOUT))
+            .map_err(|e| sql(path, "cannot bring layout 3 up to date", e))?,
         LAYOUT => {}
         other => {
             return Err(Error::Invalid {

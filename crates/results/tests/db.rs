@@ -24,7 +24,40 @@ fn new_run<'a>(scenario: &'a str, folder: &'a Path) -> NewRun<'a> {
         folder,
         command: "shoal run tiny.toml",
         version: "0.1.0",
+        swept: None,
+        series: None,
     }
+}
+
+#[test]
+fn the_points_of_a_series_are_listed_together_with_their_swept_values() {
+    let dir = scratch("series");
+    let mut db = Db::open(&dir.join("shoal.db")).expect("opens");
+    let mut ids = Vec::new();
+    for (load, series) in [("0.2", "a"), ("0.5", "a"), ("0.5", "b")] {
+        let swept = format!("workload.load = {load}");
+        let run = NewRun {
+            swept: Some(&swept),
+            series: Some(series),
+            ..new_run("s", &dir)
+        };
+        ids.push(db.start(&run).expect("start"));
+    }
+    let single = db.start(&new_run("single", &dir)).expect("start");
+    let a = db
+        .runs(&Filter {
+            series: Some("a".to_owned()),
+            ..Filter::default()
+        })
+        .expect("list");
+    let swept: Vec<Option<&str>> = a.iter().map(|r| r.swept.as_deref()).collect();
+    assert_eq!(
+        swept,
+        [Some("workload.load = 0.2"), Some("workload.load = 0.5")]
+    );
+    assert_eq!(a.iter().map(|r| r.id).collect::<Vec<_>>(), ids[..2]);
+    let row = db.run(single).expect("read").expect("row");
+    assert_eq!((row.swept, row.series), (None, None));
 }
 
 #[test]
@@ -415,6 +448,7 @@ fn a_layout_1_database_is_brought_up_to_date_with_its_rows_and_metrics() {
         ("old", Status::Done, 99)
     );
     assert_eq!((old.host.as_str(), old.job.as_deref()), ("", None));
+    assert_eq!((old.swept.as_deref(), old.series.as_deref()), (None, None));
     assert_eq!(
         db.metrics(RunId(7)).expect("metrics"),
         vec![("flows".to_owned(), Value::Int(12))],
@@ -437,5 +471,36 @@ fn a_layout_1_database_is_brought_up_to_date_with_its_rows_and_metrics() {
     assert_eq!(
         db.run(id).expect("read").expect("row").status,
         Status::Pending
+    );
+}
+
+#[test]
+fn a_layout_3_database_gains_the_swept_and_series_columns() {
+    let dir = scratch("layout3");
+    let path = dir.join("shoal.db");
+    let id = {
+        let mut db = Db::open(&path).expect("create");
+        db.start(&new_run("old", &dir)).expect("start")
+    };
+    {
+        // Layout 3 is layout 4 without the two columns.
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "ALTER TABLE runs DROP COLUMN series;
+             ALTER TABLE runs DROP COLUMN swept;
+             PRAGMA user_version = 3;",
+        )
+        .expect("layout 3");
+    }
+    let Err(e) = Db::open_read(&path) else {
+        panic!("a reader does not migrate");
+    };
+    let e = e.to_string();
+    assert!(e.contains("layout 3"), "{e}");
+    let db = Db::open(&path).expect("brought up to date");
+    let old = db.run(id).expect("read").expect("the old row");
+    assert_eq!(
+        (old.name.as_str(), old.swept, old.series),
+        ("tiny", None, None)
     );
 }
