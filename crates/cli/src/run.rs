@@ -150,10 +150,46 @@ impl CliProgress {
         }
     }
 
+    /// The wall time left, estimated from the share of the run done: the larger of the flows
+    /// completed out of those the run waits for and the simulated time out of its horizon
+    /// (a run ends at whichever comes first). None until a share is known and above 1%.
+    fn time_left(&self, now: Time, completed: u64) -> Option<Duration> {
+        let flows = self.total_flows.map(|t| completed as f64 / t.max(1) as f64);
+        let sim = self
+            .until_us
+            .map(|u| now.as_us_f64() / u.max(f64::MIN_POSITIVE));
+        let done = flows
+            .into_iter()
+            .chain(sim)
+            .fold(0.0_f64, f64::max)
+            .min(1.0);
+        (done > 0.01).then(|| self.start.elapsed().mul_f64((1.0 - done) / done))
+    }
+
+    /// What the bar and the plain lines say beside the counts: simulated time and time left.
+    fn message(&self, now: Time, completed: u64) -> String {
+        match self.time_left(now, completed) {
+            Some(left) => format!("{}, about {} left", self.sim_text(now), human(left)),
+            None => self.sim_text(now),
+        }
+    }
+
     fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A duration as a person reads it: "40 s", "12 min", "1.3 h".
+pub(crate) fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -179,7 +215,7 @@ impl Progress for CliProgress {
                     None => bar,
                 });
             }
-            let msg = self.sim_text(now);
+            let msg = self.message(now, completed);
             if let Some(bar) = &self.bar {
                 bar.set_position(completed);
                 bar.set_message(msg);
@@ -190,10 +226,10 @@ impl Progress for CliProgress {
                 .total_flows
                 .map_or_else(String::new, |t| format!(" of {t}"));
             eprintln!(
-                "shoal run: {}: {}, {completed}{of} flows completed, {:.0} s",
+                "shoal run: {}: {completed}{of} flows completed, {:.0} s, {}",
                 self.label,
-                self.sim_text(now),
-                self.start.elapsed().as_secs_f64()
+                self.start.elapsed().as_secs_f64(),
+                self.message(now, completed)
             );
         }
     }
@@ -934,7 +970,7 @@ pub(crate) fn warn_unrealised_load(
 
 #[cfg(test)]
 mod tests {
-    use super::safe;
+    use super::{CliProgress, Duration, Instant, Time, human, safe};
 
     #[test]
     fn safe_names_one_folder_and_never_the_current_or_parent_one() {
@@ -946,5 +982,24 @@ mod tests {
         assert_eq!(safe(".."), "__");
         assert_eq!(safe("..."), "...");
         assert_eq!(safe("../x"), ".._x");
+    }
+
+    #[test]
+    fn the_time_left_follows_the_larger_share_done() {
+        let us = |us: u64| Time(us * 1_000_000);
+        let mut p = CliProgress::new(true, Some(1000), Some(us(100)), "x".into(), None);
+        p.start = Instant::now() - Duration::from_secs(10);
+        let left = |p: &CliProgress, at, flows| p.time_left(us(at), flows);
+        // Nothing known done yet: no estimate.
+        assert_eq!(left(&p, 0, 0), None);
+        // A quarter of the flows and half the horizon: the run is at least half done.
+        let half = left(&p, 50, 250).expect("an estimate").as_secs_f64();
+        assert!((9.9..10.2).contains(&half), "{half}");
+        p.total_flows = None;
+        let quarter = left(&p, 25, 0).expect("an estimate").as_secs_f64();
+        assert!((29.9..30.2).contains(&quarter), "{quarter}");
+        assert_eq!(human(Duration::from_secs(40)), "40 s");
+        assert_eq!(human(Duration::from_secs(720)), "12 min");
+        assert_eq!(human(Duration::from_secs(4680 + 3600)), "2.3 h");
     }
 }

@@ -1824,6 +1824,14 @@ fn a_comparison_run_again_keeps_its_finished_runs() {
     let args = ["compare", &shoal_file, &ndp, "--out", "cmp"];
     let first = shoal_in(&dir, &args);
     assert!(first.status.success(), "{}", stderr(&first));
+    // Off a terminal, a line as each run ends, the time left on all but the last.
+    let err = stderr(&first);
+    assert!(
+        err.contains("shoal compare: 1 of 2 runs finished in ")
+            && err.contains(" left\n")
+            && err.contains("shoal compare: 2 of 2 runs finished in "),
+        "{err}"
+    );
     let table = std::fs::read(dir.join("cmp/compare.csv")).expect("compare.csv");
     let second = shoal_in(&dir, &args);
     assert!(second.status.success(), "{}", stderr(&second));
