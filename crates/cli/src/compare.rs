@@ -623,6 +623,8 @@ fn distribution_plots(
     jobs: &[(Option<SweepValue>, Scenario)],
     paths: &[PathBuf],
 ) -> Result<()> {
+    let scenarios: Vec<&Scenario> = jobs.iter().map(|(_, sc)| sc).collect();
+    let reference = distributions::Reference::of(&scenarios)?;
     let mut points: Vec<&Option<SweepValue>> = Vec::new();
     for (point, _) in jobs {
         if !points.contains(&point) {
@@ -636,14 +638,16 @@ fn distribution_plots(
         let mut samples = Vec::new();
         for ((p, sc), path) in jobs.iter().zip(paths) {
             if p == point {
-                let flows = distributions::read(sc, path)?;
+                let flows = distributions::read(sc, path, &reference)?;
+                // The legend's name, as the comparison's other figures give it.
+                let label = format!("{} ({})", sc.fabric_name(), sc.name);
                 match runs.last_mut() {
-                    Some((name, pooled)) if *name == sc.name => pooled.pool(flows),
+                    Some((name, pooled)) if *name == label => pooled.pool(flows),
                     _ => {
-                        runs.push((sc.name.clone(), flows));
                         if let Some(s) = timeseries::read(path)? {
-                            samples.push((sc.name.clone(), s));
+                            samples.push((label.clone(), s));
                         }
+                        runs.push((label, flows));
                     }
                 }
             }
@@ -651,7 +655,7 @@ fn distribution_plots(
         let suffix = point
             .as_ref()
             .map_or_else(String::new, |v| format!("-{}", safe(&v.to_string())));
-        distributions::figures(top, &suffix, &runs)?;
+        distributions::figures(top, &suffix, &runs, &reference)?;
         timeseries::figures(top, &suffix, &samples)?;
     }
     Ok(())
@@ -675,19 +679,42 @@ fn means(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// One figure per metric drawn: a line per fabric against the swept value, or a bar per
+/// fabric when the comparison does not sweep or sweeps one value. Legends name the fabric and
+/// its scenario; titles say the figure is of the same measured flows. Not drawn: the
+/// slowdown (each fabric divides by its own ideal FCT, so its values do not compare across
+/// fabrics) and the longest queue (cells of 64-256 B beside packets of 1,500 B); both stay
+/// columns of compare.csv.
 fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row]) -> Result<()> {
     let dir = folder.path();
-    for (col, label, f, log) in METRICS {
-        let y = if log {
-            Axis::log(label)
-        } else {
-            Axis::linear(label)
-        };
-        let fig = match parameter {
+    let legend = |name: &String| {
+        rows.iter().find(|r| &r.name == name).map_or_else(
+            || name.clone(),
+            |r| format!("{} ({name})", r.summary.fabric),
+        )
+    };
+    let mut values: Vec<f64> = Vec::new();
+    for v in rows.iter().filter_map(|r| r.point.as_ref()?.as_f64()) {
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    let swept = parameter.filter(|_| values.len() > 1);
+    let flows = rows.first().map_or(0, |r| r.summary.flows_measured);
+    for (col, label, f, log) in METRICS.into_iter().filter(|m| DRAWN.contains(&m.0)) {
+        let title = format!(
+            "{}, the same {flows} measured flows on every fabric",
+            label_of(label)
+        );
+        let fig = match swept {
             Some(p) => Figure {
-                title: String::new(),
-                x: Axis::linear(parameter_label(p)),
-                y,
+                title,
+                x: Axis::linear(x_label(p, rows)),
+                y: if log {
+                    Axis::log(label)
+                } else {
+                    Axis::linear(label)
+                },
                 series: names
                     .iter()
                     .map(|n| {
@@ -697,15 +724,21 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
                             .filter_map(|r| Some((r.point.as_ref()?.as_f64()?, f(&r.summary)?)))
                             .filter(|&(_, v)| !log || v > 0.0)
                             .collect();
-                        Series::new(n.clone(), means(pts))
+                        Series::new(legend(n), means(pts))
                     })
                     .collect(),
                 kind: Kind::Lines,
             },
+            // Bars start at zero: a log axis would start them at an arbitrary decade.
             None => Figure {
-                title: String::new(),
-                x: Axis::linear(""),
-                y,
+                title,
+                x: Axis::linear(
+                    match (parameter, rows.first().and_then(|r| r.point.as_ref())) {
+                        (Some(p), Some(v)) => format!("{} = {v}", parameter_label(p)),
+                        _ => String::new(),
+                    },
+                ),
+                y: Axis::linear(label),
                 series: vec![Series::new(
                     label,
                     means(
@@ -714,12 +747,11 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
                                 let i = names.iter().position(|n| *n == r.name)?;
                                 Some((i as f64, f(&r.summary)?))
                             })
-                            .filter(|&(_, v)| !log || v > 0.0)
                             .collect(),
                     ),
                 )],
                 kind: Kind::Bars {
-                    categories: names.to_vec(),
+                    categories: names.iter().map(legend).collect(),
                 },
             },
         };
@@ -743,4 +775,41 @@ fn plots(folder: &Folder, parameter: Option<&str>, names: &[String], rows: &[Row
         }
     }
     Ok(())
+}
+
+/// The metrics drawn as figures (the others are compare.csv's columns only; see [`plots`]).
+const DRAWN: [&str; 3] = ["short_fct_mean_us", "short_fct_p99_us", "long_goodput_gbps"];
+
+/// An axis label without its unit, capitalised, for a title.
+fn label_of(axis: &str) -> String {
+    let bare = axis.split(" (").next().unwrap_or(axis);
+    let mut c = bare.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The x axis of a sweep: the swept key's label and, for a load sweep, the load the measured
+/// flows really offered at each point (`realised_load`), which the load asked for may differ
+/// from in a short run.
+fn x_label(parameter: &str, rows: &[Row]) -> String {
+    let label = parameter_label(parameter);
+    if parameter != "workload.load" {
+        return label;
+    }
+    let mut realised: Vec<String> = Vec::new();
+    for r in rows {
+        let (Some(v), Some(real)) = (r.point.as_ref(), r.summary.realised_load) else {
+            continue;
+        };
+        let text = format!("{v}: {real:.2}");
+        if !realised.contains(&text) {
+            realised.push(text);
+        }
+    }
+    if realised.is_empty() {
+        label
+    } else {
+        format!("{label}; realised {}", realised.join(", "))
+    }
 }

@@ -1,5 +1,7 @@
 //! Beside a comparison's percentile tables, the distributions behind them: the CDF of the
-//! short-flow FCT and the 99th-percentile slowdown against flow size, one series per fabric,
+//! short-flow FCT and the 99th-percentile slowdown against flow size, one series per fabric
+//! (each flow's FCT over one reference fabric's ideal FCT for it, the same for every fabric,
+//! so that a higher slowdown is a longer FCT: `Reference`),
 //! read back from each run's flows.csv (so that runs kept by a resumed comparison, or run by
 //! Slurm, are drawn like those just run).
 //!
@@ -9,7 +11,7 @@
 
 use crate::folder::Folder;
 use anyhow::{Context, Result};
-use shoal_metrics::SHORT_FLOW_MAX_BYTES;
+use shoal_metrics::{IdealFct, SHORT_FLOW_MAX_BYTES};
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::Scenario;
 use std::collections::BTreeMap;
@@ -38,11 +40,38 @@ impl RunFlows {
     }
 }
 
-/// Reads `folder/flows.csv`, written by the run of `sc`.
-pub(crate) fn read(sc: &Scenario, folder: &Path) -> Result<RunFlows> {
+/// The denominator of every fabric's slowdowns in one comparison: the ideal FCT of the ideal
+/// output-queued switch when the comparison has one, else of its first scenario. Each
+/// fabric's own ideal FCT (summary.json's `short_slowdown`) comes from a different model of
+/// "alone on the idle fabric" (Shoal's a lower bound, the packet fabrics' the longest path
+/// with full packets), so slowdowns over their own ideals do not compare across fabrics.
+pub(crate) struct Reference {
+    /// The scenario whose ideal FCT it is.
+    pub name: String,
+    ideal: IdealFct,
+}
+
+impl Reference {
+    pub(crate) fn of(scenarios: &[&Scenario]) -> Result<Reference> {
+        let Some(sc) = scenarios
+            .iter()
+            .find(|sc| sc.fabric_name() == "ideal-switch")
+            .or(scenarios.first())
+        else {
+            anyhow::bail!("a comparison of no scenario has no reference ideal FCT");
+        };
+        Ok(Reference {
+            name: sc.name.clone(),
+            ideal: sc.ideal_fct()?,
+        })
+    }
+}
+
+/// Reads `folder/flows.csv`, written by the run of `sc`; slowdowns over `reference`.
+pub(crate) fn read(sc: &Scenario, folder: &Path, reference: &Reference) -> Result<RunFlows> {
     let path = folder.join("flows.csv");
     let from = sc.limits.measure_from.map_or(0.0, |t| t.as_us_f64());
-    let ideal = sc.ideal_fct()?;
+    let ideal = &reference.ideal;
     let mut reader =
         csv::Reader::from_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut short_fct_us = Vec::new();
@@ -106,7 +135,12 @@ pub(crate) fn p99_by_size(slowdowns: &[(u64, f64)]) -> Vec<(f64, f64)> {
 
 /// Draws `fct_cdf<suffix>` and `slowdown_by_size<suffix>` (SVG, PNG, CSV) into `folder`, a
 /// series per named run that has flows to draw.
-pub(crate) fn figures(folder: &Folder, suffix: &str, runs: &[(String, RunFlows)]) -> Result<()> {
+pub(crate) fn figures(
+    folder: &Folder,
+    suffix: &str,
+    runs: &[(String, RunFlows)],
+    reference: &Reference,
+) -> Result<()> {
     let cdfs = runs
         .iter()
         .map(|(name, r)| Series::new(name.clone(), cdf(&r.short_fct_us, CDF_POINTS)));
@@ -123,7 +157,10 @@ pub(crate) fn figures(folder: &Folder, suffix: &str, runs: &[(String, RunFlows)]
     let size_figure = Figure {
         title: String::new(),
         x: Axis::log("flow size (bytes)"),
-        y: Axis::log("slowdown, 99th percentile (FCT / FCT alone)"),
+        y: Axis::log(format!(
+            "slowdown, 99th percentile (FCT / {}'s ideal FCT)",
+            reference.name
+        )),
         series: by_size.collect(),
         kind: Kind::Lines,
     };

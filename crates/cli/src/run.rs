@@ -960,8 +960,8 @@ pub(crate) fn warn_unrealised_load(
     if (real - asked).abs() > 0.1 * asked {
         eprintln!(
             "{command}: {what}: workload.load = {asked} offered {real:.3} over its measured \
-             flows (realised_load in the CSV); figures against workload.load show the load \
-             asked for. The flows of a short run (few of a heavy-tailed size distribution, or \
+             flows (realised_load in the CSV); a figure against workload.load places the \
+             point at the load asked for (compare's x axis names both). The flows of a short run (few of a heavy-tailed size distribution, or \
              stopped by run.completed_flows before a steady state) offer a load far from the one \
              asked for: more flows bring the two closer"
         );

@@ -1062,7 +1062,7 @@ fn compare_runs_every_fabric_on_the_same_flows_and_refuses_different_ones() {
     );
     for f in [
         "short_fct_p99_us.svg",
-        "max_queue.png",
+        "short_fct_mean_us.png",
         "tiny/summary.json",
         "tiny-ndp/flows.csv",
     ] {
@@ -2470,9 +2470,12 @@ fn a_comparison_draws_each_fabrics_fct_cdf_and_slowdown_by_size_agreeing_with_it
     let col = |name: &str| header.iter().position(|h| h == name).expect(name);
     let cdf = figure_rows(&dir.join("cmp/fct_cdf.csv"));
     let by_size = figure_rows(&dir.join("cmp/slowdown_by_size.csv"));
-    for row in reader.records() {
+    // Slowdowns over one reference, the first scenario's ideal FCT (no ideal switch here):
+    // with every flow of one size, each fabric's bin over its FCT p99 is the same 1 / ideal.
+    let mut per_us = Vec::new();
+    for (i, row) in reader.records().enumerate() {
         let row = row.expect("row");
-        let name = &row[col("scenario")];
+        let name = &format!("{} ({})", &row[col("fabric")], &row[col("scenario")]);
         let points: Vec<(f64, f64)> = cdf
             .iter()
             .filter(|(s, _, _)| s == name)
@@ -2495,12 +2498,20 @@ fn a_comparison_draws_each_fabrics_fct_cdf_and_slowdown_by_size_agreeing_with_it
         // Every flow has 3000 bytes: one size bin, whose p99 is the table's slowdown p99.
         let bins: Vec<&(String, f64, f64)> = by_size.iter().filter(|(s, _, _)| s == name).collect();
         assert_eq!(bins.len(), 1, "{name}");
-        let table_slowdown: f64 = row[col("short_slowdown_p99")].parse().unwrap();
-        assert!((bins[0].2 - table_slowdown).abs() < 5e-4 * table_slowdown.max(1.0));
+        if i == 0 {
+            let table_slowdown: f64 = row[col("short_slowdown_p99")].parse().unwrap();
+            assert!((bins[0].2 - table_slowdown).abs() < 5e-4 * table_slowdown.max(1.0));
+        }
+        per_us.push(bins[0].2 / table_p99);
         // Drawn at the centre of the quarter-decade bin that holds 3000 bytes.
         let half_bin = 10f64.powf(0.125);
         assert!(bins[0].1 / half_bin <= 3000.0 && 3000.0 < bins[0].1 * half_bin);
     }
+    assert_eq!(per_us.len(), 2);
+    assert!(
+        (per_us[0] - per_us[1]).abs() < 1e-3 * per_us[0],
+        "{per_us:?}"
+    );
     for f in ["fct_cdf.svg", "slowdown_by_size.svg"] {
         let svg = std::fs::read_to_string(dir.join("cmp").join(f)).expect(f);
         assert!(
@@ -2576,7 +2587,11 @@ fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_mean
             (r[1].to_owned(), r[2].parse().unwrap())
         })
         .collect();
-    for (i, name) in ["tiny", "tiny-ndp"].iter().enumerate() {
+    // Bars and legends name the fabric and its scenario.
+    for (i, (name, label)) in [("tiny", "shoal (tiny)"), ("tiny-ndp", "ndp (tiny-ndp)")]
+        .iter()
+        .enumerate()
+    {
         let values: Vec<f64> = rows
             .iter()
             .filter(|r| &r[0] == *name)
@@ -2592,7 +2607,7 @@ fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_mean
         assert!((ci_mean - mean).abs() < 1e-3, "{name}: {ci_mean} vs {mean}");
         let (low, high): (f64, f64) = (row[4].parse().unwrap(), row[5].parse().unwrap());
         assert!(low <= ci_mean && ci_mean <= high);
-        assert_eq!(bars[i].0, *name);
+        assert_eq!(bars[i].0, *label);
         assert!(
             (bars[i].1 - ci_mean).abs() < 1e-9,
             "{name}: bar {}",
@@ -2614,7 +2629,10 @@ fn compare_replications_share_seeds_across_fabrics_and_report_intervals_and_mean
                 .count()
         })
         .sum();
-    assert_eq!(cdf.iter().filter(|(s, _, _)| s == "tiny").count(), short);
+    assert_eq!(
+        cdf.iter().filter(|(s, _, _)| s == "shoal (tiny)").count(),
+        short
+    );
 }
 
 #[test]
@@ -2688,7 +2706,7 @@ fn a_comparison_of_sampling_runs_draws_their_time_series() {
     let cmp = dir.join("cmp");
     for (column, index) in [("queued_bytes", 1), ("active_flows", 5)] {
         let drawn = figure_rows(&cmp.join(format!("{column}.csv")));
-        for name in ["tiny", "tiny-ndp"] {
+        for (name, label) in [("tiny", "shoal (tiny)"), ("tiny-ndp", "ndp (tiny-ndp)")] {
             // Every sample, in µs, exactly as series.csv holds it in ns.
             let mut series = csv::Reader::from_path(cmp.join(name).join("series.csv")).unwrap();
             let want: Vec<(f64, f64)> = series
@@ -2703,7 +2721,7 @@ fn a_comparison_of_sampling_runs_draws_their_time_series() {
                 .collect();
             let got: Vec<(f64, f64)> = drawn
                 .iter()
-                .filter(|(s, _, _)| s == name)
+                .filter(|(s, _, _)| s == label)
                 .map(|&(_, x, y)| (x, y))
                 .collect();
             assert!(want.len() > 2, "{name} sampled");

@@ -223,9 +223,9 @@ fn live_rack_checks_its_arguments_before_the_machine() {
     }
 }
 
-/// Issue 40: figures against `workload.load` show the load asked for, which a short run of a
-/// heavy-tailed workload does not offer; each point that offered more than 10% away from it is
-/// named, with the load that ran.
+/// Issue 40: figures against `workload.load` place each point at the load asked for, which a
+/// short run of a heavy-tailed workload does not offer; each point that offered more than 10%
+/// away from it is named, with the load that ran.
 #[test]
 fn a_sweep_over_the_load_names_points_whose_load_was_not_offered() {
     let dir = scratch("unrealised-load");
