@@ -145,6 +145,8 @@ struct TotalView {
 struct FigureView {
     path: String,
     svg: String,
+    /// What made it: the comparison of which scenarios, or which repro run at which scale.
+    source: String,
 }
 
 #[derive(Serialize)]
@@ -309,11 +311,11 @@ fn run_view(r: &Run, metrics: &[(String, Value)]) -> RunView {
     }
 }
 
-/// The folders whose figures the page shows: each comparison's (the nearest folder above a
-/// compared run that holds compare.csv) and each repro run's figures folder, in the order
-/// their first run was recorded.
-fn figure_folders(runs: &[Run]) -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> = Vec::new();
+/// The folders whose figures the page shows, each with what made it: each comparison's (the
+/// nearest folder above a compared run that holds compare.csv) and each repro run's figures
+/// folder, in the order their first run was recorded.
+fn figure_folders(runs: &[Run]) -> Vec<(PathBuf, String)> {
+    let mut folders: Vec<(PathBuf, Vec<&Run>)> = Vec::new();
     for r in runs.iter().filter(|r| r.status == Status::Done) {
         let folder = match r.kind.as_str() {
             "compare" => r
@@ -325,17 +327,51 @@ fn figure_folders(runs: &[Run]) -> Vec<PathBuf> {
             "repro" => Some(r.folder.clone()),
             _ => None,
         };
-        if let Some(f) = folder
-            && !folders.contains(&f)
-        {
-            folders.push(f);
+        let Some(f) = folder else { continue };
+        match folders.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, of)) => of.push(r),
+            None => folders.push((f, vec![r])),
         }
     }
     folders
+        .into_iter()
+        .map(|(f, of)| {
+            let source = source(&of);
+            (f, source)
+        })
+        .collect()
+}
+
+/// The caption's account of a figure folder's runs: `shoal compare of <scenarios>`, or `shoal
+/// repro` with the scale and experiments of its runs (quick and full ones named apart).
+fn source(runs: &[&Run]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    let mut quick: Vec<&str> = Vec::new();
+    for r in runs {
+        let list = if r.kind == "repro" && r.scenario.contains("quick = true") {
+            &mut quick
+        } else {
+            &mut names
+        };
+        if !list.contains(&r.name.as_str()) {
+            list.push(&r.name);
+        }
+    }
+    if runs.first().is_some_and(|r| r.kind == "compare") {
+        return format!("shoal compare of {}", names.join(", "));
+    }
+    let mut parts = Vec::new();
+    if !names.is_empty() {
+        parts.push(format!("full scale: {}", names.join(", ")));
+    }
+    if !quick.is_empty() {
+        parts.push(format!("quick: {}", quick.join(", ")));
+    }
+    format!("shoal repro ({})", parts.join("; "))
 }
 
 /// Every SVG in `folder`, by name.
-fn svgs(folder: &Path) -> Result<Vec<FigureView>> {
+fn svgs(folder: &Path, source: &str) -> Result<Vec<FigureView>> {
     let Ok(entries) = std::fs::read_dir(folder) else {
         // A folder moved or removed since its run: the page says so by showing nothing of it.
         return Ok(Vec::new());
@@ -358,6 +394,7 @@ fn svgs(folder: &Path) -> Result<Vec<FigureView>> {
             Ok(FigureView {
                 path: p.display().to_string(),
                 svg,
+                source: source.to_owned(),
             })
         })
         .collect()
@@ -427,8 +464,8 @@ pub fn main(args: ReportArgs) -> Result<ExitCode> {
     }
     let totals = totals(&claims);
     let mut figures = Vec::new();
-    for folder in figure_folders(&runs) {
-        figures.extend(svgs(&folder)?);
+    for (folder, source) in figure_folders(&runs) {
+        figures.extend(svgs(&folder, &source)?);
     }
     let mut scenarios: Vec<ScenarioView> = scenarios.into_values().collect();
     scenarios.sort_by_key(|s| s.runs[0]);

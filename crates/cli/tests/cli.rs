@@ -2390,6 +2390,17 @@ fn report_is_one_self_contained_page_with_every_claim_and_figure() {
     let figures = svg_files("res/cmp") + svg_files("res/figures");
     assert!(figures > 0);
     assert_eq!(page.matches("<svg").count(), figures);
+    // Each caption says what made its figure.
+    assert_eq!(
+        page.matches("<figcaption>shoal compare of tiny, tiny-ndp: ")
+            .count(),
+        svg_files("res/cmp")
+    );
+    assert_eq!(
+        page.matches("<figcaption>shoal repro (quick: fig10): ")
+            .count(),
+        svg_files("res/figures")
+    );
     // Each of the four runs, with its provenance; nothing is fetched from elsewhere.
     let rows = db_rows(&dir.join("res/shoal.db"));
     assert_eq!(rows.len(), 4);
