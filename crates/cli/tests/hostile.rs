@@ -161,7 +161,7 @@ fn reading_commands_never_write_and_skip_a_bad_row() {
     // SQLite's message is given once, not once per layer of the error: a database of this
     // layout whose runs table another tool made.
     let odd = rusqlite::Connection::open(dir.join("odd.db")).expect("odd");
-    odd.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 3;")
+    odd.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 4;")
         .expect("odd table");
     drop(odd);
     let o = shoal_in(&dir, &["runs", "--db", "odd.db"]);
