@@ -173,6 +173,106 @@ pub struct Router {
     removed: Vec<Vec<bool>>,
     /// The escape tables, built at the first removal (none while every link works).
     escape: Option<Escape>,
+    /// The routing VCs' candidate ports precomputed for the tables with every link working
+    /// (used while `escape` is `None`; a removal prunes the lists, which are then computed
+    /// per head, as rarely as failures happen).
+    lists: Lists,
+}
+
+/// A run of ports in [`Lists::ports`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+/// What [`Router::routing_candidates`] builds, precomputed with every link working, so that
+/// routing a head copies ports out of a slice instead of walking the tables: per (TiN `x`,
+/// destination pod `q`) when `q` is not `x`'s pod, and per (TiN `x`, destination TiN `dt` of
+/// its pod) when it is. Each list is in the order the walk produces it, since the modes draw
+/// candidates by index (the same lists give the same draws and the same routes).
+struct Lists {
+    ports: Vec<u16>,
+    /// At `x · (pods + tins_per_pod) + q` for another pod `q`, at `… + pods + dt` inside `x`'s
+    /// pod.
+    spans: Vec<Spans>,
+    /// `pods + tins_per_pod`: the stride of `spans`.
+    stride: u32,
+}
+
+/// The lists of one (TiN, destination).
+#[derive(Clone, Copy, Debug, Default)]
+struct Spans {
+    /// Another pod: the TiN's own global ports to it. Inside the pod: none.
+    own: Span,
+    /// Another pod: the local ports to the pod's holders of a link to it. Inside the pod: the
+    /// local ports to the destination TiN.
+    to_holders: Span,
+    /// Another pod: the TiN's global ports to every other pod (a detour's first or second
+    /// global hop). Inside the pod: none.
+    other_globals: Span,
+    /// Another pod: the local ports to the TiNs of the pod that hold no link to it and some
+    /// global link elsewhere (detours). Inside the pod: the local ports to a third TiN the
+    /// turn rule allows.
+    detour_locals: Span,
+}
+
+impl Lists {
+    fn new(df: &Dragonfly, holders: &[Vec<u32>], globals: &[Vec<(PortIdx, u32)>]) -> Lists {
+        let (pods, t) = (df.pods, df.tins_per_pod);
+        let stride = pods + t;
+        let mut ports: Vec<u16> = Vec::new();
+        let push = |ports: &mut Vec<u16>, list: &mut dyn Iterator<Item = PortIdx>| {
+            let start = ports.len() as u32;
+            ports.extend(list.map(|p| u16::try_from(p).expect("a TiN has under 65,536 ports")));
+            Span {
+                start,
+                len: ports.len() as u32 - start,
+            }
+        };
+        let locals = |x: u32, to: u32| (0..df.local_links).map(move |k| df.local_port(x, to, k));
+        let mut spans = vec![Spans::default(); (df.tins() * stride) as usize];
+        for x in 0..df.tins() {
+            let (p, me) = (df.pod_of(x), df.tin_in_pod(x));
+            let mine = &globals[x as usize];
+            for q in (0..pods).filter(|&q| q != p) {
+                let held = &holders[(p * pods + q) as usize];
+                let s = &mut spans[(x * stride + q) as usize];
+                s.own = push(
+                    &mut ports,
+                    &mut mine.iter().filter(|g| g.1 == q).map(|g| g.0),
+                );
+                // Used only when `x` holds no link to `q` itself, so `x` is not among them.
+                let others = held.iter().filter(|&&h| h != me);
+                s.to_holders = push(&mut ports, &mut others.flat_map(|&h| locals(x, h)));
+                s.other_globals = push(
+                    &mut ports,
+                    &mut mine.iter().filter(|g| g.1 != q).map(|g| g.0),
+                );
+                let detours = (0..t).filter(|&o| {
+                    o != me
+                        && !held.contains(&o)
+                        && globals[(p * t + o) as usize].iter().any(|g| g.1 != q)
+                });
+                s.detour_locals = push(&mut ports, &mut detours.flat_map(|o| locals(x, o)));
+            }
+            for dt in (0..t).filter(|&dt| dt != me) {
+                let s = &mut spans[(x * stride + pods + dt) as usize];
+                s.to_holders = push(&mut ports, &mut locals(x, dt));
+                let turns = (0..t).filter(|&o| o != me && o != dt && !(o < me && o < dt));
+                s.detour_locals = push(&mut ports, &mut turns.flat_map(|o| locals(x, o)));
+            }
+        }
+        Lists {
+            ports,
+            spans,
+            stride,
+        }
+    }
+
+    fn ports(&self, s: Span) -> &[u16] {
+        &self.ports[s.start as usize..(s.start + s.len) as usize]
+    }
 }
 
 impl Router {
@@ -189,7 +289,7 @@ impl Router {
                 list.dedup();
             }
         }
-        let globals = (0..df.tins())
+        let globals: Vec<Vec<(PortIdx, u32)>> = (0..df.tins())
             .map(|x| {
                 (0..topo.ports(x) as PortIdx)
                     .filter_map(|p| match df.port_kind(x, p) {
@@ -215,6 +315,7 @@ impl Router {
             })
             .collect();
         let removed = far.iter().map(|ports| vec![false; ports.len()]).collect();
+        let lists = Lists::new(df, &holders, &globals);
         Router {
             df: df.clone(),
             holders,
@@ -223,6 +324,7 @@ impl Router {
             rule,
             removed,
             escape: None,
+            lists,
         }
     }
 
@@ -403,7 +505,7 @@ impl Router {
             return;
         }
         let Some(escape) = &self.escape else {
-            self.routing_candidates(x, from, level, d, non_minimal, out);
+            self.listed_candidates(x, from, level, d, non_minimal, out);
             return;
         };
         if level < LEVELS {
@@ -416,7 +518,55 @@ impl Router {
         escape.hops(x, level, d, far, removed, &mut out.minimal);
     }
 
-    /// The routing VCs' candidates (`x` is not `d`).
+    /// The routing VCs' candidates with every link working (`x` is not `d`), out of the
+    /// precomputed lists: what [`Router::routing_candidates`] gives then, in its order (a
+    /// test holds them equal on every state of two cliques).
+    fn listed_candidates(
+        &self,
+        x: NodeIdx,
+        from: InKind,
+        level: u8,
+        d: NodeIdx,
+        non_minimal: bool,
+        out: &mut Candidates,
+    ) {
+        let df = &self.df;
+        let (p, q) = (df.pod_of(x), df.pod_of(d));
+        let l = &self.lists;
+        let hops = |ports: &[u16], level: u8, out: &mut Vec<Hop>| {
+            out.extend(ports.iter().map(|&p| Hop {
+                port: Some(PortIdx::from(p)),
+                level,
+            }));
+        };
+        let local_level = self.next_level(from, level, false);
+        let detour = non_minimal && from == InKind::Endpoint;
+        if p == q {
+            let s = l.spans[(x * l.stride + df.pods + df.tin_in_pod(d)) as usize];
+            hops(l.ports(s.to_holders), local_level, &mut out.minimal);
+            if detour {
+                hops(l.ports(s.detour_locals), local_level, &mut out.non_minimal);
+            }
+            return;
+        }
+        let s = l.spans[(x * l.stride + q) as usize];
+        let global_level = self.next_level(from, level, true);
+        if s.own.len > 0 {
+            hops(l.ports(s.own), global_level, &mut out.minimal);
+        } else if from == InKind::Local && level == 0 {
+            hops(l.ports(s.other_globals), global_level, &mut out.minimal);
+            return;
+        } else {
+            hops(l.ports(s.to_holders), local_level, &mut out.minimal);
+        }
+        if detour {
+            hops(l.ports(s.other_globals), global_level, &mut out.non_minimal);
+            hops(l.ports(s.detour_locals), local_level, &mut out.non_minimal);
+        }
+    }
+
+    /// The routing VCs' candidates (`x` is not `d`), walked from the tables: after a removal
+    /// (the lists above assume every link works).
     fn routing_candidates(
         &self,
         x: NodeIdx,
@@ -609,6 +759,53 @@ mod tests {
         assert!(c.non_minimal.is_empty());
         r.candidates(0, InKind::Endpoint, 0, 575, false, &mut c);
         assert!(c.non_minimal.is_empty());
+    }
+
+    /// The precomputed lists give what the walk of the tables gives, in its order, for every
+    /// state a cell can route from: every (TiN, arrival, level, destination, detours allowed)
+    /// of the 9 x 4 clique under both level rules, and of every tenth destination of the full
+    /// clique.
+    #[test]
+    fn the_lists_give_the_walks_candidates_in_its_order() {
+        let (full_df, full_topo) = full();
+        let mut small = full_df.clone();
+        (
+            small.pods,
+            small.tins_per_pod,
+            small.local_links,
+            small.global_links,
+        ) = (9, 4, 2, 1);
+        (small.local_ports, small.global_ports) = (6, 2);
+        let small_topo = small.build().unwrap();
+        let cases = [
+            (&small, &small_topo, LevelRule::AfterEveryGlobal, 1),
+            (&small, &small_topo, LevelRule::GlobalToLocalOnly, 1),
+            (&full_df, &full_topo, LevelRule::AfterEveryGlobal, 10),
+        ];
+        let (mut a, mut b) = (Candidates::default(), Candidates::default());
+        for (df, topo, rule, step) in cases {
+            let r = Router::new(df, topo, rule);
+            let mut compared = 0;
+            for x in 0..df.tins() {
+                for d in (0..df.tins()).step_by(step).filter(|&d| d != x) {
+                    for from in [InKind::Endpoint, InKind::Local, InKind::Global] {
+                        for level in 0..LEVELS {
+                            for nm in [false, true] {
+                                for c in [&mut a, &mut b] {
+                                    c.minimal.clear();
+                                    c.non_minimal.clear();
+                                }
+                                r.listed_candidates(x, from, level, d, nm, &mut a);
+                                r.routing_candidates(x, from, level, d, nm, &mut b);
+                                assert_eq!(a, b, "{x} -> {d} from {from:?} L{level} {nm}");
+                                compared += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(compared > 10_000, "{compared}");
+        }
     }
 
     #[test]

@@ -645,6 +645,16 @@ pub(crate) struct Switch {
     in_busy: Vec<Time>,
     crossing: Vec<(u8, u8)>,
     xbar_out_busy: Vec<Time>,
+    /// Per input port, the VCs whose head a round found routed to a crossbar output still
+    /// crossing another cell; rounds skip them until that crossing has ended (a round at or
+    /// after its end releases them first). Per output port, those heads (input FIFO index
+    /// `port · VCS + VC`), and per TiN, its outputs with any. Skipping is exact: such a head
+    /// has no side effect in a round but to be passed over, its route stays, and only a
+    /// crossing (which needs its request) or a failure (which releases every head of the TiN)
+    /// changes it.
+    xbar_wait: Vec<u32>,
+    xbar_waiters: Vec<Vec<u32>>,
+    waiting_outs: Vec<Vec<u32>>,
     /// Per port: when its output link has finished sending its last cell; the time of the
     /// output's next `Send`, if one is queued.
     link_until: Vec<Time>,
@@ -885,6 +895,9 @@ impl<'a> Sim<'a> {
                 in_busy: vec![Time::ZERO; ports],
                 crossing: vec![(0, 0); ports],
                 xbar_out_busy: vec![Time::ZERO; ports],
+                xbar_wait: vec![0; ports],
+                xbar_waiters: vec![Vec::new(); ports],
+                waiting_outs: vec![Vec::new(); tins as usize],
                 link_until: vec![Time::ZERO; ports],
                 send_at: vec![None; ports],
                 landings: Landings::new(ports),

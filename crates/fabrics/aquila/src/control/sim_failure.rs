@@ -54,8 +54,10 @@ impl Sim<'_> {
                 self.sw.vout[oq].words = 0;
             }
             self.sw.out_mask[p] = 0;
-            // Heads routed to the failed port choose again.
+            // Heads routed to the failed port choose again (and every head waiting for a
+            // crossbar output of the TiN is looked at again).
             let t = self.sw.tin[p] as usize;
+            self.release_xbar_waiters(now, t as u32, true);
             for q in self.sw.base[t] as usize..self.sw.base[t + 1] as usize {
                 for v in 0..VCS {
                     let head = &mut self.sw.vin[q * VCS + v].head;

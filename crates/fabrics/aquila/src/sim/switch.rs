@@ -250,6 +250,7 @@ impl Sim<'_> {
         let mut next_ready: Option<Time> = None;
         self.sw.in_round = Some(tin);
         self.sw.round_freed = false;
+        self.release_xbar_waiters(now, tin, false);
         // The inputs holding a cell, a word of `in_ports` at a time (only the input being
         // visited can change its bit during the round: arrivals are events of their own).
         for w in lo / 64..hi.div_ceil(64) {
@@ -260,7 +261,7 @@ impl Sim<'_> {
                 if self.sw.in_busy[port as usize] > now {
                     continue;
                 }
-                let mut vcs = self.sw.in_mask[port as usize];
+                let mut vcs = self.sw.in_mask[port as usize] & !self.sw.xbar_wait[port as usize];
                 while vcs != 0 {
                     let v = vcs.trailing_zeros() as usize;
                     vcs &= vcs - 1;
@@ -305,6 +306,12 @@ impl Sim<'_> {
                     // A crossbar output busy is woken by its crossing's end; a full queue
                     // only by its output sending.
                     if self.sw.xbar_out_busy[out as usize] > now {
+                        self.sw.xbar_wait[port as usize] |= 1 << v;
+                        let waiters = &mut self.sw.xbar_waiters[out as usize];
+                        if waiters.is_empty() {
+                            self.sw.waiting_outs[tin as usize].push(out);
+                        }
+                        waiters.push(qi as u32);
                         continue;
                     }
                     if self.sw.vout[oq as usize].words + head.words as u32
@@ -348,6 +355,28 @@ impl Sim<'_> {
         }
         if let Some(t) = next_ready {
             self.wake_arbiter(tin, t);
+        }
+    }
+
+    /// Releases the heads of TiN `tin` that wait for a crossbar output whose crossing has
+    /// ended by `now` (every one, if `all`: their routes may change), so rounds look at them
+    /// again.
+    pub(super) fn release_xbar_waiters(&mut self, now: Time, tin: u32, all: bool) {
+        let sw = &mut self.sw;
+        let outs = &mut sw.waiting_outs[tin as usize];
+        // The order of the outputs is of no consequence: releasing only clears bits.
+        let mut i = 0;
+        while i < outs.len() {
+            let out = outs[i] as usize;
+            if !all && sw.xbar_out_busy[out] > now {
+                i += 1;
+                continue;
+            }
+            for &qi in &sw.xbar_waiters[out] {
+                sw.xbar_wait[qi as usize / VCS] &= !(1 << (qi as usize % VCS));
+            }
+            sw.xbar_waiters[out].clear();
+            outs.swap_remove(i);
         }
     }
 
@@ -404,6 +433,10 @@ impl Sim<'_> {
 
     /// Takes the head cell off input FIFO (`port`, `v`).
     fn pop_input(&mut self, port: u32, v: u8) {
+        debug_assert!(
+            self.sw.xbar_wait[port as usize] & 1 << v == 0,
+            "a head waiting for a busy crossbar output leaves its FIFO"
+        );
         let qi = port as usize * VCS + v as usize;
         self.sw.fifos.pop_front(qi as u32);
         match self.sw.fifos.front(qi as u32) {
