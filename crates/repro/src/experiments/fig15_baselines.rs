@@ -420,7 +420,7 @@ fn claims(scale: &Scale, lines: &[Line]) -> Vec<Claim> {
                     "short-flow p99 {p99s}: the tail short flows are near 100 KB, which take 16 us \
                      to serialise at the baselines' 50 Gb/s against 8 us at Shoal's 100, plus 1 us \
                      per link (htsim's): a ratio near 2 with no queueing at all, above the \
-                     paper's (docs/results/baselines.md, 'Misses and our best explanation')"
+                     paper's (docs/results/baselines.md, 'Side by side with htsim')"
                 )
             } else {
                 format!(
