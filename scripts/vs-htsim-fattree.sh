@@ -70,6 +70,18 @@ stats() {
 # 4 otherwise; each 1 µs of link and 64 B at 50 Gb/s.
 ack_return='function back(s, d) { return ((int(s / 16) == int(d / 16)) ? 2 : 4) * (1 + 64 * 8 / 50e3) }'
 
+# htsim_fct MODE: "src dst bytes fct_us" of every flow htsim completed, from its lines "Flow NAME
+# flow_id ID finished at T_US total bytes B" and the start and size in flows.cm; MODE "less"
+# takes the unloaded ack return off each FCT, "raw" leaves it.
+htsim_fct() {
+    awk -v mode="$1" "$ack_return"'
+        FNR == NR { if ($1 ~ /->/) { split($1, sd, "->"); id = $7; src[id] = sd[1]; dst[id] = sd[2];
+                                     start[id] = $3 / 1e6; size[id] = $5 }; next }
+        $1 == "Flow" && $5 == "finished" { id = $4; fct = $7 - start[id]
+            if (mode == "less") fct -= back(src[id], dst[id])
+            print src[id], dst[id], size[id], fct }' flows.cm htsim.out
+}
+
 diff_pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%+.1f%%", (a - b) / b * 100 }'; }
 
 date -u +"# %Y-%m-%d %H:%M UTC"
@@ -90,19 +102,8 @@ for load in "${loads[@]}"; do
     "$shoal" run "$repo/scenarios/htsim-ndp-fattree.toml" --set "workload.file=\"$dir/flows.cm\"" \
         --set "run.until_us=$end" --out shoal-out --force --quiet >shoal.out 2>shoal.err ||
         { echo "$0: shoal failed; see $dir/shoal.err" >&2; exit 1; }
-    # htsim: "Flow NAME flow_id ID finished at T_US total bytes B"; start and size from the file.
-    awk -v mode=raw "$ack_return"'
-        FNR == NR { if ($1 ~ /->/) { split($1, sd, "->"); id = $7; src[id] = sd[1]; dst[id] = sd[2];
-                                     start[id] = $3 / 1e6; size[id] = $5 }; next }
-        $1 == "Flow" && $5 == "finished" { id = $4; fct = $7 - start[id]
-            if (mode == "less") fct -= back(src[id], dst[id])
-            print src[id], dst[id], size[id], fct }' flows.cm htsim.out >htsim.fct
-    awk -v mode=less "$ack_return"'
-        FNR == NR { if ($1 ~ /->/) { split($1, sd, "->"); id = $7; src[id] = sd[1]; dst[id] = sd[2];
-                                     start[id] = $3 / 1e6; size[id] = $5 }; next }
-        $1 == "Flow" && $5 == "finished" { id = $4; fct = $7 - start[id]
-            if (mode == "less") fct -= back(src[id], dst[id])
-            print src[id], dst[id], size[id], fct }' flows.cm htsim.out >htsim-less.fct
+    htsim_fct raw >htsim.fct
+    htsim_fct less >htsim-less.fct
     awk -F, 'NR > 1 && $7 != "" { print $2, $3, $4, $7 }' shoal-out/flows.csv >shoal.fct
     read -r hc hn hm hp hl hg < <(stats htsim.fct)
     read -r _ _ lm lp _ lg < <(stats htsim-less.fct)
