@@ -102,7 +102,8 @@ fn sizing_models() {
 
 #[test]
 fn stardust_models() {
-    // Three printed numbers do not follow from the paper's own inputs; their claims stay
+    // Four printed numbers do not follow from the paper's own inputs (App. B's 6.06, §4.1's
+    // 2,000 B, §6.2's "at most 5µs" against 5.24 us, Table 2's four tiers); their claims stay
     // misses that say why. Every other claim holds.
     let claims = common::run("stardust-models", true);
     for c in &claims {
@@ -116,7 +117,7 @@ fn stardust_models() {
             );
         }
     }
-    assert_eq!(claims.iter().filter(|c| !c.pass()).count(), 3);
+    assert_eq!(claims.iter().filter(|c| !c.pass()).count(), 4);
 }
 
 /// Stardust's Fig. 11 with our prices and watts (the paper's are lost): always the cheapest
@@ -346,16 +347,16 @@ fn stardust_fig7() {
     common::check("stardust-fig7", true);
 }
 
-/// Stardust Fig. 10(a) at k = 6: TCP over Stardust reaches 0.88 of the line rate, not 0.94
-/// (FCI holds the credit rate under the fabric's capacity, since the credits ask 10.3 Gb/s of
-/// a link that carries 9.54 Gb/s of packets; see docs/results/stardust.md), so both of
-/// Stardust's claims miss. DCTCP's holds, and DCQCN's over htsim's span (50.3%); MPTCP, with 8
-/// subflows over the 9 paths between two pods of k = 6, runs at 97.6%, above the paper's 90%
-/// on k = 12 (where it measures 88.9%).
+/// Stardust Fig. 10(a) at k = 6: with the cell links at the credit rate after cell headers and
+/// credit cells (§4.1, §6.2), TCP over Stardust reaches 0.967 of the line rate over 30-60 ms,
+/// under the setup's fluid bound (0.986) but above the paper's 0.94 ± 0.02, so the mean
+/// misses high while every flow reaches 9.35 Gb/s (the 9.44 Gb/s claim holds). DCTCP's holds,
+/// and DCQCN's over htsim's span (50.3%); MPTCP, with 8 subflows over the 9 paths between two
+/// pods of k = 6, runs at 97.6%, above the paper's 90% on k = 12 (where it measures 88.9%).
 #[test]
 fn stardust_fig10a_permutation() {
     common::check_known_misses("stardust-fig10a", true, |c| {
-        c.claim.starts_with("TCP over Stardust") || c.claim.starts_with("MPTCP")
+        c.claim.contains("mean utilisation of a permutation") || c.claim.starts_with("MPTCP")
     });
 }
 

@@ -12,6 +12,8 @@
 //! - `scheduler`, `reassembly`, `spray`, `reach`: the parts the adapter and element share or
 //!   are built from.
 //! - `bench`: `shoal bench --stardust`, cell-hops and events per second.
+//! - `speedup`: the cell-link rate the paper's credit rate implies, and a permutation's
+//!   fluid upper bound.
 
 #![forbid(unsafe_code)]
 
@@ -30,6 +32,7 @@ pub mod reassembly;
 pub mod scenario;
 pub mod scheduler;
 mod sim;
+pub mod speedup;
 pub mod spray;
 
 pub use net::{Failure, NetParams, Network};

@@ -35,6 +35,9 @@ pub struct Observations {
     /// Data cells and their payload bytes that entered the last stage in the window.
     pub last_stage_cells: u64,
     pub last_stage_payload: u64,
+    /// Control cells (credits, statuses) that entered the last stage in the window: they share
+    /// its links ahead of the data cells.
+    pub last_stage_control: u64,
     /// Traversal of data cells that arrived at their adapter in the window.
     pub traversal: LatencyHistogram,
     /// The stages of element outputs, in the order a cell crosses them (up, then down).
@@ -305,6 +308,10 @@ impl Observations {
         self.last_stage_queue[k] += 1;
         self.last_stage_cells += 1;
         self.last_stage_payload += payload as u64;
+    }
+
+    pub(crate) fn control_seen(&mut self) {
+        self.last_stage_control += 1;
     }
 
     pub(crate) fn traversed(&mut self, d: Dur) {

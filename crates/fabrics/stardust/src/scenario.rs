@@ -35,6 +35,8 @@ pub mod defaults {
     pub const LINK_GBPS: f64 = 50.0;
     pub const PORT_GBPS: f64 = 50.0;
     /// §6.2: "The length of each link is 100m" = 500 ns.
+    /// The link rate is `link_gbps` unless the scenario asks for it derived.
+    pub const LINK_SIZING: &str = "given";
     pub const LINK_DELAY_NS: f64 = 500.0;
     /// Ours: a host's cable to its top-of-rack adapter, as the packet baselines' links.
     pub const HOST_DELAY_NS: f64 = 100.0;
@@ -154,6 +156,7 @@ struct RawStardust {
     fas_per_leaf: Option<i64>,
     ports_per_fa: Option<i64>,
     link_gbps: Option<f64>,
+    link_sizing: Option<String>,
     port_gbps: Option<f64>,
     link_delay_ns: Option<f64>,
     host_delay_ns: Option<f64>,
@@ -264,6 +267,61 @@ fn low_latency(
         burst_bytes: LOW_LATENCY_BURST
             .read(raw.low_latency_burst_bytes, d::LOW_LATENCY_BURST_BYTES)?,
     })
+}
+
+/// The fabric links' rate: `link_gbps` as given (`link_sizing = "given"`, the default), or
+/// with `link_sizing = "credit-rate"` the least rate that carries the ports' credit rate after
+/// cell headers and credit cells ([`crate::speedup::credit_link_bps`]: §4.1's credit rate
+/// "slightly below the fabric speed-up", §6.2's utilisation "after deducting ... cell headers
+/// and control cell overheads"), a link per host port on a fat-tree or leaf-spine and the
+/// ports shared over `fe1_per_pod` x `parallel` links on a cell-clos.
+fn link_rate(
+    raw: &RawStardust,
+    shape: Shape,
+    a: &AdapterConfig,
+    keys: &Keys<'_>,
+) -> Result<Rate, ConfigError> {
+    use defaults as d;
+    match raw.link_sizing.as_deref().unwrap_or(d::LINK_SIZING) {
+        "given" => keys.gbps("stardust.link_gbps", raw.link_gbps.unwrap_or(d::LINK_GBPS)),
+        "credit-rate" => {
+            if raw.link_gbps.is_some() {
+                return Err(value(
+                    keys.blame(&["stardust.link_gbps", "stardust.link_sizing"]),
+                    "link_sizing = \"credit-rate\" derives the links' rate: give it or \
+                     link_gbps, not both",
+                ));
+            }
+            let links = match shape {
+                Shape::CellClos {
+                    fe1_per_pod,
+                    parallel,
+                    ..
+                } => fe1_per_pod * parallel,
+                Shape::FatTree { .. } | Shape::LeafSpine { .. } => 1,
+            };
+            // `validate` refuses a header of a whole cell; until it runs, keep the arithmetic
+            // defined.
+            let costs = crate::speedup::CellCosts {
+                cell_bytes: a.cell_bytes,
+                cell_header_bytes: a.cell_header_bytes.min(a.cell_bytes - 1),
+                control_bytes: a.control_bytes,
+                credit_bytes: a.credit_bytes,
+            };
+            let bps = crate::speedup::credit_link_bps(
+                a.port_rate.0 as f64,
+                a.credit_speedup_ppm as f64 / 1e6,
+                a.ports as u32,
+                links,
+                &costs,
+            );
+            keys.gbps("stardust.link_sizing", bps / 1e9)
+        }
+        other => Err(value(
+            "stardust.link_sizing",
+            format!("unknown sizing {other:?}: use \"given\" or \"credit-rate\""),
+        )),
+    }
 }
 
 /// The most VOQs (adapters² x ports x classes) a network may hold: measured at about 200 B a
@@ -784,7 +842,7 @@ impl FabricKind for Kind {
         };
         let mut spec = StardustSpec {
             shape,
-            link_rate: keys.gbps("stardust.link_gbps", raw.link_gbps.unwrap_or(d::LINK_GBPS))?,
+            link_rate: link_rate(&raw, shape, &adapter, keys)?,
             link_delay: keys.ns(
                 "stardust.link_delay_ns",
                 raw.link_delay_ns.unwrap_or(d::LINK_DELAY_NS),

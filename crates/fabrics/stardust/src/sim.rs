@@ -862,9 +862,13 @@ impl<'a> Sim<'a> {
 
     /// A cell entered output `out` (directed link `l`) of element `fe`: if a data cell, what
     /// it found there (data cells waiting or being sent), for its stage and, on the last
-    /// stage, for Fig. 9's queue.
+    /// stage, for Fig. 9's queue; if a control cell on the last stage, counted (it takes the
+    /// link's time too).
     fn entered(&mut self, now: Time, fe: usize, out: u32, l: u32, id: CellId) {
         if !self.cells.is_data(id) {
+            if self.wires[l as usize].peer < self.fas.len() as u32 {
+                self.obs.control_seen();
+            }
             return;
         }
         let (bytes, src) = (self.cells.payload(id), self.cells.src(id));

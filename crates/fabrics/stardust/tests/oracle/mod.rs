@@ -217,7 +217,11 @@ pub const CASES: &[Case] = &[
         name: "fig10a-quick",
         about: "Stardust Fig. 10(a) at quick scale: k = 6, 54 pairs, measured 1-3 ms, TCP NewReno",
         scenario: "scenarios/stardust-fig10a.toml",
+        // The fixture was measured with the fabric links at the port rate, before the
+        // scenario derived them from the credit rate (`link_sizing`): pinned to what it measured.
         overrides: &[
+            "stardust.link_sizing = \"given\"",
+            "stardust.link_gbps = 10.0",
             "stardust.k = 6",
             "workload.pairs = 54",
             "run.measure_from_us = 1000.0",
@@ -247,7 +251,10 @@ pub const CASES: &[Case] = &[
         name: "fig10c-quick",
         about: "Stardust Fig. 10(c) at quick scale: Fig. 10(a)'s network at k = 6, an incast of 16 x 450 KB to host 0",
         scenario: "scenarios/stardust-fig10a.toml",
+        // As fig10a-quick: the links the fixture was measured with.
         overrides: &[
+            "stardust.link_sizing = \"given\"",
+            "stardust.link_gbps = 10.0",
             "stardust.k = 6",
             "workload = { kind = \"incast\", senders = 16, dst = 0, flow_bytes = 450000 }",
             "run = {}",
