@@ -73,7 +73,9 @@ pub struct ReproArgs {
     /// trace); fig17 takes nodes, fractions (failed, comma-separated), flows and load (without
     /// failures), e.g. --scale "fractions=0,0.2,0.4,0.5 load=0.5"; stardust-fig9 takes
     /// utilisations (some of the figure's points, each a long run), e.g. --scale
-    /// "utilisations=0.95,1.2". Checked before anything
+    /// "utilisations=0.95,1.2"; collectives takes nodes (a power of two, at least 8) and
+    /// sizes (bytes, comma-separated), e.g. --scale "nodes=16 sizes=4096,1048576". Checked
+    /// before anything
     /// runs: every experiment named must take every key given (the others take none). Not
     /// with --quick, whose scale is fixed.
     #[arg(long, value_name = "SETTINGS", conflicts_with = "quick")]
@@ -85,7 +87,8 @@ pub struct ReproArgs {
     jobs: Option<u64>,
     /// Threads inside each experiment: the fast Shoal engine (the default wherever it covers
     /// the rack) cuts the rack into as many parts run side by side; stardust-fig9 runs that
-    /// many of its points at once and stardust-failures its three simulations; other fabrics
+    /// many of its points at once, stardust-failures its three simulations and collectives
+    /// that many of its runs; other fabrics
     /// and the node engine use one. Claims are identical for every count [default: 1].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,

@@ -25,12 +25,12 @@ pub struct Options {
     /// Scale settings for the experiments that take them (`Experiment::scale`), as
     /// `key=value` words (fig15-baselines: `nodes`, `loads`, `flows`, `torus_flows`;
     /// xfabric-fig5: `flows`, `warmup_s`, `periods`, `clusters`; fig17: `nodes`, `fractions`,
-    /// `flows`, `load`; stardust-fig9: `utilisations`); each refuses keys it does not know, and an experiment that takes none
+    /// `flows`, `load`; stardust-fig9: `utilisations`; collectives: `nodes`, `sizes`); each refuses keys it does not know, and an experiment that takes none
     /// refuses any (`check_scale`). `None` runs each at its own scale.
     pub scale: Option<String>,
     /// Threads inside each experiment (`Fabric::set_threads`: the fast Shoal engine cuts its
-    /// rack into as many parts; stardust-fig9 and stardust-failures run as many of their
-    /// simulations at once); results do not depend on it. 0 counts as 1.
+    /// rack into as many parts; stardust-fig9, stardust-failures and collectives run as many
+    /// of their simulations at once); results do not depend on it. 0 counts as 1.
     pub threads: usize,
 }
 

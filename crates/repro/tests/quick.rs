@@ -394,3 +394,18 @@ fn stardust_fig10b_fct() {
         c.claim.contains("Facebook Web")
     });
 }
+
+/// Collectives on every fabric (issue 35): theory checks only, every one passes; the four
+/// figures are written.
+#[test]
+fn collectives() {
+    common::check("collectives", true);
+    for stem in [
+        "collectives-ring",
+        "collectives-halving-doubling",
+        "collectives-all-to-all",
+        "collectives-interference",
+    ] {
+        common::figure_written("collectives", stem);
+    }
+}

@@ -221,7 +221,7 @@ fn scaled(base: &Scenario, nodes: u32, load: f64, flows: u64) -> Result<Scenario
 
 /// The smallest even radix whose two-tier full-bisection Clos holds `hosts` in whole leaves of
 /// radix/2 hosts and at most radix leaves (32 for 512 hosts, as the scenario files have).
-fn clos_radix(hosts: u32) -> u32 {
+pub(crate) fn clos_radix(hosts: u32) -> u32 {
     (2..)
         .step_by(2)
         .find(|&r: &u32| hosts.is_multiple_of(r / 2) && hosts / (r / 2) <= r)

@@ -11,6 +11,7 @@ mod aquila_fig8;
 mod aquila_fig9;
 mod aquila_lookups;
 mod aquila_theory;
+mod collectives;
 mod epoch;
 mod fairness;
 mod fig09;
@@ -395,5 +396,14 @@ pub(crate) const ALL: &[Experiment] = &[
         run: xfabric_production::run,
         timed: false,
         scale: None,
+    },
+    Experiment {
+        name: "collectives",
+        figure: "Collectives (theory)",
+        results: Some("collectives.md"),
+        summary: "ring and halving-doubling all-reduce, all-to-all: bus bandwidth vs message size on every fabric at 50 Gb/s per node; a ring beside an MoE all-to-all",
+        run: collectives::run,
+        timed: false,
+        scale: Some(collectives::SCALE),
     },
 ];
