@@ -171,6 +171,13 @@ fn aquila_fig6() {
             .collect()
     };
     let (p50, p99) = (series("median"), series("99th percentile"));
+    // The RTT from the first data cell leaves out the admission: positive, and at most the
+    // RTT from the RTS at every load (each sample is shorter).
+    let data = series("p99 from the first data cell");
+    assert_eq!(data.len(), 3, "one data-cell p99 per load: {csv}");
+    for (d, t) in data.iter().zip(&p99) {
+        assert!(0.0 < d.1 && d.1 <= t.1, "load {}: {} > {}", d.0, d.1, t.1);
+    }
     assert_eq!(p50.len(), 3, "one median per load: {csv}");
     assert_eq!(p99.len(), 3, "one p99 per load: {csv}");
     for (m, t) in p50.iter().zip(&p99) {

@@ -730,6 +730,9 @@ pub(crate) struct HostDriver<'a> {
     pub(crate) rtts: LatencyHistogram,
     /// The same RTTs counted from the packet's first data cell leaving its host.
     pub(crate) data_rtts: LatencyHistogram,
+    /// Per RTT, its time in IP over GNet's admission: RTS out to first data cell out, for the
+    /// packet and for its acknowledgement.
+    pub(crate) admissions: LatencyHistogram,
     /// Per cell handle, the host's part of the cell (`Load`).
     loads: Vec<Load>,
     /// Per host, the endpoint credits on their way back to it (the FIFO's space freed when a
@@ -940,6 +943,7 @@ impl<'a> Sim<'a> {
                 delivered: Vec::new(),
                 rtts: LatencyHistogram::new(),
                 data_rtts: LatencyHistogram::new(),
+                admissions: LatencyHistogram::new(),
                 loads: Vec::new(),
                 landings: Landings::new((tins * hpt) as usize),
                 cell_latencies: None,

@@ -84,7 +84,8 @@ struct Point {
     /// The same from its first data cell leaving the host (after its CTS), µs.
     data_p50: f64,
     data_p99: f64,
-    /// The admission's share of the mean RTT: 1 - (mean from the data) / (mean from the RTS).
+    /// The admission's share of the mean RTT: the mean time from RTS to first data cell, of the
+    /// packet and of its acknowledgement, over the mean RTT.
     admission_share: f64,
     /// The data cells' fabric latency, 99th percentile, µs.
     cell_p99: f64,
@@ -126,7 +127,7 @@ pub(crate) fn run(
             p99: us("rtt_p99_ns")?,
             data_p50: us("data_rtt_p50_ns")?,
             data_p99: us("data_rtt_p99_ns")?,
-            admission_share: 1.0 - us("data_rtt_mean_ns")? / us("rtt_mean_ns")?,
+            admission_share: us("admission_mean_ns")? / us("rtt_mean_ns")?,
             cell_p99: us("cell_latency_p99_ns")?,
             carried: out.delivered_bytes.iter().sum::<u64>() as f64 * 8.0 / capacity,
             ingress_packets: clique.ingress_packets,

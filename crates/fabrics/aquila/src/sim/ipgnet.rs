@@ -317,6 +317,8 @@ impl HostDriver<'_> {
                 if start >= self.measure_from {
                     self.rtts.record(now - start);
                     self.data_rtts.record(now - p.ack_data_at);
+                    let ack_wait = p.data_at - p.rts_at;
+                    self.admissions.record(p.ack_data_at - start + ack_wait);
                 }
                 self.acknowledged(cx, now, &p, start);
             }
