@@ -17,6 +17,10 @@
 //! [`Routes::Valiant`], as the simulator's Valiant mode draws, the non-minimal list at the
 //! source and the minimal list after it. Adaptive routing draws by queue depth; its bound is
 //! taken as the best fixed mix of the two ([`Loads::mixed_bound`]).
+//!
+//! A host's cells also cross its TiN's crossbar through the host's one endpoint port each way,
+//! at the crossbar's rate (`Spec::crossbar_rate`): where that is below the host's rate, it
+//! bounds every pattern at crossbar rate over host rate, whatever the links carry.
 
 use crate::routing::{Candidates, InKind, LevelRule, ROUTE_HOPS, Router};
 use crate::sim::Pattern;
@@ -42,6 +46,17 @@ pub struct Loads {
     pub capacity: Vec<Vec<f64>>,
     /// `global[x][p]`: whether the port is a global link.
     pub global: Vec<Vec<bool>>,
+    /// A host's endpoint port (each way) over its injection: crossbar rate over host rate.
+    pub endpoint: f64,
+}
+
+/// Which channels fill first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    Local,
+    Global,
+    /// The hosts' endpoint ports across the crossbar.
+    Endpoint,
 }
 
 /// The fraction of injection at which the first channel fills.
@@ -50,19 +65,19 @@ pub struct Bound {
     /// Of the hosts' injection; above 1 when every channel has room for more than the hosts
     /// inject (the hosts' own links then bind).
     pub throughput: f64,
-    /// The binding channel's kind: true for a global link.
-    pub global: bool,
+    /// The binding channels' kind.
+    pub binding: Binding,
     /// Of the mixed bound: the share of traffic on the first routes (minimal); 1 otherwise.
     pub share: f64,
 }
 
 impl Bound {
-    /// "local links" or "global links", for claim texts.
+    /// What binds, for claim texts.
     pub fn binding(&self) -> &'static str {
-        if self.global {
-            "global links"
-        } else {
-            "local links"
+        match self.binding {
+            Binding::Local => "local links",
+            Binding::Global => "global links",
+            Binding::Endpoint => "the hosts' endpoint ports",
         }
     }
 }
@@ -171,6 +186,7 @@ pub fn loads(spec: &Spec, pattern: Pattern, routes: Routes) -> Result<Loads, Str
         load,
         capacity,
         global,
+        endpoint: spec.crossbar_rate.0 as f64 / spec.host_rate.0 as f64,
     })
 }
 
@@ -220,8 +236,8 @@ impl Loads {
 
     fn mix(&self, other: &Loads, a: f64) -> Bound {
         let mut best = Bound {
-            throughput: f64::INFINITY,
-            global: false,
+            throughput: self.endpoint,
+            binding: Binding::Endpoint,
             share: a,
         };
         for (x, ports) in self.load.iter().enumerate() {
@@ -233,7 +249,11 @@ impl Loads {
                 let t = self.capacity[x][p] / load;
                 if t < best.throughput {
                     best.throughput = t;
-                    best.global = self.global[x][p];
+                    best.binding = if self.global[x][p] {
+                        Binding::Global
+                    } else {
+                        Binding::Local
+                    };
                 }
             }
         }
@@ -263,7 +283,27 @@ mod tests {
         df.global_rate = Rate::gbps(20);
         spec.hosts_per_tin = 1;
         spec.host_rate = Rate::gbps(10);
+        spec.crossbar_rate = Rate::gbps(1000);
         spec
+    }
+
+    /// A host faster than its endpoint port is bound by the port: 56 / 100 Gb/s, however much
+    /// room the links have.
+    #[test]
+    fn a_host_faster_than_its_crossbar_port_is_bound_by_it() {
+        let spec = Spec {
+            crossbar_rate: Rate::gbps(56),
+            host_rate: Rate::gbps(100),
+            ..tiny()
+        };
+        let mut spec = spec;
+        spec.dragonfly.local_rate = Rate::gbps(1000);
+        spec.dragonfly.global_rate = Rate::gbps(1000);
+        let b = loads(&spec, Pattern::UniformRandom, Routes::Minimal)
+            .unwrap()
+            .bound();
+        assert!((b.throughput - 0.56).abs() < 1e-12, "{b:?}");
+        assert_eq!(b.binding, Binding::Endpoint);
     }
 
     /// The load on the link from TiN `x` to TiN `y`, in units of a TiN's injection.
@@ -289,7 +329,10 @@ mod tests {
             assert!((on(&spec, &l, x, y) - 0.8).abs() < 1e-12, "{x}->{y}");
         }
         let b = l.bound();
-        assert!((b.throughput - 2.5).abs() < 1e-12 && b.global, "{b:?}");
+        assert!(
+            (b.throughput - 2.5).abs() < 1e-12 && b.binding == Binding::Global,
+            "{b:?}"
+        );
         // At 40 Gb/s per host the global links bind first: 20 / (0.8 x 40) = 0.625.
         let fast = Spec {
             host_rate: Rate::gbps(40),
@@ -298,7 +341,10 @@ mod tests {
         let b = loads(&fast, Pattern::UniformRandom, Routes::Minimal)
             .unwrap()
             .bound();
-        assert!((b.throughput - 0.625).abs() < 1e-12 && b.global, "{b:?}");
+        assert!(
+            (b.throughput - 0.625).abs() < 1e-12 && b.binding == Binding::Global,
+            "{b:?}"
+        );
     }
 
     /// By hand, Valiant under pod shift (pod p to pod p + 1): pod 0's TiN 1 holds no link to
@@ -318,7 +364,10 @@ mod tests {
             assert_eq!(on(&spec, &l, x, y), 0.0, "{x}->{y}");
         }
         let b = l.bound();
-        assert!((b.throughput - 0.5).abs() < 1e-12 && b.global, "{b:?}");
+        assert!(
+            (b.throughput - 0.5).abs() < 1e-12 && b.binding == Binding::Global,
+            "{b:?}"
+        );
         // Minimal routes under pod shift: each pod's 2 units leave over its one link to the
         // next pod (0 -> 2, 3 -> 5, 4 -> 1: 20 Gb/s for 20, bound 1), after one unit crossed
         // to the holder (1 -> 0, 2 -> 3, 5 -> 4) and before one unit crosses from the landing
