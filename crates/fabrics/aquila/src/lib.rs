@@ -2,6 +2,7 @@
 //! as a Dragonfly clique, GNet cells on credit-flow-controlled links.
 //!
 //! - [`bench`](mod@bench): `shoal bench --aquila`, cell-hops per second on a clique at full load.
+//! - [`bounds`]: saturation bounds from the clique's own wiring (exact expected channel loads).
 //! - [`cdg`]: the channel dependency graph of a routing mode, and a cycle finder.
 //! - [`control`]: the SDN control plane (§4): the in-band bootstrap in waves, link failures.
 //! - [`escape`]: the escape routes on VCs 30 and 31 for destinations a removed link cut off.
@@ -19,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod bounds;
 pub mod cdg;
 pub mod cliquemap;
 pub mod control;

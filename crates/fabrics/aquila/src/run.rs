@@ -87,6 +87,8 @@ impl EventFabric for FlowRun<'_> {
         let mut counters = counter_map(c);
         counters.insert("flows_unfinished".into(), self.active);
         percentile_counters("rtt", &self.sim.hd.rtts, &mut counters);
+        percentile_counters("data_rtt", &self.sim.hd.data_rtts, &mut counters);
+        percentile_counters("admission", &self.sim.hd.admissions, &mut counters);
         if let Some(l) = &self.sim.hd.cell_latencies {
             percentile_counters("cell_latency", l, &mut counters);
         }

@@ -360,6 +360,10 @@ struct Packet {
     /// RTS of the packet it acknowledges did: the start of that packet's fabric RTT.
     rts_at: Time,
     ack_for: Option<Time>,
+    /// When its first data cell left its host, and for an acknowledgement, when the acked
+    /// packet's did: the start of the RTT without the admission's wait (Fig. 6's other reading).
+    data_at: Time,
+    ack_data_at: Time,
     /// For an acknowledgement, the wire bytes of the packet it acknowledges.
     acked_wire: u32,
     /// Reassembly descriptor its CTS named (IP over GNet).
@@ -734,6 +738,11 @@ pub(crate) struct HostDriver<'a> {
     /// Fabric RTTs of the packets whose acknowledgement came back after `measure_from`.
     /// Histograms, not lists: a long run's memory does not grow with its packets and cells.
     pub(crate) rtts: LatencyHistogram,
+    /// The same RTTs counted from the packet's first data cell leaving its host.
+    pub(crate) data_rtts: LatencyHistogram,
+    /// Per RTT, its time in IP over GNet's admission: RTS out to first data cell out, for the
+    /// packet and for its acknowledgement.
+    pub(crate) admissions: LatencyHistogram,
     /// Per cell handle, the host's part of the cell (`Load`).
     loads: Vec<Load>,
     /// Per host, the endpoint credits on their way back to it (the FIFO's space freed when a
@@ -946,6 +955,8 @@ impl<'a> Sim<'a> {
                 measure_from,
                 delivered: Vec::new(),
                 rtts: LatencyHistogram::new(),
+                data_rtts: LatencyHistogram::new(),
+                admissions: LatencyHistogram::new(),
                 loads: Vec::new(),
                 landings: Landings::new((tins * hpt) as usize),
                 cell_latencies: None,

@@ -331,6 +331,8 @@ impl HostDriver<'_> {
             src_host: src,
             rts_at: Time::ZERO,
             ack_for: None,
+            data_at: Time::ZERO,
+            ack_data_at: Time::ZERO,
             acked_wire: 0,
             desc: NONE,
             flow: NONE,

@@ -24,12 +24,14 @@ impl HostDriver<'_> {
                     return false;
                 };
                 h.cutting = Some((packet, self.packets[packet as usize].wire));
+                self.packets[packet as usize].data_at = now;
             } else {
                 let Some(packet) = self.new_packet(cx, now, host, source) else {
                     return false;
                 };
                 self.hosts[host as usize].cutting =
                     Some((packet, self.packets[packet as usize].wire));
+                self.packets[packet as usize].data_at = now;
             }
         }
         let h = &self.hosts[host as usize];
@@ -168,6 +170,8 @@ impl HostDriver<'_> {
             src_host: host,
             rts_at: Time::ZERO,
             ack_for: None,
+            data_at: Time::ZERO,
+            ack_data_at: Time::ZERO,
             acked_wire: 0,
             desc: NONE,
             flow,
@@ -312,6 +316,9 @@ impl HostDriver<'_> {
             if let Some(start) = p.ack_for {
                 if start >= self.measure_from {
                     self.rtts.record(now - start);
+                    self.data_rtts.record(now - p.ack_data_at);
+                    let ack_wait = p.data_at - p.rts_at;
+                    self.admissions.record(p.ack_data_at - start + ack_wait);
                 }
                 self.acknowledged(cx, now, &p, start);
             }
@@ -345,6 +352,8 @@ impl HostDriver<'_> {
             src_host: p.dst_host,
             rts_at: Time::ZERO,
             ack_for: Some(p.rts_at),
+            data_at: Time::ZERO,
+            ack_data_at: p.data_at,
             acked_wire: p.wire,
             desc: NONE,
             flow: NONE,
