@@ -342,13 +342,23 @@ fn figure_folders(runs: &[Run]) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// Whether a repro row's settings (`[repro]` with `quick`, as `shoal repro` records them) say
+/// the quick scale.
+fn ran_quick(settings: &str) -> bool {
+    settings
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("repro")?.get("quick")?.as_bool())
+        .unwrap_or(false)
+}
+
 /// The caption's account of a figure folder's runs: `shoal compare of <scenarios>`, or `shoal
 /// repro` with the scale and experiments of its runs (quick and full ones named apart).
 fn source(runs: &[&Run]) -> String {
     let mut names: Vec<&str> = Vec::new();
     let mut quick: Vec<&str> = Vec::new();
     for r in runs {
-        let list = if r.kind == "repro" && r.scenario.contains("quick = true") {
+        let list = if r.kind == "repro" && ran_quick(&r.scenario) {
             &mut quick
         } else {
             &mut names
