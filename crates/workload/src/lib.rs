@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arrivals;
+pub mod chakra;
 pub mod collective;
 pub mod connection_matrix;
 pub mod dag;
