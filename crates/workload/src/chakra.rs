@@ -174,6 +174,12 @@ struct Rank {
 /// The graph of the decoded files (name and nodes, rank 0 first), rank r on `nodes[r]`.
 pub fn import(files: Vec<(String, Vec<Node>)>, nodes: &[NodeId]) -> Result<Imported, ChakraError> {
     let n = files.len();
+    if nodes.len() != n {
+        return Err(ChakraError::Graph(format!(
+            "{n} traces, but {} ranks are placed on nodes",
+            nodes.len()
+        )));
+    }
     let mut seen_nodes = BTreeMap::new();
     for (r, node) in nodes.iter().enumerate() {
         if let Some(first) = seen_nodes.insert(*node, r) {
@@ -615,7 +621,8 @@ impl<'a> Builder<'a> {
 
     fn build(mut self, pairs: &Pairs, colls: &Colls) -> Result<Imported, ChakraError> {
         // The collectives' graphs, built once each.
-        let mut plans = Vec::with_capacity(colls.list.len());
+        let mut plans: Vec<Dag> = Vec::with_capacity(colls.list.len());
+        let mut planned = 0u64;
         for c in &colls.list {
             let spec = CollectiveSpec {
                 op: c.op,
@@ -634,6 +641,13 @@ impl<'a> Builder<'a> {
             let plan = spec
                 .build()
                 .map_err(|e| self.node_err(c.members[0], format!("the collective: {e}")))?;
+            planned += plan.dag.tasks().len() as u64;
+            if planned > MAX_TASKS {
+                return Err(self.node_err(
+                    c.members[0],
+                    format!("the collectives so far make more than {MAX_TASKS} tasks"),
+                ));
+            }
             plans.push(plan.dag);
         }
         // Each pair's receive, by its send.

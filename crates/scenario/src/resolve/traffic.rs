@@ -448,6 +448,61 @@ pub(super) fn resolve(
                 sends: dag.sends(),
             })
         }
+        "chakra" => {
+            let name = w
+                .traces
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.traces"))?;
+            let prefix = beside(ctx, name);
+            let files = shoal_workload::chakra::files(&prefix)
+                .map_err(|e| ctx.value("workload.traces", e.to_string()))?;
+            // Rank r on node r unless the file lists the node of each rank.
+            let (ranks, listed) = match w.ranks {
+                None => {
+                    if files.len() > nodes {
+                        return Err(ctx.value(
+                            "workload.traces",
+                            format!(
+                                "{} ranks (files {} to {}) for a fabric of {nodes} nodes",
+                                files.len(),
+                                files[0].display(),
+                                files[files.len() - 1].display()
+                            ),
+                        ));
+                    }
+                    ((0..files.len() as u16).map(NodeId).collect(), false)
+                }
+                Some(toml::Value::Array(list)) => {
+                    let ranks = super::node_list(ctx, "workload.ranks", &list, nodes, "ranks")?;
+                    if ranks.len() != files.len() {
+                        return Err(ctx.value(
+                            "workload.ranks",
+                            format!(
+                                "{} nodes listed for {} ranks (one trace file each)",
+                                ranks.len(),
+                                files.len()
+                            ),
+                        ));
+                    }
+                    (ranks, true)
+                }
+                Some(other) => {
+                    return Err(ctx.err(
+                        "workload.ranks",
+                        ErrorKind::Type,
+                        format!("expected a list of node ids (rank r on the r-th), got {other}"),
+                    ));
+                }
+            };
+            let imported = shoal_workload::chakra::read(&prefix, &ranks)
+                .map_err(|e| ctx.value("workload.traces", e.to_string()))?;
+            Ok(WorkloadSpec::Chakra {
+                prefix,
+                ranks,
+                listed,
+                sends: imported.dag.sends(),
+            })
+        }
         _ => {
             let name = w
                 .file

@@ -1,8 +1,10 @@
 //! The messages of a Chakra execution trace, declared as Rust structs so that `prost` decodes
 //! them without `protoc`. The field numbers are those of `schema/protobuf/et_def.proto` in
-//! mlcommons/chakra at commit 21585d8f2d65603d791d2121e3d4632351120262; only the fields the
-//! import reads are declared, and prost skips the others (a node's `inputs`, `outputs`, an
-//! attribute's `doc_string`, list and floating-point values) as unknown fields.
+//! mlcommons/chakra at commit 21585d8f2d65603d791d2121e3d4632351120262. Only the fields the
+//! import reads are declared (with a node's name and the metadata's version and attributes, so
+//! that a trace written with them reads in Chakra's tools), and prost skips the others (a
+//! node's `start_time_micros`, `inputs`, `outputs`, an attribute's `doc_string`, list and
+//! floating-point values) as unknown fields.
 //!
 //! A trace file is a stream of length-prefixed messages, as Chakra's `protoio` writes them:
 //! each message is preceded by its length in bytes as a varint (at most 32 bits), the first
@@ -27,15 +29,14 @@ pub struct Node {
     pub id: u64,
     #[prost(string, tag = "2")]
     pub name: String,
-    /// A [`NodeType`] value (an enum on the wire; values this schema does not name are kept).
+    /// A `NodeType` value ([`node_type`]; an enum on the wire, and values the schema does not
+    /// name are kept).
     #[prost(int32, tag = "3")]
     pub r#type: i32,
     #[prost(uint64, repeated, tag = "4")]
     pub ctrl_deps: Vec<u64>,
     #[prost(uint64, repeated, tag = "5")]
     pub data_deps: Vec<u64>,
-    #[prost(uint64, tag = "6")]
-    pub start_time_micros: u64,
     /// How long the operation ran, in µs: the duration of a compute node.
     #[prost(uint64, tag = "7")]
     pub duration_micros: u64,
