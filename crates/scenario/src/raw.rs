@@ -65,6 +65,8 @@ pub(crate) struct RawWorkload {
     pub file: Option<String>,
     /// `kind = "chakra"`: `DIR/PREFIX` of the per-rank trace files.
     pub traces: Option<String>,
+    /// `kind = "chakra"`: `"order"` or `"ignore"`.
+    pub ctrl_deps: Option<String>,
     pub op: Option<String>,
     pub algorithm: Option<String>,
     /// `"all"` or an array of node ids.
@@ -146,6 +148,7 @@ impl RawWorkload {
         note(self.app.is_some(), "app");
         note(self.file.is_some(), "file");
         note(self.traces.is_some(), "traces");
+        note(self.ctrl_deps.is_some(), "ctrl_deps");
         note(self.op.is_some(), "op");
         note(self.algorithm.is_some(), "algorithm");
         note(self.ranks.is_some(), "ranks");

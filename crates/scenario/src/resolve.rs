@@ -365,7 +365,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 12] = [
     ("trace", &["file"]),
     ("connection-matrix", &["file"]),
     ("dag", &["file"]),
-    ("chakra", &["traces", "ranks"]),
+    ("chakra", &["traces", "ranks", "ctrl_deps"]),
     (
         "collective",
         &[

@@ -197,6 +197,7 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
             prefix,
             ranks,
             listed,
+            ctrl,
             ..
         } => {
             t.kv("traces", s(&prefix.display().to_string()));
@@ -204,6 +205,7 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
                 let list: Vec<String> = ranks.iter().map(|n| n.0.to_string()).collect();
                 t.kv("ranks", format!("[{}]", list.join(", ")));
             }
+            t.kv("ctrl_deps", s(ctrl.name()));
         }
         WorkloadSpec::Collective { jobs, all_ranks } => {
             let single = jobs.len() == 1 && jobs[0].name.is_none();

@@ -2,6 +2,7 @@
 
 use rand::Rng;
 use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_workload::chakra::CtrlDeps;
 use shoal_workload::collective::{CollectivePlan, CollectiveSpec};
 use shoal_workload::dag::DagSource;
 use shoal_workload::disagg::{App, DisaggSpec};
@@ -72,12 +73,13 @@ pub enum WorkloadSpec {
     /// (`shoal_workload::dag_file`), checked when resolved and read again by the run.
     Dag { path: PathBuf, sends: u64 },
     /// Chakra execution traces `prefix.<rank>.et` (`shoal_workload::chakra`), rank r on node
-    /// `ranks[r]` (`listed` when the file gave them), checked when resolved and read again
-    /// by the run.
+    /// `ranks[r]` (`listed` when the file gave them), their control dependencies read as
+    /// `ctrl`; checked when resolved and read again by the run.
     Chakra {
         prefix: PathBuf,
         ranks: Vec<NodeId>,
         listed: bool,
+        ctrl: CtrlDeps,
         sends: u64,
     },
     /// Collective jobs (`shoal_workload::collective`) side by side on disjoint nodes, their
@@ -210,9 +212,14 @@ impl WorkloadSpec {
                 let dag = shoal_workload::dag_file::read(path, nodes).map_err(|e| e.to_string())?;
                 Box::new(DagSource::new(dag, Time::ZERO))
             }
-            WorkloadSpec::Chakra { prefix, ranks, .. } => {
-                let imported =
-                    shoal_workload::chakra::read(prefix, ranks).map_err(|e| e.to_string())?;
+            WorkloadSpec::Chakra {
+                prefix,
+                ranks,
+                ctrl,
+                ..
+            } => {
+                let imported = shoal_workload::chakra::read(prefix, ranks, *ctrl)
+                    .map_err(|e| e.to_string())?;
                 Box::new(DagSource::new(imported.dag, Time::ZERO))
             }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),

@@ -2,6 +2,7 @@
 //! by default or by a list, and bad keys are refused with the key and the reason.
 
 use shoal_scenario::{Scenario, WorkloadSpec, load, parse};
+use shoal_workload::chakra::CtrlDeps;
 use std::path::Path;
 
 const SCENARIO: &str = concat!(
@@ -37,10 +38,18 @@ fn the_committed_trace_resolves_with_rank_r_on_node_r_or_on_the_nodes_listed() {
     assert!(!listed);
     // 4 ring sends and a 4-rank ring all-reduce's 4 × 6.
     assert_eq!(*sends, 28);
-    let s =
-        with_workload("kind = \"chakra\"\ntraces = \"data/chakra/tiny\"\nranks = [3, 2, 1, 0]\n")
-            .expect("listed ranks");
-    let WorkloadSpec::Chakra { ranks, listed, .. } = &s.workload else {
+    let s = with_workload(
+        "kind = \"chakra\"\ntraces = \"data/chakra/tiny\"\nranks = [3, 2, 1, 0]\n\
+             ctrl_deps = \"ignore\"\n",
+    )
+    .expect("listed ranks");
+    let WorkloadSpec::Chakra {
+        ranks,
+        listed,
+        ctrl,
+        ..
+    } = &s.workload
+    else {
         panic!("chakra")
     };
     assert_eq!(
@@ -48,6 +57,7 @@ fn the_committed_trace_resolves_with_rank_r_on_node_r_or_on_the_nodes_listed() {
         vec![3, 2, 1, 0]
     );
     assert!(listed);
+    assert_eq!(*ctrl, CtrlDeps::Ignore);
     assert!(s.resolved_toml().contains("ranks = [3, 2, 1, 0]"));
     let again = parse(&s.resolved_toml(), "resolved.toml").expect("the resolved file parses");
     assert_eq!(again.workload, s.workload);
@@ -76,6 +86,10 @@ fn bad_chakra_keys_are_refused_with_the_key_and_the_reason() {
         (
             "kind = \"chakra\"\ntraces = \"data/chakra/tiny\"\nfile = \"x\"\n",
             "workload.file",
+        ),
+        (
+            "kind = \"chakra\"\ntraces = \"data/chakra/tiny\"\nctrl_deps = \"data\"\n",
+            "workload.ctrl_deps",
         ),
     ];
     for (body, want) in cases {

@@ -29,11 +29,17 @@
 //!   types this schema does not name): a zero-time step of the rank's node, kept so that the
 //!   dependencies through it hold.
 //!
-//! A node's dependencies are its `data_deps` and its `ctrl_deps` (both: ASTRA-sim's feeder
-//! waits for the data dependencies only, but a control dependency is an order the trace
-//! asks for), ids of nodes of the same file. Integer attributes may be of any of the
-//! schema's integer members (Chakra writes `comm_src`, `comm_dst` and `comm_tag` as
-//! `int32_val`, `comm_type` and `comm_size` as `int64_val`).
+//! - A node other than a memory node whose attribute `is_cpu_op` is true, whatever its type:
+//!   a compute step of its `duration_micros`, as ASTRA-sim runs it (a host-side operation,
+//!   such as the CPU half of a PyTorch collective, moves no bytes on the fabric).
+//!
+//! A node's dependencies are its `data_deps` and, with [`CtrlDeps::Order`], its `ctrl_deps`:
+//! ids of nodes of the same file. ASTRA-sim's feeder waits for the data dependencies only,
+//! and traces converted from PyTorch use `ctrl_deps` for the operation that called the node
+//! (its parent, often absent from the file), not for an order: [`CtrlDeps::Ignore`] reads
+//! them as ASTRA-sim does. Integer attributes may be of any of the schema's integer members
+//! (Chakra writes `comm_src`, `comm_dst` and `comm_tag` as `int32_val`, `comm_type` and
+//! `comm_size` as `int64_val`).
 //!
 //! Tasks are numbered 0, 1, … in the order first met walking the ranks in order and each
 //! file in order: a compute or zero-time node one task, a send/receive pair one task (at
@@ -53,6 +59,25 @@ use thiserror::Error;
 
 /// The longest compute node, µs (a longer one is a mistyped unit, as for `kind = "dag"`).
 pub const MAX_DURATION_US: u64 = 1_000_000;
+
+/// What a node's `ctrl_deps` are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtrlDeps {
+    /// Dependencies, as `data_deps` are (each must name a node of the file).
+    Order,
+    /// Not read, as ASTRA-sim's feeder does not.
+    Ignore,
+}
+
+impl CtrlDeps {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            CtrlDeps::Order => "order",
+            CtrlDeps::Ignore => "ignore",
+        }
+    }
+}
 
 /// Traces that cannot be run.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -111,7 +136,7 @@ pub struct Imported {
 }
 
 /// Reads the traces of `prefix`, one per entry of `nodes` (rank r on node `nodes[r]`).
-pub fn read(prefix: &Path, nodes: &[NodeId]) -> Result<Imported, ChakraError> {
+pub fn read(prefix: &Path, nodes: &[NodeId], ctrl: CtrlDeps) -> Result<Imported, ChakraError> {
     let paths = files(prefix)?;
     if paths.len() != nodes.len() {
         return Err(ChakraError::Files {
@@ -138,7 +163,7 @@ pub fn read(prefix: &Path, nodes: &[NodeId]) -> Result<Imported, ChakraError> {
         })?;
         ranks.push((name, list));
     }
-    import(ranks, nodes)
+    import(ranks, nodes, ctrl)
 }
 
 /// What one trace node does, checked.
@@ -172,7 +197,11 @@ struct Rank {
 }
 
 /// The graph of the decoded files (name and nodes, rank 0 first), rank r on `nodes[r]`.
-pub fn import(files: Vec<(String, Vec<Node>)>, nodes: &[NodeId]) -> Result<Imported, ChakraError> {
+pub fn import(
+    files: Vec<(String, Vec<Node>)>,
+    nodes: &[NodeId],
+    ctrl: CtrlDeps,
+) -> Result<Imported, ChakraError> {
     let n = files.len();
     if nodes.len() != n {
         return Err(ChakraError::Graph(format!(
@@ -192,7 +221,7 @@ pub fn import(files: Vec<(String, Vec<Node>)>, nodes: &[NodeId]) -> Result<Impor
     let ranks: Vec<Rank> = files
         .into_iter()
         .enumerate()
-        .map(|(r, (file, list))| check_rank(r as u32, n as u32, file, list))
+        .map(|(r, (file, list))| check_rank(r as u32, n as u32, file, list, ctrl))
         .collect::<Result<_, _>>()?;
     let pairs = match_pairs(&ranks)?;
     let colls = match_collectives(&ranks)?;
@@ -243,18 +272,38 @@ fn peer_attr(node: &Node, name: &str, what: &str, own: u32, n: u32) -> Result<u3
     Ok(v as u32)
 }
 
+/// A compute step of the node's `duration_micros`.
+fn compute(node: &Node) -> Result<Kind, String> {
+    let us = node.duration_micros;
+    if us > MAX_DURATION_US {
+        return Err(format!(
+            "duration_micros = {us}: more than {MAX_DURATION_US} µs (a second; a mistyped \
+             unit?)"
+        ));
+    }
+    Ok(Kind::Compute(Dur(us * 1_000_000)))
+}
+
+/// Whether the node says it runs on the host (attribute `is_cpu_op`; false when absent).
+fn is_cpu_op(node: &Node) -> Result<bool, String> {
+    let mut found = node.attr.iter().filter(|a| a.name == "is_cpu_op");
+    match (found.next(), found.next()) {
+        (None, _) => Ok(false),
+        (Some(_), Some(_)) => Err("attribute is_cpu_op is given twice".to_owned()),
+        (Some(a), None) => match a.value {
+            Some(Value::Bool(b)) => Ok(b),
+            _ => Err("attribute is_cpu_op holds no bool value".to_owned()),
+        },
+    }
+}
+
 fn kind_of(node: &Node, own: u32, n: u32) -> Result<Kind, String> {
+    let memory = matches!(node.r#type, node_type::MEM_LOAD | node_type::MEM_STORE);
+    if !memory && is_cpu_op(node)? {
+        return compute(node);
+    }
     Ok(match node.r#type {
-        node_type::COMP => {
-            let us = node.duration_micros;
-            if us > MAX_DURATION_US {
-                return Err(format!(
-                    "duration_micros = {us}: more than {MAX_DURATION_US} µs (a second; a \
-                     mistyped unit?)"
-                ));
-            }
-            Kind::Compute(Dur(us * 1_000_000))
-        }
+        node_type::COMP => compute(node)?,
         node_type::COMM_SEND => {
             let bytes = count_attr(node, "comm_size", "a send")?;
             if bytes == 0 {
@@ -314,7 +363,13 @@ fn kind_of(node: &Node, own: u32, n: u32) -> Result<Kind, String> {
     })
 }
 
-fn check_rank(r: u32, n: u32, file: String, list: Vec<Node>) -> Result<Rank, ChakraError> {
+fn check_rank(
+    r: u32,
+    n: u32,
+    file: String,
+    list: Vec<Node>,
+    ctrl: CtrlDeps,
+) -> Result<Rank, ChakraError> {
     let err = |node: u64, reason: String| ChakraError::Node {
         file: file.clone(),
         node,
@@ -332,7 +387,11 @@ fn check_rank(r: u32, n: u32, file: String, list: Vec<Node>) -> Result<Rank, Cha
         kinds.push(kind_of(node, r, n).map_err(|e| err(node.id, e))?);
         let mut own = Vec::new();
         let mut seen = BTreeSet::new();
-        for &d in node.data_deps.iter().chain(&node.ctrl_deps) {
+        let ctrl_deps: &[u64] = match ctrl {
+            CtrlDeps::Order => &node.ctrl_deps,
+            CtrlDeps::Ignore => &[],
+        };
+        for &d in node.data_deps.iter().chain(ctrl_deps) {
             if d == node.id {
                 return Err(err(node.id, "the node depends on itself".to_owned()));
             }

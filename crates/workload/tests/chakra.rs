@@ -10,7 +10,7 @@ use shoal_workload::FlowSource;
 use shoal_workload::chakra::schema::{
     AttributeProto, GlobalMetadata, Node, Value, comm_type, decode_file, encode_file, node_type,
 };
-use shoal_workload::chakra::{self, ChakraError, Imported, import};
+use shoal_workload::chakra::{self, ChakraError, CtrlDeps, Imported, import};
 use shoal_workload::dag::{DagSource, Task, Work};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,12 +69,12 @@ fn on(n: usize) -> Vec<NodeId> {
 
 fn import_ok(ranks: Vec<Vec<Node>>) -> Imported {
     let n = ranks.len();
-    import(files(ranks), &on(n)).expect("a valid trace")
+    import(files(ranks), &on(n), CtrlDeps::Order).expect("a valid trace")
 }
 
 fn import_err(ranks: Vec<Vec<Node>>) -> String {
     let n = ranks.len();
-    import(files(ranks), &on(n))
+    import(files(ranks), &on(n), CtrlDeps::Order)
         .expect_err("refused")
         .to_string()
 }
@@ -172,6 +172,39 @@ fn a_collective_node_expands_over_every_rank_between_entry_and_exit_steps() {
     let finish = run(&got, |_| Dur(1_000_000));
     assert_eq!(finish[&9], Time(6_000_000));
     assert_eq!(finish[&11], Time(6_000_000));
+}
+
+#[test]
+fn host_side_nodes_compute_and_control_dependencies_may_be_ignored() {
+    let cpu = |mut n: Node, us: u64| {
+        n.duration_micros = us;
+        n.attr.push(AttributeProto {
+            name: "is_cpu_op".to_owned(),
+            value: Some(Value::Bool(true)),
+        });
+        n
+    };
+    // A host-side collective (no comm_type: the CPU half of a PyTorch collective) computes;
+    // a control dependency on the parent operation, absent from the file, is refused unless
+    // control dependencies are ignored.
+    let trace = || {
+        let mut c = cpu(node(2, node_type::COMM_COLL, &[]), 6);
+        c.ctrl_deps = vec![99];
+        vec![vec![c, send(3, 1, 10, &[2])], vec![recv(1, 0, &[])]]
+    };
+    let e = import(files(trace()), &on(2), CtrlDeps::Order).expect_err("node 99 is absent");
+    assert!(
+        e.to_string().contains("t.0.et: node 2: depends on node 99"),
+        "{e}"
+    );
+    let got = import(files(trace()), &on(2), CtrlDeps::Ignore).expect("ignored");
+    assert_eq!(
+        got.dag.tasks(),
+        &[
+            Task::compute(0, NodeId(0), Dur(6_000_000), vec![]),
+            Task::send(1, NodeId(0), NodeId(1), 10, vec![0]),
+        ]
+    );
 }
 
 #[test]
@@ -380,7 +413,12 @@ fn bad_traces_are_refused_with_the_file_the_node_and_the_reason() {
         "{e}"
     );
     // Two ranks on one node.
-    let e = import(files(vec![vec![], vec![]]), &[NodeId(3), NodeId(3)]).expect_err("refused");
+    let e = import(
+        files(vec![vec![], vec![]]),
+        &[NodeId(3), NodeId(3)],
+        CtrlDeps::Order,
+    )
+    .expect_err("refused");
     assert!(e.to_string().contains("both placed on node 3"), "{e}");
     // A missing trace file names the one expected.
     let e = chakra::files(std::path::Path::new("/nonexistent/x")).expect_err("no file");
@@ -519,7 +557,7 @@ proptest! {
                 })
             })
             .collect();
-        let got = import(files(ranks), &on(n));
+        let got = import(files(ranks), &on(n), CtrlDeps::Order);
         if !has_send {
             prop_assert!(got.is_err());
             return Ok(());
@@ -607,4 +645,76 @@ fn tiny_trace() -> Vec<Vec<Node>> {
             ]
         })
         .collect()
+}
+
+/// Any node of small random fields: types, attributes of any integer kind or none, ids and
+/// dependencies drawn from a few values, so that collisions, dangling ids, cycles and
+/// mismatches all come up.
+fn any_node() -> impl Strategy<Value = Node> {
+    let attr = (
+        prop::sample::select(vec![
+            "comm_src",
+            "comm_dst",
+            "comm_tag",
+            "comm_size",
+            "comm_type",
+            "pg_name",
+            "is_cpu_op",
+        ]),
+        0u8..5,
+        -2i64..12,
+    )
+        .prop_map(|(name, kind, v)| AttributeProto {
+            name: name.to_owned(),
+            value: match kind {
+                0 => Some(Value::Int32(v as i32)),
+                1 => Some(Value::Int64(v * 1000)),
+                2 => Some(Value::Bool(v > 5)),
+                3 => Some(Value::String(format!("g{}", v % 2))),
+                _ => None,
+            },
+        });
+    (
+        0u64..6,
+        -1i32..9,
+        proptest::collection::vec(0u64..6, 0..3),
+        proptest::collection::vec(0u64..6, 0..2),
+        prop::sample::select(vec![0u64, 3, 2_000_000]),
+        proptest::collection::vec(attr, 0..5),
+    )
+        .prop_map(
+            |(id, kind, data_deps, ctrl_deps, duration_micros, attr)| Node {
+                id,
+                name: String::new(),
+                r#type: kind,
+                ctrl_deps,
+                data_deps,
+                duration_micros,
+                attr,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn any_trace_is_imported_or_refused_without_a_panic(
+        ranks in proptest::collection::vec(proptest::collection::vec(any_node(), 0..6), 1..4),
+        ignore in any::<bool>(),
+    ) {
+        let n = ranks.len();
+        let ctrl = if ignore { CtrlDeps::Ignore } else { CtrlDeps::Order };
+        if let Ok(got) = import(files(ranks), &on(n), ctrl) {
+            prop_assert!(got.dag.sends() > 0);
+            prop_assert_eq!(got.origin.len(), got.dag.tasks().len());
+        }
+    }
+
+    #[test]
+    fn any_bytes_decode_or_are_refused_without_a_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..200)
+    ) {
+        let _ = decode_file(&bytes);
+    }
 }

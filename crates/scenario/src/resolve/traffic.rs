@@ -9,6 +9,7 @@ use crate::raw::{RawSize, RawWorkload};
 use crate::workload::WorkloadSpec;
 use shoal_base::{NodeId, Rate, Time};
 use shoal_fabric::book::MAX_OPEN_FLOWS;
+use shoal_workload::chakra::CtrlDeps;
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::{Arrivals, EmpiricalCdf, Matrix, SizeDist};
@@ -494,12 +495,26 @@ pub(super) fn resolve(
                     ));
                 }
             };
-            let imported = shoal_workload::chakra::read(&prefix, &ranks)
+            let ctrl = match w.ctrl_deps.as_deref() {
+                None | Some("order") => CtrlDeps::Order,
+                Some("ignore") => CtrlDeps::Ignore,
+                Some(other) => {
+                    return Err(ctx.value(
+                        "workload.ctrl_deps",
+                        format!(
+                            "{other:?}: give \"order\" (control dependencies order nodes, the \
+                             default) or \"ignore\" (as ASTRA-sim's feeder)"
+                        ),
+                    ));
+                }
+            };
+            let imported = shoal_workload::chakra::read(&prefix, &ranks, ctrl)
                 .map_err(|e| ctx.value("workload.traces", e.to_string()))?;
             Ok(WorkloadSpec::Chakra {
                 prefix,
                 ranks,
                 listed,
+                ctrl,
                 sends: imported.dag.sends(),
             })
         }
