@@ -2862,3 +2862,30 @@ fn two_jobs_on_disjoint_nodes_of_a_non_blocking_switch_each_run_as_alone() {
         assert_eq!(cells[10], (src % 2).to_string(), "{line}");
     }
 }
+
+#[test]
+fn a_chakra_trace_runs_on_the_ideal_switch_in_the_time_its_graph_implies() {
+    // scenarios/chakra-tiny.toml: four ranks compute 10 µs, each sends c = 100,000 B to the
+    // next round a ring (one flow per link each way), then all-reduce 4c, a ring of 2(n−1) = 6
+    // steps of c. Every flow is alone on its links, so the graph implies 10 µs + 7 steps, a
+    // step being c's packets' wire time (1460 B of payload and 40 B of headers each), one more
+    // packet at the switch and both links' delay (the collective test's model above).
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/chakra-tiny.toml"
+    );
+    let out = scratch("chakra").join("out");
+    run_ok(&["run", scenario, "--out", out.to_str().unwrap(), "--quiet"]);
+    let s = summary(&out);
+    assert_eq!(s["flows"], 4 + 4 * 6);
+    assert_eq!(s["flows_completed"], 4 + 4 * 6);
+    let rate = 50e9 / 8.0;
+    let c = 100_000f64;
+    let step = (c + (c / 1460.0).ceil() * 40.0) / rate + 1500.0 / rate + 2.0 * 100e-9;
+    let theory_us = 10.0 + 7.0 * step * 1e6;
+    let t = s["sim_time_us"].as_f64().expect("sim_time_us");
+    assert!(
+        (t - theory_us).abs() / theory_us < 0.01,
+        "completion {t} us, the graph implies {theory_us} us"
+    );
+}

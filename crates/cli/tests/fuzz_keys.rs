@@ -188,6 +188,13 @@ fn bases(dir: &Path) -> Vec<(String, String)> {
                 .to_owned(),
         ),
         ("dag", format!("file = {:?}\n", dag.display().to_string())),
+        (
+            "chakra",
+            format!(
+                "traces = {:?}\n",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/data/chakra/tiny")
+            ),
+        ),
     ];
     for (kind, _) in WORKLOAD_KEYS {
         assert!(

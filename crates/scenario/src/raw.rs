@@ -63,6 +63,10 @@ pub(crate) struct RawWorkload {
     pub flows_per_source: Option<i64>,
     pub app: Option<String>,
     pub file: Option<String>,
+    /// `kind = "chakra"`: `DIR/PREFIX` of the per-rank trace files.
+    pub traces: Option<String>,
+    /// `kind = "chakra"`: `"order"` or `"ignore"`.
+    pub ctrl_deps: Option<String>,
     pub op: Option<String>,
     pub algorithm: Option<String>,
     /// `"all"` or an array of node ids.
@@ -143,6 +147,8 @@ impl RawWorkload {
         note(self.flows_per_source.is_some(), "flows_per_source");
         note(self.app.is_some(), "app");
         note(self.file.is_some(), "file");
+        note(self.traces.is_some(), "traces");
+        note(self.ctrl_deps.is_some(), "ctrl_deps");
         note(self.op.is_some(), "op");
         note(self.algorithm.is_some(), "algorithm");
         note(self.ranks.is_some(), "ranks");

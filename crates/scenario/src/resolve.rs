@@ -321,7 +321,7 @@ pub const MATRIX_KEYS: [&str; 8] = [
 
 /// The keys each workload kind takes besides `kind` (and, for the streaming kinds with a
 /// traffic matrix, `MATRIX_KEYS`).
-pub const WORKLOAD_KEYS: [(&str, &[&str]); 11] = [
+pub const WORKLOAD_KEYS: [(&str, &[&str]); 12] = [
     ("permutation", &["pairs", "flow_bytes", "start_us"]),
     ("incast", &["senders", "dst", "flow_bytes", "start_us"]),
     (
@@ -365,6 +365,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 11] = [
     ("trace", &["file"]),
     ("connection-matrix", &["file"]),
     ("dag", &["file"]),
+    ("chakra", &["traces", "ranks", "ctrl_deps"]),
     (
         "collective",
         &[
@@ -420,7 +421,13 @@ fn resolve_workload(
     }
     if matches!(
         kind,
-        "open-loop" | "closed-loop" | "disaggregated" | "trace" | "connection-matrix" | "dag"
+        "open-loop"
+            | "closed-loop"
+            | "disaggregated"
+            | "trace"
+            | "connection-matrix"
+            | "dag"
+            | "chakra"
     ) {
         let senders = w.senders.clone();
         let kind = kind.to_owned();

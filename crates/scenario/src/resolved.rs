@@ -193,6 +193,20 @@ fn workload_and_run(t: &mut Table, sc: &Scenario) {
         WorkloadSpec::Trace { path, .. }
         | WorkloadSpec::ConnectionMatrix { path, .. }
         | WorkloadSpec::Dag { path, .. } => t.kv("file", s(&path.display().to_string())),
+        WorkloadSpec::Chakra {
+            prefix,
+            ranks,
+            listed,
+            ctrl,
+            ..
+        } => {
+            t.kv("traces", s(&prefix.display().to_string()));
+            if *listed {
+                let list: Vec<String> = ranks.iter().map(|n| n.0.to_string()).collect();
+                t.kv("ranks", format!("[{}]", list.join(", ")));
+            }
+            t.kv("ctrl_deps", s(ctrl.name()));
+        }
         WorkloadSpec::Collective { jobs, all_ranks } => {
             let single = jobs.len() == 1 && jobs[0].name.is_none();
             for job in jobs {

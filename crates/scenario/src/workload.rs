@@ -2,6 +2,7 @@
 
 use rand::Rng;
 use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_workload::chakra::CtrlDeps;
 use shoal_workload::collective::{CollectivePlan, CollectiveSpec};
 use shoal_workload::dag::DagSource;
 use shoal_workload::disagg::{App, DisaggSpec};
@@ -71,6 +72,16 @@ pub enum WorkloadSpec {
     /// A dependency graph of sends and compute steps read from a file
     /// (`shoal_workload::dag_file`), checked when resolved and read again by the run.
     Dag { path: PathBuf, sends: u64 },
+    /// Chakra execution traces `prefix.<rank>.et` (`shoal_workload::chakra`), rank r on node
+    /// `ranks[r]` (`listed` when the file gave them), their control dependencies read as
+    /// `ctrl`; checked when resolved and read again by the run.
+    Chakra {
+        prefix: PathBuf,
+        ranks: Vec<NodeId>,
+        listed: bool,
+        ctrl: CtrlDeps,
+        sends: u64,
+    },
     /// Collective jobs (`shoal_workload::collective`) side by side on disjoint nodes, their
     /// sends one dependency graph; `all_ranks` when a single job's ranks are every node in
     /// order (written back as `"all"`).
@@ -128,6 +139,7 @@ impl WorkloadSpec {
             WorkloadSpec::ConnectionMatrix { .. } => "connection-matrix",
             WorkloadSpec::Collective { .. } => "collective",
             WorkloadSpec::Dag { .. } => "dag",
+            WorkloadSpec::Chakra { .. } => "chakra",
         }
     }
 
@@ -200,6 +212,16 @@ impl WorkloadSpec {
                 let dag = shoal_workload::dag_file::read(path, nodes).map_err(|e| e.to_string())?;
                 Box::new(DagSource::new(dag, Time::ZERO))
             }
+            WorkloadSpec::Chakra {
+                prefix,
+                ranks,
+                ctrl,
+                ..
+            } => {
+                let imported = shoal_workload::chakra::read(prefix, ranks, *ctrl)
+                    .map_err(|e| e.to_string())?;
+                Box::new(DagSource::new(imported.dag, Time::ZERO))
+            }
             list => Box::new(IterSource::new(list.generate(nodes, rng))),
         })
     }
@@ -240,6 +262,18 @@ impl WorkloadSpec {
             WorkloadSpec::Dag { path, sends } => {
                 return format!("dependency graph {} ({sends} sends)", path.display());
             }
+            WorkloadSpec::Chakra {
+                prefix,
+                ranks,
+                sends,
+                ..
+            } => {
+                return format!(
+                    "Chakra traces {}.<rank>.et ({} ranks, {sends} sends)",
+                    prefix.display(),
+                    ranks.len()
+                );
+            }
             WorkloadSpec::ConnectionMatrix { path, flows } => {
                 return format!(
                     "connection matrix {} ({} flows)",
@@ -278,7 +312,7 @@ impl WorkloadSpec {
             WorkloadSpec::ClosedLoop(spec) => spec.max_flows,
             WorkloadSpec::Disaggregated { spec, .. } => spec.max_flows,
             WorkloadSpec::Trace { flows, .. } => Some(*flows),
-            WorkloadSpec::Dag { sends, .. } => Some(*sends),
+            WorkloadSpec::Dag { sends, .. } | WorkloadSpec::Chakra { sends, .. } => Some(*sends),
             WorkloadSpec::ConnectionMatrix { flows, .. } => Some(flows.len() as u64),
             WorkloadSpec::Collective { jobs, .. } => {
                 u64::try_from(jobs.iter().map(|j| j.spec.sends()).sum::<u128>()).ok()
@@ -352,6 +386,7 @@ impl WorkloadSpec {
             | WorkloadSpec::Disaggregated { .. }
             | WorkloadSpec::Trace { .. }
             | WorkloadSpec::Dag { .. }
+            | WorkloadSpec::Chakra { .. }
             | WorkloadSpec::ConnectionMatrix { .. }
             | WorkloadSpec::Collective { .. } => return Vec::new(),
         };

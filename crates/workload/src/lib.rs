@@ -13,6 +13,8 @@
 //! - [`collective`]: all-reduce (ring, halving-doubling), all-gather, reduce-scatter (ring) and
 //!   all-to-all (direct) over a set of ranks, as a [`dag`] of sends, iterations apart by a
 //!   compute time.
+//! - [`chakra`]: ASTRA-sim's Chakra execution traces (one protobuf file per rank) read as a
+//!   [`dag`]: compute, point-to-point and collective nodes.
 //! - [`generator`]: [`OpenLoop`] and [`ClosedLoop`] sources combining the three.
 //! - [`disagg`]: the disaggregated-rack workload of §7.4 (six application profiles).
 //! - [`trace`]: replay of a CSV trace `src,dst,size_bytes,start_ns`.
@@ -24,6 +26,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arrivals;
+pub mod chakra;
 pub mod collective;
 pub mod connection_matrix;
 pub mod dag;

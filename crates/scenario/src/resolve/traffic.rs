@@ -9,6 +9,7 @@ use crate::raw::{RawSize, RawWorkload};
 use crate::workload::WorkloadSpec;
 use shoal_base::{NodeId, Rate, Time};
 use shoal_fabric::book::MAX_OPEN_FLOWS;
+use shoal_workload::chakra::CtrlDeps;
 use shoal_workload::disagg::{App, DisaggSpec};
 use shoal_workload::generator::{ClosedLoopSpec, OpenLoopSpec};
 use shoal_workload::{Arrivals, EmpiricalCdf, Matrix, SizeDist};
@@ -446,6 +447,75 @@ pub(super) fn resolve(
             Ok(WorkloadSpec::Dag {
                 path,
                 sends: dag.sends(),
+            })
+        }
+        "chakra" => {
+            let name = w
+                .traces
+                .as_deref()
+                .ok_or_else(|| ctx.missing("workload.traces"))?;
+            let prefix = beside(ctx, name);
+            let files = shoal_workload::chakra::files(&prefix)
+                .map_err(|e| ctx.value("workload.traces", e.to_string()))?;
+            // Rank r on node r unless the file lists the node of each rank.
+            let (ranks, listed) = match w.ranks {
+                None => {
+                    if files.len() > nodes {
+                        return Err(ctx.value(
+                            "workload.traces",
+                            format!(
+                                "{} ranks (files {} to {}) for a fabric of {nodes} nodes",
+                                files.len(),
+                                files[0].display(),
+                                files[files.len() - 1].display()
+                            ),
+                        ));
+                    }
+                    ((0..files.len() as u16).map(NodeId).collect(), false)
+                }
+                Some(toml::Value::Array(list)) => {
+                    let ranks = super::node_list(ctx, "workload.ranks", &list, nodes, "ranks")?;
+                    if ranks.len() != files.len() {
+                        return Err(ctx.value(
+                            "workload.ranks",
+                            format!(
+                                "{} nodes listed for {} ranks (one trace file each)",
+                                ranks.len(),
+                                files.len()
+                            ),
+                        ));
+                    }
+                    (ranks, true)
+                }
+                Some(other) => {
+                    return Err(ctx.err(
+                        "workload.ranks",
+                        ErrorKind::Type,
+                        format!("expected a list of node ids (rank r on the r-th), got {other}"),
+                    ));
+                }
+            };
+            let ctrl = match w.ctrl_deps.as_deref() {
+                None | Some("order") => CtrlDeps::Order,
+                Some("ignore") => CtrlDeps::Ignore,
+                Some(other) => {
+                    return Err(ctx.value(
+                        "workload.ctrl_deps",
+                        format!(
+                            "{other:?}: give \"order\" (control dependencies order nodes, the \
+                             default) or \"ignore\" (as ASTRA-sim's feeder)"
+                        ),
+                    ));
+                }
+            };
+            let imported = shoal_workload::chakra::read(&prefix, &ranks, ctrl)
+                .map_err(|e| ctx.value("workload.traces", e.to_string()))?;
+            Ok(WorkloadSpec::Chakra {
+                prefix,
+                ranks,
+                listed,
+                ctrl,
+                sends: imported.dag.sends(),
             })
         }
         _ => {
