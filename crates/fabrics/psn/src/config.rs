@@ -120,6 +120,10 @@ pub enum HostNic {
     /// The classes are htsim's packet priorities: acks, pulls and CNPs high; data and NDP's
     /// nacks low (ndppacket.h, tcppacket.h).
     RoundRobin,
+    /// htsim's `-host_queue_type prio` (queue.cpp's PriorityQueue): the same two classes as
+    /// [`HostNic::RoundRobin`], each one FIFO. It differs from [`HostNic::Fifo`] only in where
+    /// NDP's nacks wait: with the data here, first there.
+    Priority,
 }
 
 /// What a full NDP switch queue trims, and what bounds its priority lane.

@@ -595,18 +595,25 @@ fn resolve(
     };
     let host_nic = match raw.host_nic.as_deref() {
         None | Some("fifo") => HostNic::Fifo,
-        Some("round-robin") if matches!(topology, TopologySpec::Torus { .. }) => {
+        Some(nic @ ("round-robin" | "priority"))
+            if matches!(topology, TopologySpec::Torus { .. }) =>
+        {
             return Err(keys.value(
                 "network.host_nic",
-                "\"round-robin\" is htsim's NIC of a host with one link; a torus host forwards \
-                 other hosts' packets on six: use \"fifo\"",
+                format!(
+                    "{nic:?} is htsim's NIC of a host with one link; a torus host forwards other \
+                     hosts' packets on six: use \"fifo\""
+                ),
             ));
         }
         Some("round-robin") => HostNic::RoundRobin,
+        Some("priority") => HostNic::Priority,
         Some(other) => {
             return Err(keys.value(
                 "network.host_nic",
-                format!("unknown host NIC {other:?}; known: \"fifo\", \"round-robin\""),
+                format!(
+                    "unknown host NIC {other:?}; known: \"fifo\", \"round-robin\", \"priority\""
+                ),
             ));
         }
     };
@@ -777,8 +784,10 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
         }),
     );
     // Written only when set otherwise, so that resolved files stay as they were.
-    if net.host_nic == HostNic::RoundRobin {
-        t.kv("host_nic", text("round-robin"));
+    match net.host_nic {
+        HostNic::Fifo => {}
+        HostNic::RoundRobin => t.kv("host_nic", text("round-robin")),
+        HostNic::Priority => t.kv("host_nic", text("priority")),
     }
     let marking = |at_dequeue: bool| text(if at_dequeue { "departure" } else { "arrival" });
     match net.discipline {

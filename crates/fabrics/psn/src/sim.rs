@@ -159,6 +159,9 @@ pub(crate) struct Sim<'a, T: Transport> {
     /// htsim's round-robin NIC of each host, by host id (empty with FIFO NICs, which queue in
     /// their port like a switch).
     nics: Vec<RoundRobinNic>,
+    /// The NICs give each flow its turn (htsim's default); else each class is one FIFO (its
+    /// `-host_queue_type prio`): every packet queues as one flow, 0.
+    nic_turns: bool,
     /// htsim's trimming: the packet each port is sending (valid while the port is busy), and
     /// the coin that picks what a full queue trims (empty and unused otherwise).
     on_wire: Vec<OnWire>,
@@ -248,9 +251,12 @@ impl<'a, T: Transport> Sim<'a, T> {
             switch_queues: (net.discipline, switch_limit),
             host_queues: (host_discipline, u64::MAX),
             nics: match net.host_nic {
-                HostNic::RoundRobin => (0..hosts).map(|_| RoundRobinNic::default()).collect(),
+                HostNic::RoundRobin | HostNic::Priority => {
+                    (0..hosts).map(|_| RoundRobinNic::default()).collect()
+                }
                 HostNic::Fifo => Vec::new(),
             },
+            nic_turns: net.host_nic == HostNic::RoundRobin,
             on_wire: if htsim_trim {
                 vec![
                     OnWire {
@@ -646,7 +652,8 @@ impl<'a, T: Transport> Sim<'a, T> {
             let p = self.pkts.get(pkt);
             // htsim's priorities: NDP's nacks are low, with the data (ndppacket.h).
             let high = control && p.seg.kind != Kind::Nack;
-            self.nics[node as usize].push(high, p.flow, pkt, wire);
+            let turn = if self.nic_turns { p.flow } else { 0 };
+            self.nics[node as usize].push(high, turn, pkt, wire);
             self.kick(now, gp);
             return;
         }

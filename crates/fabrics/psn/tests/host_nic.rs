@@ -1,6 +1,6 @@
 //! The host NIC's order on a whole run: htsim's round-robin NIC lets a short flow's packets
-//! alternate with a long flow's window where the FIFO NIC sends them after it, and leaves a
-//! lone flow exactly as it was.
+//! alternate with a long flow's window where a FIFO NIC (ours, or htsim's priority NIC) sends
+//! them after it, and every NIC leaves a lone flow exactly as it was.
 
 mod common;
 
@@ -41,7 +41,8 @@ fn finishes(host_nic: HostNic, flows: Vec<Flow>) -> Vec<u64> {
 fn a_short_flow_alternates_with_a_long_flows_window_instead_of_waiting_for_it() {
     // Host 0 starts a 200-packet flow to host 1 (its window of 20 goes to the NIC at once),
     // then a 10-packet flow to host 2. Only the NIC is shared. FIFO: the short flow's last
-    // packet leaves after 20 + 10 packet times. Round-robin: the long flow's first packet
+    // packet leaves after 20 + 10 packet times (htsim's priority NIC likewise: one FIFO for
+    // data). Round-robin: the long flow's first packet
     // starts alone; it was the highest flow id seen, so (as htsim's iterator wraps at the end
     // of its map) the next turn starts from the lowest id, the long flow again; then turns
     // alternate and the short flow takes slots 3, 5, ..., 21. Then 3 more hops of
@@ -54,7 +55,11 @@ fn a_short_flow_alternates_with_a_long_flows_window_instead_of_waiting_for_it() 
     };
     let t = Rate::gbps(10).serialize(9000).0;
     let expected = |k: u64| (k + 3) * t + 4 * Dur::from_us(1).0;
-    for (nic, k) in [(HostNic::Fifo, 30), (HostNic::RoundRobin, 21)] {
+    for (nic, k) in [
+        (HostNic::Fifo, 30),
+        (HostNic::Priority, 30),
+        (HostNic::RoundRobin, 21),
+    ] {
         let short = finishes(nic, flows())[1];
         let want = expected(k);
         assert!(
@@ -68,10 +73,13 @@ fn a_short_flow_alternates_with_a_long_flows_window_instead_of_waiting_for_it() 
 #[test]
 fn a_lone_flow_and_a_rerun_are_unchanged() {
     let lone = || vec![flow(0, 0, 2, 300 * MSS as u64, Time::ZERO)];
-    assert_eq!(
-        finishes(HostNic::Fifo, lone()),
-        finishes(HostNic::RoundRobin, lone())
-    );
+    for nic in [HostNic::RoundRobin, HostNic::Priority] {
+        assert_eq!(
+            finishes(HostNic::Fifo, lone()),
+            finishes(nic, lone()),
+            "{nic:?}"
+        );
+    }
     let many = || {
         (0..12)
             .map(|i| {
