@@ -732,10 +732,16 @@ impl<'a, T: Transport> Sim<'a, T> {
     // instructions a hop.
     #[inline(always)]
     fn kick(&mut self, now: Time, gp: u32) {
-        if self.ports.ports[gp as usize].wake_pending || self.port_empty(gp) {
+        // One index into the ports (not `port_empty`'s second): this runs at every hop.
+        let port = &mut self.ports.ports[gp as usize];
+        let empty = if port.switch || self.nics.is_empty() {
+            port.queue.is_empty()
+        } else {
+            self.nics[port.node() as usize].is_empty()
+        };
+        if port.wake_pending || empty {
             return;
         }
-        let port = &mut self.ports.ports[gp as usize];
         if now >= port.busy_until {
             self.start_tx(now, gp);
         } else {
@@ -759,6 +765,8 @@ impl<'a, T: Transport> Sim<'a, T> {
     /// An arrival at switch port `gp` under htsim's trimming ([`TrimRule::Htsim`]): the
     /// arriving packet, or the data lane's last one in its place, may be trimmed, and a header
     /// that finds the priority lane full is dropped.
+    // Kept out of `enqueue`, which every other run takes at every hop.
+    #[inline(never)]
     fn enqueue_htsim(&mut self, now: Time, gp: u32, pkt: u32, wire: u32, control: bool) {
         let limit = self.switch_queues.1;
         let port = &mut self.ports.ports[gp as usize];
