@@ -10,7 +10,9 @@
 # flows arrive; LOADs default to 0.2 and 0.7 (docs/results/baselines.md reads "low load" as
 # 0.1-0.3 and "high" as 0.7-0.9). SHOAL_BIN names a shoal binary instead of a cargo build;
 # VS_HTSIM_WORK a scratch folder instead of a new one (mktemp); HTSIM_EXTRA words added to
-# htsim's command (e.g. HTSIM_EXTRA="-host_queue_type prio": a FIFO host NIC, as the engine's).
+# htsim's command (e.g. HTSIM_EXTRA="-host_queue_type prio": a FIFO host NIC); SHOAL_SET
+# `--set` values added to shoal's, space-separated (e.g. SHOAL_SET='network.host_nic="fifo"',
+# the engine's FIFO NIC, to compare with that htsim run).
 #
 # For each load: scripts/pareto-cm.py writes the flows (Pareto(1.05) sizes of 100 KB uncapped
 # mean, capped at 1 GB and rounded up to whole 1436 B payloads, uniform pairs, Poisson arrivals
@@ -84,8 +86,11 @@ htsim_fct() {
 
 diff_pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%+.1f%%", (a - b) / b * 100 }'; }
 
+shoal_set=()
+for s in ${SHOAL_SET:-}; do shoal_set+=(--set "$s"); done
+
 date -u +"# %Y-%m-%d %H:%M UTC"
-echo "# htsim_ndp: $htsim_ndp ${HTSIM_EXTRA:-}; shoal $(git -C "$repo" rev-parse --short HEAD); window $window us, run to $end us"
+echo "# htsim_ndp: $htsim_ndp ${HTSIM_EXTRA:-}; shoal $(git -C "$repo" rev-parse --short HEAD) ${SHOAL_SET:-}; window $window us, run to $end us"
 echo
 echo "| load | flows | completed (htsim / shoal) | short mean µs: htsim, htsim less ack, shoal, diff | short p99 µs: htsim, htsim less ack, shoal, diff | long goodput Gb/s: htsim, htsim less ack, shoal, diff (long flows done: htsim / shoal) |"
 echo "|---|---|---|---|---|---|"
@@ -100,7 +105,7 @@ for load in "${loads[@]}"; do
         -strat perm -end "$end" -seed 13 ${HTSIM_EXTRA:-} -o htsim.log >htsim.out 2>htsim.err ||
         { echo "$0: htsim failed; see $dir/htsim.err" >&2; exit 1; }
     "$shoal" run "$repo/scenarios/htsim-ndp-fattree.toml" --set "workload.file=\"$dir/flows.cm\"" \
-        --set "run.until_us=$end" --out shoal-out --force --quiet >shoal.out 2>shoal.err ||
+        --set "run.until_us=$end" "${shoal_set[@]}" --out shoal-out --force --quiet >shoal.out 2>shoal.err ||
         { echo "$0: shoal failed; see $dir/shoal.err" >&2; exit 1; }
     htsim_fct raw >htsim.fct
     htsim_fct less >htsim-less.fct

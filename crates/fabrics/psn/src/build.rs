@@ -150,7 +150,7 @@ pub const TRANSPORTS: [Transport; 6] = [
     },
     Transport {
         name: "ndp",
-        keys: &["initial_window", "rto_min_us", "pull_pacing"],
+        keys: &["initial_window", "rto_min_us", "pull_pacing", "trim"],
         marking: Marking::Trim,
         queue_packets: crate::scenario::defaults::NDP_QUEUE_PACKETS,
         path: PathChoice::Spray,

@@ -106,6 +106,40 @@ pub struct Pfc {
     pub xon_bytes: u64,
 }
 
+/// How a host's NIC orders the packets its flows hand it (the NIC queue is unbounded: the
+/// transports' windows bound it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostNic {
+    /// Ours, with no source: one FIFO, so a flow's window leaves whole before a later flow's
+    /// first packet; under NDP control packets (acks, nacks, pulls) go first.
+    Fifo,
+    /// htsim's default host queue (queue.cpp's FairPriorityQueue over fairpullqueue.cpp's
+    /// FairPullQueue; fat_tree_topology.cpp builds it for every transport unless
+    /// `-host_queue_type` says otherwise): two classes, control before data; within a class
+    /// one packet per flow in turn, flows taken in the order of their ids ([`crate::nic`]).
+    /// The classes are htsim's packet priorities: acks, pulls and CNPs high; data and NDP's
+    /// nacks low (ndppacket.h, tcppacket.h).
+    RoundRobin,
+    /// htsim's `-host_queue_type prio` (queue.cpp's PriorityQueue): the same two classes as
+    /// [`HostNic::RoundRobin`], each one FIFO. It differs from [`HostNic::Fifo`] only in where
+    /// NDP's nacks wait: with the data here, first there.
+    Priority,
+}
+
+/// What a full NDP switch queue trims, and what bounds its priority lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimRule {
+    /// Ours, with no source: the arriving packet is trimmed; the priority lane has no limit;
+    /// the data lane's limit counts the packets waiting, not the one on the wire.
+    Arriving,
+    /// htsim's CompositeQueue (compositequeue.cpp): the data lane's limit counts the packet
+    /// being sent as well; an arriving data packet that does not fit is trimmed with
+    /// probability 1/2, else it is queued and the data lane's last packet is trimmed instead;
+    /// a header or control packet that would take the priority lane above twice the data
+    /// lane's limit is dropped.
+    Htsim,
+}
+
 /// Parameters of the packet network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetConfig {
@@ -122,7 +156,11 @@ pub struct NetConfig {
     pub pull_pacing: u32,
     /// Lossless operation (DCQCN's RoCE); `None`: queues drop when full.
     pub pfc: Option<Pfc>,
-    /// Seeds path hashing and RED's marking draws.
+    /// How host NICs order their packets.
+    pub host_nic: HostNic,
+    /// What NDP's switches trim (read only under [`Discipline::Trim`]).
+    pub trim: TrimRule,
+    /// Seeds path hashing, RED's marking draws and htsim's trimming coin.
     pub seed: u64,
 }
 
@@ -140,6 +178,8 @@ impl NetConfig {
             control_bytes: 64,
             pull_pacing: 100,
             pfc: None,
+            host_nic: HostNic::Fifo,
+            trim: TrimRule::Arriving,
             seed: 1,
         }
     }

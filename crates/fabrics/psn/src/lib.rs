@@ -11,6 +11,7 @@
 //! - [`scenario`]: the `[network]` table of a scenario file.
 //! - [`config`]: queue discipline and size, path choice, header sizes.
 //! - [`queue`]: one output queue with a data and a priority lane.
+//! - [`nic`]: htsim's round-robin host NIC.
 //! - [`port`]: ports and links.
 //! - [`packet`]: the packet record and the slab of packets in flight.
 //! - [`rewire`]: a controller that rewires a direct network during a run (XFabric).
@@ -23,6 +24,7 @@
 pub mod bench;
 pub mod build;
 pub mod config;
+pub mod nic;
 pub mod packet;
 pub mod port;
 pub mod queue;
@@ -33,7 +35,7 @@ mod sim;
 pub mod source_route;
 
 pub use build::{TRANSPORTS, TransportSpec, build, ideal_fct};
-pub use config::{Discipline, NetConfig, PathChoice, Pfc, Red};
+pub use config::{Discipline, HostNic, NetConfig, PathChoice, Pfc, Red, TrimRule};
 pub use rewire::{Rewired, Rewiring, Staged};
 pub use scenario::{NetworkSpec, TopologySpec};
 

@@ -71,6 +71,11 @@ impl PacketSlab {
         &mut self.slots[i as usize]
     }
 
+    /// The packets by slot, read-only, beside the lanes' links to write.
+    pub fn split(&mut self) -> (&[Packet], &mut Links) {
+        (&self.slots, &mut self.links)
+    }
+
     /// Frees slot `i` and returns what it held.
     pub fn remove(&mut self, i: u32) -> Packet {
         self.free.push(i);

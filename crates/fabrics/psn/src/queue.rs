@@ -8,6 +8,7 @@
 //! example the simulated L2 misses per packet-hop fell from 5.9 to 4.1 (BENCHMARKS.md).
 
 use crate::config::Discipline;
+use rand::RngExt;
 use shoal_base::rng::StreamRng;
 
 /// No packet: the end of a lane.
@@ -75,6 +76,43 @@ impl Lane {
     fn is_empty(&self) -> bool {
         self.head == END
     }
+
+    /// Removes the last packet. A lane has no back links, so this walks from the head: it
+    /// serves htsim's trimming only, on queues of a few packets (NDP's are 8 to 12).
+    fn pop_back(&mut self, links: &Links) -> Option<u32> {
+        let last = self.tail;
+        if last == END {
+            return None;
+        }
+        if self.head == last {
+            *self = Lane::default();
+            return Some(last);
+        }
+        let mut p = self.head;
+        while links.0[p as usize] != last {
+            p = links.0[p as usize];
+        }
+        self.tail = p;
+        Some(last)
+    }
+}
+
+/// The packet a port is sending: htsim keeps it in its lane, and counts its bytes there, until
+/// its last bit leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnWire {
+    pub bytes: u32,
+    /// It came from the priority lane.
+    pub prio: bool,
+}
+
+/// htsim's trimming decision ([`crate::TrimRule::Htsim`]) on one arrival: what became of the
+/// arriving packet, and of the data lane's last packet if it was trimmed in its place
+/// ([`Admit::Trimmed`] with its header queued, or [`Admit::Dropped`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HtsimTrim {
+    pub arriving: Admit,
+    pub victim: Option<(u32, Admit)>,
 }
 
 /// What happened to an arriving packet.
@@ -149,6 +187,85 @@ impl OutQueue {
                 Admit::Trimmed
             }
         }
+    }
+
+    /// An arrival under htsim's trimming (compositequeue.cpp): `limit` bounds the data lane and
+    /// twice `limit` the priority lane, each counting the packet on the wire if it came from
+    /// it (`on_wire`); a data packet that does not fit is trimmed to `trimmed_bytes` if a coin
+    /// drawn from `rng` says so, else queued with the data lane's last packet trimmed instead
+    /// (`wire` gives a queued packet's bytes); a header that does not fit the priority lane is
+    /// dropped. The coin is drawn only when the data lane is full, as htsim draws it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn admit_htsim(
+        &mut self,
+        pkt: u32,
+        bytes: u32,
+        control: bool,
+        limit: u64,
+        trimmed_bytes: u32,
+        on_wire: Option<OnWire>,
+        rng: &mut StreamRng,
+        links: &mut Links,
+        wire: impl Fn(u32) -> u32,
+    ) -> HtsimTrim {
+        let sending = |prio: bool| match on_wire {
+            Some(w) if w.prio == prio => u64::from(w.bytes),
+            _ => 0,
+        };
+        // The room the priority lane has left, in bytes.
+        let header_room = (2 * limit).saturating_sub(sending(true));
+        if control {
+            let arriving = self.push_header(pkt, bytes, header_room, Admit::Queued, links);
+            return HtsimTrim {
+                arriving,
+                victim: None,
+            };
+        }
+        if self.data_bytes + sending(false) + u64::from(bytes) <= limit {
+            self.data.push(pkt, links);
+            self.data_bytes += u64::from(bytes);
+            return HtsimTrim {
+                arriving: Admit::Queued,
+                victim: None,
+            };
+        }
+        // htsim asserts that the data lane holds a packet here (it counts the one on the wire
+        // among them, and would trim that one); with nothing waiting the arrival is trimmed.
+        let trim_tail = rng.random_bool(0.5) && !self.data.is_empty();
+        if !trim_tail {
+            let arriving = self.push_header(pkt, trimmed_bytes, header_room, Admit::Trimmed, links);
+            return HtsimTrim {
+                arriving,
+                victim: None,
+            };
+        }
+        let victim = self.data.pop_back(links).expect("checked non-empty");
+        self.data_bytes -= u64::from(wire(victim));
+        let outcome = self.push_header(victim, trimmed_bytes, header_room, Admit::Trimmed, links);
+        self.data.push(pkt, links);
+        self.data_bytes += u64::from(bytes);
+        HtsimTrim {
+            arriving: Admit::Queued,
+            victim: Some((victim, outcome)),
+        }
+    }
+
+    /// Queues a header or control packet of `bytes` in the priority lane if the lane stays
+    /// within `room` bytes (then the outcome is `kept`), else drops it.
+    fn push_header(
+        &mut self,
+        pkt: u32,
+        bytes: u32,
+        room: u64,
+        kept: Admit,
+        links: &mut Links,
+    ) -> Admit {
+        if self.prio_bytes + u64::from(bytes) > room {
+            return Admit::Dropped;
+        }
+        self.prio.push(pkt, links);
+        self.prio_bytes += u64::from(bytes);
+        kept
     }
 
     fn push_data(&mut self, pkt: u32, bytes: u32, outcome: Admit, links: &mut Links) -> Admit {
@@ -455,5 +572,136 @@ mod tests {
             ),
             Admit::Queued
         );
+    }
+
+    /// htsim's trimming on a queue whose data packets are 1500 B, headers 64 B.
+    #[allow(clippy::too_many_arguments)]
+    fn htsim(
+        q: &mut OutQueue,
+        pkt: u32,
+        bytes: u32,
+        control: bool,
+        limit: u64,
+        on_wire: Option<OnWire>,
+        rng: &mut StreamRng,
+        l: &mut Links,
+    ) -> HtsimTrim {
+        q.admit_htsim(pkt, bytes, control, limit, 64, on_wire, rng, l, |_| 1500)
+    }
+
+    #[test]
+    fn htsim_counts_the_packet_on_the_wire_against_the_limit() {
+        // Three packets' room: with one data packet on the wire, two more fit, then the third
+        // is trimmed (or trims the last); with a header on the wire, three fit.
+        for (on_wire, fit) in [
+            (None, 3),
+            (
+                Some(OnWire {
+                    bytes: 1500,
+                    prio: false,
+                }),
+                2,
+            ),
+            (
+                Some(OnWire {
+                    bytes: 64,
+                    prio: true,
+                }),
+                3,
+            ),
+        ] {
+            let (mut q, mut l, mut rng) = (OutQueue::default(), links(), r());
+            let queued = (0..5)
+                .map(|i| htsim(&mut q, i, 1500, false, 3 * MTU, on_wire, &mut rng, &mut l))
+                .take_while(|t| t.arriving == Admit::Queued && t.victim.is_none())
+                .count();
+            assert_eq!(queued, fit, "{on_wire:?}");
+        }
+    }
+
+    #[test]
+    fn htsim_trims_the_arrival_or_the_last_queued_packet_half_the_time_each() {
+        // A full queue of 4 packets; each round one packet leaves from the head and one
+        // arrives. When the last queued packet is trimmed it must be the one queued last, and
+        // the arrival takes its place. The share of arrivals trimmed is binomial(n, 1/2):
+        // within 5 standard deviations.
+        let (mut q, mut l, mut rng) = (OutQueue::default(), links(), r());
+        let limit = 4 * MTU;
+        let mut fifo: std::collections::VecDeque<u32> = (0..4).collect();
+        for i in 0..4 {
+            htsim(&mut q, i, 1500, false, limit, None, &mut rng, &mut l);
+        }
+        let n = 20_000u32;
+        let mut arrivals_trimmed = 0;
+        for i in 4..4 + n {
+            let t = htsim(&mut q, i, 1500, false, limit, None, &mut rng, &mut l);
+            match t {
+                HtsimTrim {
+                    arriving: Admit::Trimmed,
+                    victim: None,
+                } => arrivals_trimmed += 1,
+                HtsimTrim {
+                    arriving: Admit::Queued,
+                    victim: Some((v, Admit::Trimmed)),
+                } => {
+                    assert_eq!(Some(v), fifo.pop_back(), "the victim is the last queued");
+                    fifo.push_back(i);
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+            // Headers first, then the data lane's head.
+            while let Some((p, prio)) = q.pop(&l) {
+                if prio {
+                    q.account_sent(64, true);
+                } else {
+                    assert_eq!(Some(p), fifo.pop_front(), "round {i}");
+                    q.account_sent(1500, false);
+                    break;
+                }
+            }
+            // Refill to full for the next round (ids above the run's, never reused).
+            let j = 100_000 + i;
+            assert_eq!(
+                htsim(&mut q, j, 1500, false, limit, None, &mut rng, &mut l),
+                HtsimTrim {
+                    arriving: Admit::Queued,
+                    victim: None
+                }
+            );
+            fifo.push_back(j);
+        }
+        let share = arrivals_trimmed as f64 / n as f64;
+        let tol = 5.0 * (0.25 / n as f64).sqrt();
+        assert!(
+            (share - 0.5).abs() <= tol,
+            "{share} of arrivals trimmed, expected 0.5 ± {tol}"
+        );
+    }
+
+    #[test]
+    fn htsim_drops_headers_beyond_twice_the_data_limit() {
+        // Data limit 3 × 1500 B: the priority lane holds 9000 B, 140 headers of 64 B; with a
+        // header on the wire, one fewer.
+        for (on_wire, room) in [
+            (None, 9000 / 64),
+            (
+                Some(OnWire {
+                    bytes: 64,
+                    prio: true,
+                }),
+                9000 / 64 - 1,
+            ),
+        ] {
+            let (mut q, mut l, mut rng) = (OutQueue::default(), links(), r());
+            let kept = (1000..1300)
+                .map(|i| htsim(&mut q, i, 64, true, 3 * MTU, on_wire, &mut rng, &mut l).arriving)
+                .take_while(|&a| a == Admit::Queued)
+                .count();
+            assert_eq!(kept, room, "{on_wire:?}");
+            assert_eq!(
+                htsim(&mut q, 2000, 64, true, 3 * MTU, on_wire, &mut rng, &mut l).arriving,
+                Admit::Dropped
+            );
+        }
     }
 }

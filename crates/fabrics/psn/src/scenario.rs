@@ -13,7 +13,7 @@
 
 use crate::build::DctcpReaction;
 use crate::build::{Marking, TRANSPORTS, Transport as Entry, TransportParams, TransportSpec};
-use crate::config::{Discipline, NetConfig, PPM, PathChoice, Pfc, Red};
+use crate::config::{Discipline, HostNic, NetConfig, PPM, PathChoice, Pfc, Red, TrimRule};
 use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, Keys, TableError, TomlOut, read_table};
@@ -115,11 +115,13 @@ struct RawNetwork {
     pfc_xoff_packets: Option<i64>,
     pfc_xon_packets: Option<i64>,
     mptcp_subflows: Option<i64>,
+    host_nic: Option<String>,
+    trim: Option<String>,
 }
 
 impl RawNetwork {
     /// The transport-specific keys the file gives.
-    fn transport_keys(&self) -> [(&'static str, bool); 18] {
+    fn transport_keys(&self) -> [(&'static str, bool); 19] {
         [
             ("ecn", self.ecn.is_some()),
             ("red_kmin_bytes", self.red_kmin_bytes.is_some()),
@@ -139,6 +141,7 @@ impl RawNetwork {
             ("dctcp_reaction", self.dctcp_reaction.is_some()),
             ("pull_pacing", self.pull_pacing.is_some()),
             ("mptcp_subflows", self.mptcp_subflows.is_some()),
+            ("trim", self.trim.is_some()),
         ]
     }
 }
@@ -590,7 +593,43 @@ fn resolve(
         }
         None
     };
+    let host_nic = match raw.host_nic.as_deref() {
+        None | Some("fifo") => HostNic::Fifo,
+        Some(nic @ ("round-robin" | "priority"))
+            if matches!(topology, TopologySpec::Torus { .. }) =>
+        {
+            return Err(keys.value(
+                "network.host_nic",
+                format!(
+                    "{nic:?} is htsim's NIC of a host with one link; a torus host forwards other \
+                     hosts' packets on six: use \"fifo\""
+                ),
+            ));
+        }
+        Some("round-robin") => HostNic::RoundRobin,
+        Some("priority") => HostNic::Priority,
+        Some(other) => {
+            return Err(keys.value(
+                "network.host_nic",
+                format!(
+                    "unknown host NIC {other:?}; known: \"fifo\", \"round-robin\", \"priority\""
+                ),
+            ));
+        }
+    };
+    let trim = match raw.trim.as_deref() {
+        None | Some("arriving") => TrimRule::Arriving,
+        Some("htsim") => TrimRule::Htsim,
+        Some(other) => {
+            return Err(keys.value(
+                "network.trim",
+                format!("unknown trimming rule {other:?}; known: \"arriving\", \"htsim\""),
+            ));
+        }
+    };
     let net = NetConfig {
+        host_nic,
+        trim,
         pfc,
         discipline,
         queue_packets: queue,
@@ -744,6 +783,12 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
             PathChoice::Pinned => "pinned",
         }),
     );
+    // Written only when set otherwise, so that resolved files stay as they were.
+    match net.host_nic {
+        HostNic::Fifo => {}
+        HostNic::RoundRobin => t.kv("host_nic", text("round-robin")),
+        HostNic::Priority => t.kv("host_nic", text("priority")),
+    }
     let marking = |at_dequeue: bool| text(if at_dequeue { "departure" } else { "arrival" });
     match net.discipline {
         Discipline::Ecn { k, at_dequeue } => {
@@ -778,6 +823,9 @@ fn write(t: &mut TomlOut, n: &NetworkSpec) {
             t.kv("initial_window", c.initial_window);
             t.kv("rto_min_us", dur_us(c.rto));
             t.kv("pull_pacing", float(net.pull_pacing as f64 / 100.0));
+            if net.trim == TrimRule::Htsim {
+                t.kv("trim", text("htsim"));
+            }
         }
         TransportSpec::Dcqcn(c) => {
             if let Some(m) = c.max_window {

@@ -8,9 +8,11 @@
 //! run loop (flows due, samples, stop) is the one every event-driven fabric shares
 //! (`shoal_fabric::event_loop`).
 
-use crate::config::{Discipline, NetConfig, PathChoice};
+use crate::config::{Discipline, HostNic, NetConfig, PathChoice, TrimRule};
+use crate::nic::RoundRobinNic;
 use crate::packet::{NO_PORT, Packet, PacketSlab};
 use crate::port::Ports;
+use crate::queue::{Admit, OnWire};
 use crate::r2c2::{R2c2State, Routing, next_solve};
 use crate::rewire::{Rewiring, check_shape, check_staged};
 use crate::source_route::{PathCycle, path_count, take_hop};
@@ -154,6 +156,17 @@ pub(crate) struct Sim<'a, T: Transport> {
     /// The discipline and byte limit of switch queues and of host NICs, fixed for the run.
     switch_queues: (Discipline, u64),
     host_queues: (Discipline, u64),
+    /// htsim's round-robin NIC of each host, by host id (empty with FIFO NICs, which queue in
+    /// their port like a switch).
+    nics: Vec<RoundRobinNic>,
+    /// The NICs give each flow its turn (htsim's default); else each class is one FIFO (its
+    /// `-host_queue_type prio`): every packet queues as one flow, 0.
+    nic_turns: bool,
+    /// htsim's trimming: the packet each port is sending (valid while the port is busy), and
+    /// the coin that picks what a full queue trims (empty and unused otherwise).
+    on_wire: Vec<OnWire>,
+    htsim_trim: bool,
+    trim_rng: StreamRng,
 }
 
 impl<'a, T: Transport> Sim<'a, T> {
@@ -190,13 +203,16 @@ impl<'a, T: Transport> Sim<'a, T> {
             Discipline::Trim => Discipline::Trim,
             _ => Discipline::DropTail,
         };
+        let htsim_trim = net.discipline == Discipline::Trim && net.trim == TrimRule::Htsim;
+        let ports = Ports::new(topo, net.pfc.is_some());
+        let ports_total = ports.ports.len();
         Sim {
             topo: Cow::Borrowed(topo),
             net,
             transport,
             limits,
             q: Calendar::new(),
-            ports: Ports::new(topo, net.pfc.is_some()),
+            ports,
             pkts: PacketSlab::default(),
             mtu,
             slot_of: Vec::new(),
@@ -234,6 +250,26 @@ impl<'a, T: Transport> Sim<'a, T> {
             red_rng: shoal_base::rng::stream(net.seed, "psn.red", 0),
             switch_queues: (net.discipline, switch_limit),
             host_queues: (host_discipline, u64::MAX),
+            nics: match net.host_nic {
+                HostNic::RoundRobin | HostNic::Priority => {
+                    (0..hosts).map(|_| RoundRobinNic::default()).collect()
+                }
+                HostNic::Fifo => Vec::new(),
+            },
+            nic_turns: net.host_nic == HostNic::RoundRobin,
+            on_wire: if htsim_trim {
+                vec![
+                    OnWire {
+                        bytes: 0,
+                        prio: false
+                    };
+                    ports_total
+                ]
+            } else {
+                Vec::new()
+            },
+            htsim_trim,
+            trim_rng: shoal_base::rng::stream(net.seed, "psn.trim", 0),
         }
     }
 }
@@ -270,9 +306,8 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
         match ev {
             Ev::Arrive { node, pkt } => self.arrive(now, node, pkt, source),
             Ev::Wake { port } => {
-                let p = &mut self.ports.ports[port as usize];
-                p.wake_pending = false;
-                if !p.queue.is_empty() {
+                self.ports.ports[port as usize].wake_pending = false;
+                if !self.port_empty(port) {
                     self.start_tx(now, port);
                 }
             }
@@ -304,8 +339,8 @@ impl<T: Transport> EventFabric for Sim<'_, T> {
     fn sample(&mut self, now: Time, source: &mut dyn FlowSource) -> bool {
         let mut queued = 0;
         let mut longest = 0;
-        for p in &self.ports.ports {
-            let b = p.queue.bytes();
+        let nics = self.nics.iter().map(RoundRobinNic::bytes);
+        for b in self.ports.ports.iter().map(|p| p.queue.bytes()).chain(nics) {
             queued += b;
             longest = longest.max(b);
         }
@@ -613,6 +648,19 @@ impl<'a, T: Transport> Sim<'a, T> {
         };
         let port = &mut self.ports.ports[gp as usize];
         let (node, switch) = (port.node(), port.switch);
+        if !switch && !self.nics.is_empty() {
+            let p = self.pkts.get(pkt);
+            // htsim's priorities: NDP's nacks are low, with the data (ndppacket.h).
+            let high = control && p.seg.kind != Kind::Nack;
+            let turn = if self.nic_turns { p.flow } else { 0 };
+            self.nics[node as usize].push(high, turn, pkt, wire);
+            self.kick(now, gp);
+            return;
+        }
+        if switch && self.htsim_trim {
+            self.enqueue_htsim(now, gp, pkt, wire, control);
+            return;
+        }
         let (discipline, limit) = if switch {
             self.switch_queues
         } else {
@@ -629,7 +677,6 @@ impl<'a, T: Transport> Sim<'a, T> {
             &mut self.red_rng,
             &mut self.pkts.links,
         );
-        use crate::queue::Admit;
         match outcome {
             Admit::Dropped => {
                 self.drops += 1;
@@ -685,8 +732,14 @@ impl<'a, T: Transport> Sim<'a, T> {
     // instructions a hop.
     #[inline(always)]
     fn kick(&mut self, now: Time, gp: u32) {
+        // One index into the ports (not `port_empty`'s second): this runs at every hop.
         let port = &mut self.ports.ports[gp as usize];
-        if port.wake_pending || port.queue.is_empty() {
+        let empty = if port.switch || self.nics.is_empty() {
+            port.queue.is_empty()
+        } else {
+            self.nics[port.node() as usize].is_empty()
+        };
+        if port.wake_pending || empty {
             return;
         }
         if now >= port.busy_until {
@@ -698,17 +751,102 @@ impl<'a, T: Transport> Sim<'a, T> {
         }
     }
 
+    /// Port `gp` has nothing waiting (in its queue, or in its host's round-robin NIC).
+    #[inline]
+    fn port_empty(&self, gp: u32) -> bool {
+        let port = &self.ports.ports[gp as usize];
+        if !port.switch && !self.nics.is_empty() {
+            self.nics[port.node() as usize].is_empty()
+        } else {
+            port.queue.is_empty()
+        }
+    }
+
+    /// An arrival at switch port `gp` under htsim's trimming ([`TrimRule::Htsim`]): the
+    /// arriving packet, or the data lane's last one in its place, may be trimmed, and a header
+    /// that finds the priority lane full is dropped.
+    // Kept out of `enqueue`, which every other run takes at every hop.
+    #[inline(never)]
+    fn enqueue_htsim(&mut self, now: Time, gp: u32, pkt: u32, wire: u32, control: bool) {
+        let limit = self.switch_queues.1;
+        let port = &mut self.ports.ports[gp as usize];
+        let on_wire = (now < port.busy_until).then(|| self.on_wire[gp as usize]);
+        let (slots, links) = self.pkts.split();
+        let out = port.queue.admit_htsim(
+            pkt,
+            wire,
+            control,
+            limit,
+            self.net.control_bytes,
+            on_wire,
+            &mut self.trim_rng,
+            links,
+            |p| slots[p as usize].wire,
+        );
+        let node = port.node() as usize;
+        self.max_port_bytes = self.max_port_bytes.max(port.queue.bytes());
+        if let Some((victim, outcome)) = out.victim {
+            self.trims += 1;
+            let was = u64::from(self.pkts.get(victim).wire);
+            self.node_bytes[node] -= was;
+            if outcome == Admit::Dropped {
+                self.drops += 1;
+                self.pkts.remove(victim);
+            } else {
+                self.cut(victim);
+                self.node_bytes[node] += u64::from(self.net.control_bytes);
+            }
+        }
+        match out.arriving {
+            Admit::Dropped => {
+                self.drops += 1;
+                self.pkts.remove(pkt);
+                return;
+            }
+            Admit::Trimmed => {
+                self.trims += 1;
+                self.cut(pkt);
+            }
+            Admit::Queued | Admit::Marked => {}
+        }
+        let q = &mut self.node_bytes[node];
+        *q += u64::from(self.pkts.get(pkt).wire);
+        self.max_node_bytes = self.max_node_bytes.max(*q);
+        self.kick(now, gp);
+    }
+
+    /// Cuts packet `pkt` to its header.
+    fn cut(&mut self, pkt: u32) {
+        let p = self.pkts.get_mut(pkt);
+        p.seg.flags |= TRIMMED;
+        p.wire = self.net.control_bytes;
+    }
+
     /// Starts sending the next queued packet of an idle port.
     fn start_tx(&mut self, now: Time, gp: u32) {
         if self.net.pfc.is_some() && self.ports.pfc[gp as usize].paused {
             return; // RESUME kicks it again
         }
         let port = &mut self.ports.ports[gp as usize];
-        let Some((pkt, prio)) = port.queue.pop(&self.pkts.links) else {
+        let nic = (!port.switch && !self.nics.is_empty()).then(|| port.node() as usize);
+        let popped = match nic {
+            Some(n) => self.nics[n].pop().map(|pkt| (pkt, false)),
+            None => port.queue.pop(&self.pkts.links),
+        };
+        let Some((pkt, prio)) = popped else {
             return;
         };
         let p = self.pkts.get_mut(pkt);
-        port.queue.account_sent(p.wire, prio);
+        match nic {
+            Some(n) => self.nics[n].account_sent(p.wire),
+            None => port.queue.account_sent(p.wire, prio),
+        }
+        if self.htsim_trim {
+            self.on_wire[gp as usize] = OnWire {
+                bytes: p.wire,
+                prio,
+            };
+        }
         let (ingress, wire) = (p.ingress, p.wire);
         if p.seg.kind == Kind::Data && self.limits.measure_from.is_none_or(|m| now >= m) {
             self.data_hops += 1;
@@ -734,7 +872,10 @@ impl<'a, T: Transport> Sim<'a, T> {
         let done = now + crate::port::serialize(port, &self.ports.rates, gp, p.wire as u64);
         port.busy_until = done;
         let (peer, arrival, node) = (port.peer, done + port.delay, port.node());
-        let more = !port.queue.is_empty();
+        let more = match nic {
+            Some(n) => !self.nics[n].is_empty(),
+            None => !port.queue.is_empty(),
+        };
         port.wake_pending |= more;
         // The packet enters the next node through the far port (`ingress` was read above).
         p.ingress = peer;
