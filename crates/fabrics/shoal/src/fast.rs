@@ -25,6 +25,11 @@
 //! Scope. The engine covers one traffic class, no failures and no header corruption: the runs
 //! of Figs. 12-16 and most sweeps. [`unsupported`] names what it lacks; the rack runs such a
 //! scenario on the node engine and says so (`engine_fallback` counter, a note on stderr).
+//!
+//! Observation. With `rack.breakdown` each part also keeps the stamps of `breakdown.rs` for
+//! its nodes' cells and subflows, taken at the points below where the protocol moves a cell
+//! or a subflow; a sent cell's stamps reach the receiver's part between slots. Without it
+//! `trace` is `None` and each of those points costs one untaken branch.
 
 use crate::breakdown::{Stamps, Trace, cell_key};
 use crate::config::RackConfig;
