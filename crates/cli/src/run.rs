@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 ///   flows.csv      id,src,dst,bytes,start_us,finish_us,fct_us (finish and fct empty for flows
 ///                  that did not complete); collective jobs add iteration,step,chunk,job
 ///   series.csv     when the scenario sets run.sample_every_us: queues and progress over time
+///   breakdown.csv  Shoal with rack.breakdown = true: where each short flow's time went
 ///
 /// A scenario with a [sweep] runs every point into DIR/<i>-<value>/ (the same files) and
 /// writes DIR/sweep.csv (one row per point) and DIR/scenario.toml (the swept scenario). The
@@ -590,6 +591,9 @@ pub(crate) fn run_one(
     folder.write_with("flows.csv", |f| write_flows(f, &out.records, plan.as_ref()))?;
     if !out.series.samples.is_empty() {
         folder.write_with("series.csv", |f| out.series.write_csv(f))?;
+    }
+    for (name, text) in &out.tables {
+        folder.write(name, text)?;
     }
     // Last: a folder with a summary holds everything the summary describes.
     folder.write("summary.json", &json)?;

@@ -254,6 +254,7 @@ impl FlowBook {
             delivered_bytes: self.delivered,
             measured_flow_bytes: self.measured_flow_bytes,
             series: self.series,
+            tables: BTreeMap::new(),
         }
     }
 }

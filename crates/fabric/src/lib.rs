@@ -79,6 +79,11 @@ pub struct RunOutput {
     pub measured_flow_bytes: Vec<u64>,
     /// Samples taken every `RunLimits::sample_every` (empty without it).
     pub series: TimeSeries,
+    /// Further tables a fabric writes only when its scenario asks for them, by file name
+    /// (e.g. Shoal's `breakdown.csv` with `rack.breakdown = true`): CSV text that `shoal run`
+    /// writes beside flows.csv. Empty otherwise, so no existing output changes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tables: BTreeMap<String, String>,
 }
 
 /// Why a fabric refused to run.

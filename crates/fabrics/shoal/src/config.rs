@@ -64,6 +64,10 @@ pub struct RackConfig {
     /// Which engine simulates the rack (not a property of the rack: both give identical
     /// results where both run).
     pub engine: Engine,
+    /// Record where each completed short flow's time went (`breakdown.csv`, see
+    /// `breakdown.rs`): observation only, off by default, fast engine only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub breakdown: bool,
 }
 
 /// The simulator's rack engines (`rack.engine`). `Node` drives one sans-IO `shoal_node::Node`
@@ -120,6 +124,7 @@ impl RackConfig {
             header_bit_error_rate: 0.0,
             verify_schedule: false,
             engine: Engine::Auto,
+            breakdown: false,
         }
     }
 
@@ -285,6 +290,23 @@ impl RackConfig {
         .map_err(|e| value("rack.switch_ports", e.to_string()))?;
         for (i, f) in self.failures.iter().enumerate() {
             check_failure(i, f.component, self.nodes, self.channels, &shape)?;
+        }
+        if self.breakdown {
+            // The stamps are taken by the fast engine only (`breakdown.rs`).
+            let why = match (self.engine, crate::fast::unsupported(self)) {
+                (Engine::Node, _) => Some("rack.engine = \"node\""),
+                (_, Some(why)) => Some(why),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(value(
+                    keys.blame(&["rack.breakdown", "rack.engine"]),
+                    format!(
+                        "the breakdown of flow completion times is taken by the fast engine, \
+                         which does not run this rack ({why}); drop rack.breakdown or {why}"
+                    ),
+                ));
+            }
         }
         Ok((schedule, shape))
     }

@@ -25,7 +25,13 @@
 //! Scope. The engine covers one traffic class, no failures and no header corruption: the runs
 //! of Figs. 12-16 and most sweeps. [`unsupported`] names what it lacks; the rack runs such a
 //! scenario on the node engine and says so (`engine_fallback` counter, a note on stderr).
+//!
+//! Observation. With `rack.breakdown` each part also keeps the stamps of `breakdown.rs` for
+//! its nodes' cells and subflows, taken at the points below where the protocol moves a cell
+//! or a subflow; a sent cell's stamps reach the receiver's part between slots. Without it
+//! `trace` is `None` and each of those points costs one untaken branch.
 
+use crate::breakdown::{Stamps, Trace, cell_key};
 use crate::config::RackConfig;
 use crate::endpoint::PeerTable;
 use crate::host::FlowTag;
@@ -247,6 +253,9 @@ struct Core {
     delivered: Vec<(u16, Delivery<FlowTag>)>,
     /// Issue prefetch hints (from the node engine's threshold on, `HINTS_FROM_NODES`).
     hints: bool,
+    /// The stamps of `rack.breakdown` (`breakdown.rs`); `None`, and never looked at past a
+    /// branch, without it.
+    trace: Option<Box<Trace>>,
 }
 
 /// The fast engine of one run.
@@ -263,6 +272,9 @@ pub(crate) struct FastRack {
     /// run: starting and joining threads every slot cost 40-47 µs against 439 µs of work per
     /// slot at 512 nodes (BENCHMARKS.md). `None` with one part.
     pool: Option<rayon::ThreadPool>,
+    /// With `rack.breakdown`: the stamps of the cells sent in a slot, on their way to the
+    /// receivers' parts (kept to reuse its memory).
+    moving: Vec<(u16, u64, Stamps)>,
 }
 
 impl FastRack {
@@ -290,7 +302,7 @@ impl FastRack {
         let parts = (0..count)
             .map(|t| {
                 let (base, end) = (t * n / count, (t + 1) * n / count);
-                Core::new(p, base, end - base, hints, &tx_slot)
+                Core::new(p, base, end - base, hints, cfg.breakdown, &tx_slot)
             })
             .collect();
         let width = n * channels;
@@ -322,6 +334,7 @@ impl FastRack {
             ring: vec![EMPTY_LANDING; (cfg.delay_slots as usize + 1) * width],
             slot: 0,
             pool,
+            moving: Vec::new(),
         })
     }
 
@@ -401,7 +414,40 @@ impl FastRack {
                 first.run_slot(wire, first_out);
             });
         }
+        self.move_stamps();
         self.slot += 1;
+    }
+
+    /// With `rack.breakdown`: hands the stamps of the cells sent in this slot to their
+    /// receivers' parts, before any of them lands (the delay is at least one slot).
+    fn move_stamps(&mut self) {
+        let mut moving = std::mem::take(&mut self.moving);
+        for part in &mut self.parts {
+            if let Some(t) = part.trace.as_mut() {
+                moving.append(&mut t.outbox);
+            }
+        }
+        for (to, key, stamps) in moving.drain(..) {
+            let part = self
+                .parts
+                .iter_mut()
+                .find(|x| (to as usize) < x.base + x.len)
+                .expect("a receiver in the rack");
+            if let Some(t) = part.trace.as_mut() {
+                t.incoming(key, stamps);
+            }
+        }
+        self.moving = moving;
+    }
+
+    /// With `rack.breakdown`: the stamps of the cell of workload flow `tag` that arrived last
+    /// at its destination `dst`, forgotten by the engine.
+    pub(crate) fn take_last(&mut self, dst: u16, tag: u32) -> Option<Stamps> {
+        let part = self
+            .parts
+            .iter_mut()
+            .find(|x| (dst as usize) < x.base + x.len)?;
+        part.trace.as_mut()?.take_last(tag)
     }
 
     /// Takes this slot's in-order deliveries, with their destinations, in node order.
@@ -457,6 +503,7 @@ impl Core {
         base: usize,
         len: usize,
         hints: bool,
+        breakdown: bool,
         tx_slot: &impl Fn(usize, usize) -> u16,
     ) -> Self {
         let n = p.n;
@@ -514,6 +561,7 @@ impl Core {
             nodes: Nodes { base, v },
             delivered: Vec::new(),
             hints,
+            trace: breakdown.then(Box::default),
         }
     }
 
@@ -521,6 +569,9 @@ impl Core {
     fn run_slot(&mut self, wire: &Wire<'_>, out: &mut [Landing]) {
         let (s, c) = (wire.slot, wire.channels);
         self.clock = Clock::new(s, &self.p);
+        if let Some(t) = self.trace.as_mut() {
+            t.now = s;
+        }
         let end = self.base + self.len;
         for i in self.base..end {
             if self.hints {
@@ -618,6 +669,9 @@ impl Core {
         packet_bytes: u32,
         tag: FlowTag,
     ) {
+        if let Some(t) = self.trace.as_mut() {
+            t.now = slot;
+        }
         let f = self.nodes[i].flow_of[dst];
         if f == NONE {
             let f = self.alloc_flow(i, dst, slot);
@@ -668,6 +722,9 @@ impl Core {
         for k in (start..len).chain(0..start) {
             let j = self.nodes[i].tx_order[k] as usize;
             let x = self.pair_index(i, j);
+            if let Some(t) = self.trace.as_mut() {
+                t.free(i, f, j);
+            }
             self.settle(i, f, j, x, slot);
         }
     }
@@ -685,6 +742,9 @@ impl Core {
         for &j in &idle {
             if self.nodes[i].flows[f as usize].subs[j as usize].state == SubState::Idle {
                 let x = self.pair_index(i, j as usize);
+                if let Some(t) = self.trace.as_mut() {
+                    t.free(i, f, j as usize);
+                }
                 self.settle(i, f, j as usize, x, slot);
             }
         }
@@ -719,6 +779,9 @@ impl Core {
             flow.refs += 1;
             node.flow_slab.push_back(&mut self.pairs[x].pending, f);
             return;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.admitted(i, f, j);
         }
         if self.p.ready_queue {
             let node = &mut self.nodes[i];
@@ -761,6 +824,9 @@ impl Core {
             eop,
             local: true,
         };
+        if let Some(t) = self.trace.as_mut() {
+            t.cut(i, f, j, cell_key(cell.src, cell.dst, cell.seq));
+        }
         flow.subs[j].state = SubState::Queued;
         flow.refs += 1;
         if self.p.ready_queue {
@@ -860,6 +926,9 @@ impl Core {
                 continue;
             }
             flow.subs[j].feedback_at(fb, slot);
+            if let Some(t) = self.trace.as_mut() {
+                t.free(i, f, j);
+            }
             if self.pairs[x].q_len as u64 >= fb as u64 {
                 self.nodes[i].flows[f as usize].refs -= 1;
                 self.settle(i, f, j, x, slot);
@@ -954,6 +1023,9 @@ impl Core {
         node.stats.data_cells_sent += 1;
         out.data = true;
         out.cell = cell;
+        if let Some(t) = self.trace.as_mut() {
+            t.left(cell_key(cell.src, cell.dst, cell.seq), j as u16, cell.local);
+        }
         if cell.local {
             let f = node.flow_of[cell.dst as usize];
             debug_assert!(f != NONE, "a local cell outlived its flow");
@@ -964,6 +1036,9 @@ impl Core {
             if cell.dst as usize == j {
                 flow.subs[j].state = SubState::Idle;
                 flow.refs -= 1;
+                if let Some(t) = self.trace.as_mut() {
+                    t.free(i, f, j);
+                }
                 self.settle(i, f, j, x, slot);
             } else {
                 flow.subs[j].state = SubState::InFlight;
@@ -988,6 +1063,14 @@ impl Core {
             return;
         }
         let mut cell = rx.cell;
+        if let Some(t) = self.trace.as_mut() {
+            let key = cell_key(cell.src, cell.dst, cell.seq);
+            if cell.dst as usize == i {
+                t.arrived(key, cell.payload.0);
+            } else {
+                t.at_via(key);
+            }
+        }
         if cell.dst as usize == i {
             self.pairs[x].last_rx = NO_PEER;
             self.deliver(i, cell);

@@ -53,21 +53,21 @@ impl Hosts {
     }
 
     /// Accounts one in-order delivery at `dst`, received at `now` (a completion goes back to
-    /// `flows`).
+    /// `flows`); true when it completed its flow.
     pub fn on_delivery(
         &mut self,
         dst: NodeId,
         d: Delivery<FlowTag>,
         now: Time,
         flows: &mut dyn FlowSource,
-    ) {
+    ) -> bool {
         let pos = d.payload.0;
         debug_assert_eq!(
             self.book.record(pos).dst,
             dst,
             "a cell delivered off its flow"
         );
-        self.book.deliver(pos, d.len as u64, now, flows);
+        self.book.deliver(pos, d.len as u64, now, flows)
     }
 
     /// Flows handed over and neither completed nor refused.

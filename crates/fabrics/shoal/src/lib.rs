@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod bench_datacenter;
+mod breakdown;
 pub mod config;
 mod endpoint;
 mod fast;
@@ -13,6 +14,7 @@ mod host;
 mod rack;
 pub mod scenario;
 
+pub use breakdown::{HEADER as BREAKDOWN_HEADER, Parts};
 pub use config::{Engine, Failure, RackConfig};
 pub use rack::ShoalRack;
 pub use scenario::{RackSpec, RandomFailures, defaults};

@@ -1,6 +1,7 @@
 //! The Shoal rack as a [`Fabric`]: builds the schedule and its Clos, the nodes and the engine,
 //! then runs flows slot by slot.
 
+use crate::breakdown::Rows;
 use crate::config::{Engine, Failure, RackConfig};
 use crate::endpoint::{Endpoint, Fabric as Medium, PeerTable};
 use crate::fast::FastRack;
@@ -162,6 +163,10 @@ pub(crate) struct Sim<'r> {
     quiet_since: Option<u64>,
     /// The scenario asked for the fast engine, which lacks one of its features.
     fell_back: bool,
+    /// With `rack.breakdown`: the rows of `breakdown.csv` so far.
+    rows: Option<Rows>,
+    /// Flows completed in this slot, as (destination, tag), for their breakdown.
+    completed: Vec<(u16, u32)>,
 }
 
 impl ShoalRack {
@@ -240,6 +245,8 @@ impl ShoalRack {
             aborted: 0,
             quiet_since: None,
             fell_back,
+            rows: self.cfg.breakdown.then(|| Rows::new(self.cfg.slot.0)),
+            completed: Vec::new(),
         })
     }
 }
@@ -323,7 +330,15 @@ impl Sim<'_> {
                 }
                 fast.step(&self.rack.table);
                 for (dst, d) in fast.take_delivered() {
-                    self.hosts.on_delivery(NodeId(dst), d, now, flows);
+                    let tag = d.payload.0;
+                    if self.hosts.on_delivery(NodeId(dst), d, now, flows) && self.rows.is_some() {
+                        self.completed.push((dst, tag));
+                    }
+                }
+                if let Some(rows) = self.rows.as_mut() {
+                    for (dst, tag) in self.completed.drain(..) {
+                        rows.add(self.hosts.book.record(tag), fast.take_last(dst, tag));
+                    }
                 }
             }
         }
@@ -441,15 +456,25 @@ impl Sim<'_> {
         if self.fell_back {
             counters.insert("engine_fallback".to_string(), 1);
         }
+        let mut tables = BTreeMap::new();
+        if let Some(rows) = self.rows {
+            // Should stay 0: a short flow completed without the stamps of its critical cell.
+            counters.insert("breakdown_missing".to_string(), rows.missing);
+            tables.insert("breakdown.csv".to_string(), rows.into_text());
+        }
         let queues = QueueStats {
             max_queue: total.max_queue as u64,
             max_node_queue: total.max_queued_total,
             max_node_transit: total.max_transit_total,
             max_reorder_bytes: total.max_reorder_bytes,
         };
-        self.hosts
-            .book
-            .finish(Time(slots * cfg.slot.0), queues, counters)
+        RunOutput {
+            tables,
+            ..self
+                .hosts
+                .book
+                .finish(Time(slots * cfg.slot.0), queues, counters)
+        }
     }
 }
 

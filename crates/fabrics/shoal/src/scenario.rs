@@ -79,6 +79,7 @@ struct RawRack {
     header_bit_error_rate: Option<f64>,
     verify_schedule: Option<bool>,
     engine: Option<String>,
+    breakdown: Option<bool>,
     failures: Option<Vec<RawFailure>>,
     random_node_failures: Option<RawRandomFailures>,
 }
@@ -341,6 +342,7 @@ fn resolve(keys: &Keys<'_>, raw: RawRack, seed: u64) -> Result<RackSpec, ConfigE
                 ));
             }
         },
+        breakdown: raw.breakdown.unwrap_or(false),
     };
     config.validate(keys)?;
     config.failures = all_failures(&explicit_failures, random_failures, nodes, seed);
@@ -486,6 +488,10 @@ fn write(t: &mut TomlOut, r: &RackConfig) {
     t.kv("header_bit_error_rate", float(r.header_bit_error_rate));
     t.kv("verify_schedule", r.verify_schedule);
     t.kv("engine", text(r.engine.name()));
+    // Written only when on: an observation, and resolved files of earlier runs stay as they were.
+    if r.breakdown {
+        t.kv("breakdown", true);
+    }
     for failure in &r.failures {
         t.header("[[rack.failures]]");
         match failure.component {

@@ -104,6 +104,7 @@ fn fig12(nodes: u16) -> RackConfig {
         header_bit_error_rate: 0.0,
         verify_schedule: false,
         engine: Engine::Node,
+        breakdown: false,
     }
 }
 
