@@ -39,11 +39,13 @@ pub struct MaxMin {
     used: Vec<f64>,
     coef: Vec<f64>,
     unfrozen: Vec<u32>,
-    /// Per link, its flows with the fraction they load it with: entries `first[l]..first[l +
-    /// 1]` of `users`, in route order.
+    /// Per link, its flows and the fraction each loads it with: entries `first[l]..first[l +
+    /// 1]` of `users` and `fraction`, in route order (two arrays of plain numbers, so that
+    /// clearing them is a memset).
     first: Vec<u32>,
     fill: Vec<u32>,
-    users: Vec<(u32, f64)>,
+    users: Vec<u32>,
+    fraction: Vec<f64>,
     rate: Vec<f64>,
     frozen: Vec<bool>,
     /// Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
@@ -89,11 +91,15 @@ impl MaxMin {
         self.fill.clear();
         self.fill.extend_from_slice(&first[..n]);
         self.users.clear();
-        self.users.resize(first[n] as usize, (0, 0.0));
+        self.users.resize(first[n] as usize, 0);
+        self.fraction.clear();
+        self.fraction.resize(first[n] as usize, 0.0);
         for (f, r) in routes.iter().enumerate() {
             for &(l, c) in r.iter() {
-                self.users[self.fill[l as usize] as usize] = (f as u32, c);
-                self.fill[l as usize] += 1;
+                let at = &mut self.fill[l as usize];
+                self.users[*at as usize] = f as u32;
+                self.fraction[*at as usize] = c;
+                *at += 1;
             }
         }
         // Levels are non-negative, so their IEEE bits order like the values.
@@ -116,8 +122,8 @@ impl MaxMin {
             let l = l as usize;
             self.tree.set(l, NONE);
             level = level.max(f64::from_bits(bits));
-            for i in first[l]..first[l + 1] {
-                let f = self.users[i as usize].0 as usize;
+            for &f in &self.users[first[l] as usize..first[l + 1] as usize] {
+                let f = f as usize;
                 if self.frozen[f] {
                     continue;
                 }
@@ -159,9 +165,10 @@ impl MaxMin {
             (Some(&a), Some(&b)) => a as usize..b as usize,
             _ => 0..0,
         };
-        self.users[span]
+        self.users[span.clone()]
             .iter()
-            .map(|&(f, c)| (c, self.rate[f as usize]))
+            .zip(&self.fraction[span])
+            .map(|(&f, &c)| (c, self.rate[f as usize]))
     }
 }
 
@@ -176,8 +183,8 @@ struct LinkTree {
     /// Leaves: a power of two, at least the number of links (the padding is `NONE`).
     size: usize,
     key: Vec<u64>,
-    /// `win[i]` for inner node `i` in 1..size (children `2i`, `2i + 1`; leaf `l` is node
-    /// `size + l`).
+    /// `win[i]`: the winner at node `i` (inner nodes 1..size with children `2i`, `2i + 1`;
+    /// leaf `l` is node `size + l`, its own winner).
     win: Vec<u32>,
 }
 
@@ -189,18 +196,12 @@ impl LinkTree {
         self.key.resize(self.size, NONE);
         self.win.clear();
         self.win.resize(self.size, 0);
+        self.win.extend(0..self.size as u32);
     }
 
     /// The winner of node `i`'s children.
     fn play(&self, i: usize) -> u32 {
-        let child = |c: usize| {
-            if c >= self.size {
-                (c - self.size) as u32
-            } else {
-                self.win[c]
-            }
-        };
-        let (a, b) = (child(2 * i), child(2 * i + 1));
+        let (a, b) = (self.win[2 * i], self.win[2 * i + 1]);
         if (self.key[b as usize], b) < (self.key[a as usize], a) {
             b
         } else {
