@@ -18,160 +18,224 @@ use shoal_base::{Dur, Time};
 /// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
 /// least one link with a positive fraction. Returns the rates in the order of `routes`.
 ///
-/// Links wait in a min-heap keyed by the fill level at which they would saturate; flows
-/// freezing on another link move a link's level, and once that link's flows are frozen the
-/// link's key is moved in place, so a solve costs O(Σ route lengths + moves · log links).
+/// One computation with fresh buffers; [`MaxMin`] keeps them between computations.
 pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
-    let n = capacity.len();
-    let mut used = vec![0.0f64; n];
-    let mut coef = vec![0.0f64; n];
-    let mut unfrozen = vec![0u32; n];
-    let mut first = vec![0u32; n + 1];
-    for r in routes {
-        for &(l, c) in r.iter() {
-            coef[l as usize] += c;
-            unfrozen[l as usize] += 1;
-            first[l as usize + 1] += 1;
-        }
-    }
-    for l in 0..n {
-        first[l + 1] += first[l];
-    }
-    let mut fill = first.clone();
-    let mut users = vec![0u32; first[n] as usize];
-    for (f, r) in routes.iter().enumerate() {
-        for &(l, _) in r.iter() {
-            users[fill[l as usize] as usize] = f as u32;
-            fill[l as usize] += 1;
-        }
-    }
-    // Levels are non-negative, so their IEEE bits order like the values.
-    let key = |l: usize, used: &[f64], coef: &[f64]| ((capacity[l] - used[l]) / coef[l]).max(0.0);
-    let mut heap = LinkHeap::new(n);
-    for l in (0..n).filter(|&l| unfrozen[l] > 0) {
-        heap.set(l as u32, key(l, &used, &coef).to_bits());
-    }
-    let mut rate = vec![0.0f64; routes.len()];
-    let mut frozen = vec![false; routes.len()];
-    let mut level = 0.0f64;
-    // Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
-    let mut touched: Vec<u32> = Vec::new();
-    let mut is_touched = vec![false; n];
-    while let Some((bits, l)) = heap.pop() {
-        let l = l as usize;
-        if unfrozen[l] == 0 {
-            continue;
-        }
-        level = level.max(f64::from_bits(bits));
-        for i in first[l]..first[l + 1] {
-            let f = users[i as usize] as usize;
-            if frozen[f] {
-                continue;
-            }
-            frozen[f] = true;
-            rate[f] = level;
-            for &(m, c) in routes[f].iter() {
-                let m = m as usize;
-                used[m] += c * level;
-                coef[m] -= c;
-                unfrozen[m] -= 1;
-                if m != l && !is_touched[m] {
-                    is_touched[m] = true;
-                    touched.push(m as u32);
-                }
-            }
-        }
-        for m in touched.drain(..) {
-            let m = m as usize;
-            is_touched[m] = false;
-            if unfrozen[m] > 0 {
-                heap.set(m as u32, key(m, &used, &coef).to_bits());
-            }
-        }
-    }
-    assert!(frozen.iter().all(|&f| f), "a flow loads no link");
-    rate
+    MaxMin::default().solve(capacity, routes).to_vec()
 }
 
-/// A binary min-heap of links by (key, link), each present at most once and its key movable in
-/// place: the heap never grows past the number of links.
-struct LinkHeap {
-    heap: Vec<u32>,
-    /// Each link's index in `heap`, or `ABSENT`.
-    pos: Vec<u32>,
-    key: Vec<u64>,
+/// The progressive-filling solver of [`max_min`], holding its buffers between computations so
+/// that a caller solving again and again (R2C2 recomputes every broadcast delay) allocates
+/// nothing once they have grown.
+///
+/// Each link's key is the fill level at which it would saturate. The link with the least (key,
+/// link) is the next bottleneck: it freezes its unfrozen flows at the current level, which moves
+/// the key of every other link those flows cross; those are re-keyed once per bottleneck. The
+/// least is kept by a [`LinkTree`] (a tournament over the links) rather than a heap: a re-key
+/// there walks up the tree only while the winner changes, and a link left with no unfrozen flow
+/// simply drops out, where a heap paid a sift for each. Cost: O(Σ route lengths + re-keys ·
+/// log links).
+#[derive(Clone, Debug, Default)]
+pub struct MaxMin {
+    used: Vec<f64>,
+    coef: Vec<f64>,
+    unfrozen: Vec<u32>,
+    /// Per link, its flows and the fraction each loads it with: entries `first[l]..first[l +
+    /// 1]` of `users` and `fraction`, in route order (two arrays of plain numbers, so that
+    /// clearing them is a memset).
+    first: Vec<u32>,
+    fill: Vec<u32>,
+    users: Vec<u32>,
+    fraction: Vec<f64>,
+    rate: Vec<f64>,
+    frozen: Vec<bool>,
+    /// Links whose level moved while one bottleneck froze its flows: re-keyed once afterwards.
+    touched: Vec<u32>,
+    is_touched: Vec<bool>,
+    tree: LinkTree,
 }
 
-const ABSENT: u32 = u32::MAX;
-
-impl LinkHeap {
-    fn new(links: usize) -> LinkHeap {
-        LinkHeap {
-            heap: Vec::with_capacity(links),
-            pos: vec![ABSENT; links],
-            key: vec![0; links],
-        }
-    }
-
-    fn less(&self, a: u32, b: u32) -> bool {
-        (self.key[a as usize], a) < (self.key[b as usize], b)
-    }
-
-    /// Inserts link `l` with `key`, or moves it to `key`.
-    fn set(&mut self, l: u32, key: u64) {
-        self.key[l as usize] = key;
-        let i = match self.pos[l as usize] {
-            ABSENT => {
-                self.heap.push(l);
-                self.heap.len() - 1
-            }
-            i => i as usize,
+impl MaxMin {
+    /// Max-min rates of `routes` over links of `capacity`, in the order of `routes` (see
+    /// [`max_min`]).
+    ///
+    /// # Panics
+    /// If a route loads no link.
+    pub fn solve(&mut self, capacity: &[f64], routes: &[&[(u32, f64)]]) -> &[f64] {
+        let n = capacity.len();
+        let reset = |v: &mut Vec<f64>| {
+            v.clear();
+            v.resize(n, 0.0);
         };
-        self.pos[l as usize] = i as u32;
-        let i = self.up(i);
-        self.down(i);
-    }
-
-    /// Removes and returns the least (key, link).
-    fn pop(&mut self) -> Option<(u64, u32)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("not empty");
-        self.pos[top as usize] = ABSENT;
-        if last != top {
-            self.heap[0] = last;
-            self.pos[last as usize] = 0;
-            self.down(0);
+        reset(&mut self.used);
+        reset(&mut self.coef);
+        self.unfrozen.clear();
+        self.unfrozen.resize(n, 0);
+        self.first.clear();
+        self.first.resize(n + 1, 0);
+        let (used, coef, unfrozen, first) = (
+            &mut self.used,
+            &mut self.coef,
+            &mut self.unfrozen,
+            &mut self.first,
+        );
+        for r in routes {
+            for &(l, c) in r.iter() {
+                coef[l as usize] += c;
+                unfrozen[l as usize] += 1;
+                first[l as usize + 1] += 1;
+            }
         }
-        Some((self.key[top as usize], top))
-    }
-
-    fn swap(&mut self, i: usize, j: usize) {
-        self.heap.swap(i, j);
-        self.pos[self.heap[i] as usize] = i as u32;
-        self.pos[self.heap[j] as usize] = j as u32;
-    }
-
-    fn up(&mut self, mut i: usize) -> usize {
-        while i > 0 && self.less(self.heap[i], self.heap[(i - 1) / 2]) {
-            self.swap(i, (i - 1) / 2);
-            i = (i - 1) / 2;
+        for l in 0..n {
+            first[l + 1] += first[l];
         }
-        i
-    }
-
-    fn down(&mut self, mut i: usize) {
-        loop {
-            let mut least = i;
-            for c in [2 * i + 1, 2 * i + 2] {
-                if c < self.heap.len() && self.less(self.heap[c], self.heap[least]) {
-                    least = c;
+        self.fill.clear();
+        self.fill.extend_from_slice(&first[..n]);
+        self.users.clear();
+        self.users.resize(first[n] as usize, 0);
+        self.fraction.clear();
+        self.fraction.resize(first[n] as usize, 0.0);
+        for (f, r) in routes.iter().enumerate() {
+            for &(l, c) in r.iter() {
+                let at = &mut self.fill[l as usize];
+                self.users[*at as usize] = f as u32;
+                self.fraction[*at as usize] = c;
+                *at += 1;
+            }
+        }
+        // Levels are non-negative, so their IEEE bits order like the values.
+        let key = |l: usize, used: &[f64], coef: &[f64]| {
+            ((capacity[l] - used[l]) / coef[l]).max(0.0).to_bits()
+        };
+        self.tree.reset(n);
+        for l in (0..n).filter(|&l| unfrozen[l] > 0) {
+            self.tree.key[l] = key(l, used, coef);
+        }
+        self.tree.build();
+        self.rate.clear();
+        self.rate.resize(routes.len(), 0.0);
+        self.frozen.clear();
+        self.frozen.resize(routes.len(), false);
+        self.is_touched.clear();
+        self.is_touched.resize(n, false);
+        let mut level = 0.0f64;
+        while let Some((bits, l)) = self.tree.least() {
+            let l = l as usize;
+            self.tree.set(l, NONE);
+            level = level.max(f64::from_bits(bits));
+            for &f in &self.users[first[l] as usize..first[l + 1] as usize] {
+                let f = f as usize;
+                if self.frozen[f] {
+                    continue;
+                }
+                self.frozen[f] = true;
+                self.rate[f] = level;
+                for &(m, c) in routes[f].iter() {
+                    let m = m as usize;
+                    used[m] += c * level;
+                    coef[m] -= c;
+                    unfrozen[m] -= 1;
+                    if m != l && !self.is_touched[m] {
+                        self.is_touched[m] = true;
+                        self.touched.push(m as u32);
+                    }
                 }
             }
-            if least == i {
+            for m in self.touched.drain(..) {
+                let m = m as usize;
+                self.is_touched[m] = false;
+                // A link left with no unfrozen flow is done: nothing would freeze there.
+                let k = if unfrozen[m] > 0 {
+                    key(m, used, coef)
+                } else {
+                    NONE
+                };
+                if self.tree.key[m] != NONE {
+                    self.tree.set(m, k);
+                }
+            }
+        }
+        assert!(self.frozen.iter().all(|&f| f), "a flow loads no link");
+        &self.rate
+    }
+
+    /// The (fraction, rate) of every flow of the last computation that crosses link `l`, in
+    /// route order; none before the first computation.
+    pub fn on_link(&self, l: usize) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let span = match (self.first.get(l), self.first.get(l + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => 0..0,
+        };
+        self.users[span.clone()]
+            .iter()
+            .zip(&self.fraction[span])
+            .map(|(&f, &c)| (c, self.rate[f as usize]))
+    }
+}
+
+/// The key of a link out of the running (a NaN's bits: no level has them).
+const NONE: u64 = u64::MAX;
+
+/// A tournament tree over links: leaf `l` holds link `l`'s key, every inner node the link with
+/// the least (key, link) below it, so the root is the least of all. Keys are `f64` bits of
+/// non-negative levels, or [`NONE`].
+#[derive(Clone, Debug, Default)]
+struct LinkTree {
+    /// Leaves: a power of two, at least the number of links (the padding is `NONE`).
+    size: usize,
+    key: Vec<u64>,
+    /// `win[i]`: the winner at node `i` (inner nodes 1..size with children `2i`, `2i + 1`;
+    /// leaf `l` is node `size + l`, its own winner).
+    win: Vec<u32>,
+}
+
+impl LinkTree {
+    /// `links` links, every key `NONE`; set keys, then [`LinkTree::build`].
+    fn reset(&mut self, links: usize) {
+        self.size = links.next_power_of_two();
+        self.key.clear();
+        self.key.resize(self.size, NONE);
+        self.win.clear();
+        self.win.resize(self.size, 0);
+        self.win.extend(0..self.size as u32);
+    }
+
+    /// The winner of node `i`'s children.
+    fn play(&self, i: usize) -> u32 {
+        let (a, b) = (self.win[2 * i], self.win[2 * i + 1]);
+        if (self.key[b as usize], b) < (self.key[a as usize], a) {
+            b
+        } else {
+            a
+        }
+    }
+
+    /// Plays every inner node, from the leaves up.
+    fn build(&mut self) {
+        for i in (1..self.size).rev() {
+            self.win[i] = self.play(i);
+        }
+    }
+
+    /// The least (key, link), if any link's key is not `NONE`.
+    fn least(&self) -> Option<(u64, u32)> {
+        let l = if self.size > 1 { self.win[1] } else { 0 };
+        let k = *self.key.get(l as usize)?;
+        (k != NONE).then_some((k, l))
+    }
+
+    /// Gives link `l` `key` and replays its path up while the winners there change (a node
+    /// whose winner is neither `l` nor a new one has the same winner with the same key, and
+    /// so has every node above it).
+    fn set(&mut self, l: usize, key: u64) {
+        self.key[l] = key;
+        let mut i = (self.size + l) / 2;
+        while i >= 1 {
+            let w = self.play(i);
+            if w == self.win[i] && w != l as u32 {
                 return;
             }
-            self.swap(i, least);
-            i = least;
+            self.win[i] = w;
+            i /= 2;
         }
     }
 }

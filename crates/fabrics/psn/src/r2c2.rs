@@ -34,6 +34,7 @@
 //!   whole computation per start, which made a million flows take hours.)
 
 use shoal_base::{Dur, Time};
+use shoal_engine::fluid::MaxMin;
 pub use shoal_engine::fluid::max_min;
 use shoal_topology::{Kind, Topology};
 use std::collections::BTreeMap;
@@ -78,10 +79,9 @@ pub struct RateController {
     first: Vec<u32>,
     capacity: Vec<f64>,
     flows: BTreeMap<u32, Route>,
-    /// Per link, the (fraction, rate) of every flow of the last computation crossing it:
-    /// entries `share_first[l]..share_first[l + 1]` of `shares`.
-    share_first: Vec<u32>,
-    shares: Vec<(f64, f64)>,
+    /// The solver, which also keeps the last computation: the (fraction, rate) of every flow
+    /// crossing each link, for [`RateController::start_rate`].
+    solver: MaxMin,
 }
 
 impl RateController {
@@ -98,14 +98,12 @@ impl RateController {
             capacity.extend(topo.links(n).iter().map(|l| l.rate.0 as f64));
         }
         first.push(capacity.len() as u32);
-        let links = capacity.len();
         RateController {
             routing,
             first,
             capacity,
             flows: BTreeMap::new(),
-            share_first: vec![0; links + 1],
-            shares: Vec::new(),
+            solver: MaxMin::default(),
         }
     }
 
@@ -171,29 +169,12 @@ impl RateController {
     /// Max-min rates of the known flows, by flow; remembered for [`RateController::start_rate`].
     pub fn solve(&mut self) -> Vec<(u32, f64)> {
         let routes: Vec<&[(u32, f64)]> = self.flows.values().map(|r| r.as_slice()).collect();
-        let rates = max_min(&self.capacity, &routes);
-        let links = self.capacity.len();
-        self.share_first.clear();
-        self.share_first.resize(links + 1, 0);
-        for r in &routes {
-            for &(l, _) in r.iter() {
-                self.share_first[l as usize + 1] += 1;
-            }
-        }
-        for l in 0..links {
-            self.share_first[l + 1] += self.share_first[l];
-        }
-        let mut fill = self.share_first.clone();
-        self.shares.clear();
-        self.shares
-            .resize(self.share_first[links] as usize, (0.0, 0.0));
-        for (r, &x) in routes.iter().zip(&rates) {
-            for &(l, c) in r.iter() {
-                self.shares[fill[l as usize] as usize] = (c, x);
-                fill[l as usize] += 1;
-            }
-        }
-        self.flows.keys().copied().zip(rates).collect()
+        let rates = self.solver.solve(&self.capacity, &routes);
+        self.flows
+            .keys()
+            .copied()
+            .zip(rates.iter().copied())
+            .collect()
     }
 
     /// The rate a source gives a new flow on `route` before the next computation: on each
@@ -206,8 +187,6 @@ impl RateController {
             .iter()
             .map(|&(l, own)| {
                 let l = l as usize;
-                let on =
-                    &self.shares[self.share_first[l] as usize..self.share_first[l + 1] as usize];
                 // From below: hold the flows under the current level at their rates, share the
                 // rest of the link among the others and the newcomer, and repeat until no flow
                 // crosses the level. Each step stays at or under the answer, so the held set
@@ -215,7 +194,7 @@ impl RateController {
                 let mut level = 0.0;
                 loop {
                     let (mut left, mut weight) = (self.capacity[l], own);
-                    for &(c, x) in on {
+                    for (c, x) in self.solver.on_link(l) {
                         if x < level {
                             left -= c * x;
                         } else {

@@ -23,13 +23,16 @@
 //! reports on the flows it completed first (long flows that are still running are not counted).
 //!
 //! Full scale: the scenario files (512 nodes, loads 0.1-0.9, one million completed flows per
-//! point, R2C2 included: hours; the torus is the slowest, 4 minutes a point at L 0.5, 22 at 0.7).
+//! point, R2C2 included: hours of CPU; the torus is the slowest, its high loads longest). The
+//! 45 runs are independent and go `--threads` at a time, longest first, each on one thread;
+//! the claims do not depend on the thread count.
 //! Quick mode: 64 nodes (8 leaves of 8 hosts on 16-port switches, a 4x4x4 torus), loads 0.2
 //! and 0.7, 10,000 completed flows on every fabric, the torus included. Any other scale through
 //! `Options::scale` (`shoal repro --scale`), e.g.
 //! `nodes=512 loads=0.2,0.7 flows=20000 torus_flows=2000` (`torus_flows=0` leaves R2C2 out);
 //! unset keys keep the full scale's values, and quick mode ignores it.
 
+use crate::at_once;
 use crate::plot::emit;
 use crate::point;
 use crate::scale::Settings;
@@ -164,21 +167,58 @@ pub(crate) fn run(
     if scale.torus_flows > 0 {
         fabrics.push(TORUS);
     }
-    let mut lines = Vec::new();
-    for (file, name) in fabrics {
+    // Every (fabric, load) is its own simulation: they run `--threads` at a time, each on one
+    // thread (T runs of one thread use the cores better than one run cut into parts), and the
+    // points come back in item order, so the claims do not depend on T.
+    let mut runs = Vec::new();
+    for &(file, name) in &fabrics {
         let flows = if (file, name) == TORUS {
             scale.torus_flows
         } else {
             scale.flows
         };
         let base = point::scenario(file)?;
-        let mut points = Vec::new();
         for &load in &scale.loads {
-            let s = scaled(&base, scale.nodes, load, flows)?;
-            points.push(run_point(opts, &s, name, load, flows, progress)?);
+            runs.push(Run {
+                name,
+                load,
+                flows,
+                scenario: scaled(&base, scale.nodes, load, flows)?,
+            });
         }
-        lines.push(Line { name, points });
     }
+    // The longest first, so that the last to finish is a short one: the torus (quadratic in
+    // its active flows at high load), then the others, each from its highest load down.
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |r: &Run| (r.name == TORUS.1, r.load);
+        key(&runs[b])
+            .partial_cmp(&key(&runs[a]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let one = Options {
+        threads: 1,
+        ..opts.clone()
+    };
+    let scheduled: Vec<&Run> = order.iter().map(|&i| &runs[i]).collect();
+    let done = at_once::map(
+        &scheduled,
+        opts.threads.max(1),
+        |r| run_point(&one, r),
+        progress,
+    )?;
+    let mut points: Vec<Option<Point>> = runs.iter().map(|_| None).collect();
+    for (i, p) in order.into_iter().zip(done) {
+        points[i] = Some(p);
+    }
+    let mut points = points.into_iter().flatten();
+    let lines: Vec<Line> = fabrics
+        .iter()
+        .map(|&(_, name)| Line {
+            name,
+            points: points.by_ref().take(scale.loads.len()).collect(),
+        })
+        .collect();
     plots(opts, &lines, progress)?;
     Ok(claims(&scale, &lines))
 }
@@ -254,15 +294,18 @@ fn torus_shape(nodes: u32) -> (u32, u32, u32) {
     best
 }
 
-/// Runs one point and reads the figure's numbers from it.
-fn run_point(
-    opts: &Options,
-    s: &Scenario,
-    name: &str,
+/// One fabric at one load, ready to run.
+struct Run {
+    name: &'static str,
     load: f64,
-    wanted: u64,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Point, ReproError> {
+    /// Completed flows it runs until.
+    flows: u64,
+    scenario: Scenario,
+}
+
+/// Runs one point and reads the figure's numbers from it, with its progress line.
+fn run_point(opts: &Options, run: &Run) -> Result<(Point, String), ReproError> {
+    let (s, name, load, wanted) = (&run.scenario, run.name, run.load, run.flows);
     let out = point::run(s, opts)?;
     let ideal = s.ideal_fct().map_err(|e| ReproError(e.to_string()))?;
     let fs = FlowSummary::with_ideal(&out.records, &ideal);
@@ -277,7 +320,7 @@ fn run_point(
         completed: fs.completed,
         wanted,
     };
-    progress(&format!(
+    let line = format!(
         "fig15-baselines: {name} ({}), load {load}: {} of {wanted} flows completed; short FCT \
          mean {:.2} us, p99 {:.2} us; long goodput {} ({} long flows)",
         s.fabric_name(),
@@ -287,8 +330,8 @@ fn run_point(
         p.long_gbps
             .map_or_else(|| "-".to_owned(), |g| format!("{g:.2} Gb/s")),
         fs.long_completed
-    ));
-    Ok(p)
+    );
+    Ok((p, line))
 }
 
 /// Ratios `f(base, shoal)` at the measured loads within `[lo, hi]` where both have a value.
@@ -626,5 +669,22 @@ mod tests {
         );
         assert!(s.apply("nodes=1").is_err());
         assert!(s.apply("speed=3").is_err());
+    }
+
+    /// The runs go side by side on `--threads`, each a pure function of its scenario: the
+    /// claims (numbers and verdicts) are the same on one thread and on two.
+    #[test]
+    fn claims_do_not_depend_on_threads() {
+        let at = |threads| {
+            let opts = Options {
+                scale: Some("nodes=16 loads=0.2,0.7 flows=300 torus_flows=300".into()),
+                threads,
+                ..Options::default()
+            };
+            run(&opts, &mut |_| {}).expect("a tiny run")
+        };
+        let one = at(1);
+        assert_eq!(one.len(), 15, "{one:?}");
+        assert_eq!(one, at(2));
     }
 }
