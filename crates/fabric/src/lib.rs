@@ -18,7 +18,7 @@ pub mod plugin;
 
 pub use book::FlowBook;
 pub use event_loop::{Calendar, EventFabric};
-pub use plugin::{FabricKind, ResolvedFabric, Resolving};
+pub use plugin::{FabricKind, NodeGroups, ResolvedFabric, Resolving};
 
 use serde::Serialize;
 use shoal_base::{Dur, Time};

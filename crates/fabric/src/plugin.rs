@@ -60,6 +60,34 @@ pub trait ResolvedFabric: AnySpec + fmt::Debug + Send + Sync {
     fn write_toml(&self, out: &mut TomlOut);
     /// The fabric, ready to run.
     fn build(&self) -> Result<Box<dyn Fabric>, ConfigError>;
+    /// The levels at which its nodes fall into groups (hosts by leaf, pod, TiN or Fabric
+    /// Adapter), the default level first, for placing collective jobs packed into groups or
+    /// spread over them. Empty (the default) where every node stands alike to every other, as
+    /// on one switch: all the nodes are then one group.
+    fn node_groups(&self) -> Vec<NodeGroups> {
+        Vec::new()
+    }
+}
+
+/// One level of a fabric's hierarchy and the group of each node at that level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeGroups {
+    /// The level as a scenario names it ("leaf", "pod", "tin", "fa").
+    pub level: &'static str,
+    /// Per node id, the index of its group (groups numbered from 0 in node order).
+    pub group: Vec<u32>,
+}
+
+impl NodeGroups {
+    /// `nodes` nodes in consecutive blocks of `size` (the last block may be short): every
+    /// fabric here numbers its hosts group by group.
+    pub fn blocks(level: &'static str, nodes: usize, size: usize) -> NodeGroups {
+        let size = size.max(1);
+        NodeGroups {
+            level,
+            group: (0..nodes).map(|n| (n / size) as u32).collect(),
+        }
+    }
 }
 
 /// Cloning, comparing and downcasting a boxed [`ResolvedFabric`]; implemented for every

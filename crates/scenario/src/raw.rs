@@ -77,6 +77,7 @@ pub(crate) struct RawWorkload {
     pub iterations: Option<i64>,
     pub compute_us: Option<f64>,
     pub placement: Option<String>,
+    pub placement_level: Option<String>,
     pub jobs: Option<Vec<RawJob>>,
 }
 
@@ -158,6 +159,7 @@ impl RawWorkload {
         note(self.iterations.is_some(), "iterations");
         note(self.compute_us.is_some(), "compute_us");
         note(self.placement.is_some(), "placement");
+        note(self.placement_level.is_some(), "placement_level");
         note(self.jobs.is_some(), "jobs");
         keys
     }

@@ -7,7 +7,7 @@ use crate::raw::{RawBackground, RawFile, RawWorkload};
 use crate::registry;
 use crate::workload::{Background, WorkloadSpec};
 use crate::{Sweep, SweepValue};
-use shoal_base::{Dur, NodeId, Rate, Time};
+use shoal_base::{Dur, NodeId, Time};
 use shoal_fabric::RunLimits;
 use shoal_fabric::config::{ConfigError, ErrorKind, Keys, TableError};
 use shoal_fabric::{ResolvedFabric, Resolving};
@@ -143,7 +143,7 @@ pub(crate) fn resolve(
             "the [workload] table is required",
         )
     })?;
-    let workload = resolve_workload(ctx, workload, fabric.nodes(), fabric.node_rate())?;
+    let workload = resolve_workload(ctx, workload, &*fabric)?;
     let run = raw.run.unwrap_or_default();
     let limits = RunLimits {
         until: run
@@ -379,6 +379,7 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 12] = [
             "compute_us",
             "start_us",
             "placement",
+            "placement_level",
             "jobs",
         ],
     ),
@@ -387,9 +388,9 @@ pub const WORKLOAD_KEYS: [(&str, &[&str]); 12] = [
 fn resolve_workload(
     ctx: &Ctx<'_>,
     w: RawWorkload,
-    nodes: usize,
-    node_rate: Rate,
+    fabric: &dyn ResolvedFabric,
 ) -> Result<WorkloadSpec, ScenarioError> {
+    let (nodes, node_rate) = (fabric.nodes(), fabric.node_rate());
     let kind = w
         .kind
         .as_deref()
@@ -441,7 +442,7 @@ fn resolve_workload(
     };
     let time = |key: &str, v: Option<f64>| ctx.us(key, v.unwrap_or(0.0), false).map(Time);
     if kind == "collective" {
-        return collective::resolve(ctx, w, nodes);
+        return collective::resolve(ctx, w, fabric);
     }
     let spec = match kind {
         "permutation" => WorkloadSpec::Permutation {

@@ -263,9 +263,10 @@ fn jobs_are_placed_on_disjoint_nodes_and_written_back() {
             .map(|j| j.spec.ranks.iter().map(|n| n.0).collect())
             .collect()
     };
-    // Nodes 1..=6 are free: packed takes them in order, spread deals them in turn.
+    // Nodes 1..=6 are free, all in the ideal switch's one group: packed and spread both take
+    // them in id order.
     assert_eq!(nodes("packed"), [vec![1, 2, 3], vec![0, 7], vec![4, 5]]);
-    assert_eq!(nodes("spread"), [vec![1, 3, 5], vec![0, 7], vec![2, 4]]);
+    assert_eq!(nodes("spread"), nodes("packed"));
 
     let job = |ranks: &str| {
         format!("[[workload.jobs]]\nop = \"all-reduce\"\nranks = {ranks}\nmessage_bytes = 800\n")
@@ -313,6 +314,186 @@ fn jobs_are_placed_on_disjoint_nodes_and_written_back() {
         assert_eq!(k, key, "{text}: {r}");
         assert!(r.contains(reason), "{text}: {r}");
     }
+}
+
+/// Jobs of [[workload.jobs]] on `fabric` (a whole `[scenario]` and fabric table), placed
+/// by `placement` (its lines), as node lists.
+fn placed(fabric: &str, placement: &str, jobs: &str) -> Vec<Vec<u16>> {
+    let text = format!("{fabric}[workload]\nkind = \"collective\"\n{placement}\n{jobs}");
+    let sc = parse(&text, "placed.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let again = parse(&sc.resolved_toml(), "resolved.toml").expect("parses");
+    assert_eq!(again.workload, sc.workload, "{}", sc.resolved_toml());
+    let WorkloadSpec::Collective { jobs, .. } = &sc.workload else {
+        unreachable!()
+    };
+    jobs.iter()
+        .map(|j| j.spec.ranks.iter().map(|n| n.0).collect())
+        .collect()
+}
+
+/// The placement computed another way: the free nodes sorted by (group, id) for packed and
+/// by (place among its group's free nodes, group) for spread, cut in order into the counts.
+fn expected(
+    free: &[u16],
+    group: &dyn Fn(u16) -> u32,
+    counts: &[usize],
+    spread: bool,
+) -> Vec<Vec<u16>> {
+    let mut order: Vec<(u32, u32, u16)> = free
+        .iter()
+        .map(|&n| {
+            let g = group(n);
+            let before = free.iter().filter(|&&m| m < n && group(m) == g).count() as u32;
+            if spread { (before, g, n) } else { (g, 0, n) }
+        })
+        .collect();
+    order.sort();
+    let mut rest = order.into_iter().map(|(_, _, n)| n);
+    counts
+        .iter()
+        .map(|&c| rest.by_ref().take(c).collect())
+        .collect()
+}
+
+#[test]
+fn counted_jobs_are_packed_into_or_spread_over_the_fabrics_groups() {
+    // Job 0 lists nodes 0 and 5; jobs 1 and 2 take 6 and 4 of the others.
+    let jobs = "[[workload.jobs]]\nop = \"all-reduce\"\nranks = [0, 5]\nmessage_bytes = 800\n\
+                [[workload.jobs]]\nop = \"all-reduce\"\nranks = 6\nmessage_bytes = 800\n\
+                [[workload.jobs]]\nop = \"all-to-all\"\nranks = 4\nmessage_bytes = 800\n";
+    let free: Vec<u16> = (1..16).filter(|&n| n != 5).collect();
+    let counts = [6, 4];
+    let with_listed = |mut placed: Vec<Vec<u16>>| {
+        assert_eq!(placed.remove(0), [0, 5]);
+        placed
+    };
+
+    // A leaf-spine of 16 hosts on radix 8: leaves of 4 hosts. The groups come from the
+    // built topology: the switch at the far end of each host's one link.
+    let leaf_spine = "[scenario]\nfabric = \"dctcp\"\n[network]\ntopology = \"leaf-spine\"\n\
+                      hosts = 16\nradix = 8\n";
+    let sc = parse(&format!("{leaf_spine}[workload]\nkind = \"collective\"\nop = \"all-reduce\"\nmessage_bytes = 800\n"), "t.toml").unwrap();
+    let topo = sc
+        .spec::<shoal_psn::NetworkSpec>()
+        .unwrap()
+        .build_topology()
+        .unwrap();
+    let leaf = |n: u16| topo.link(u32::from(n), 0).peer;
+    for (placement, spread) in [("packed", false), ("spread", true)] {
+        let got = with_listed(placed(
+            leaf_spine,
+            &format!("placement = \"{placement}\""),
+            jobs,
+        ));
+        assert_eq!(
+            got,
+            expected(&free, &leaf, &counts, spread),
+            "leaf-spine {placement}"
+        );
+    }
+    // Worked by hand: the free nodes of leaves 0..3 are [1,2,3], [4,6,7], [8..11], [12..15].
+    let spread = with_listed(placed(leaf_spine, "placement = \"spread\"", jobs));
+    assert_eq!(spread, [vec![1, 4, 8, 12, 2, 6], vec![9, 13, 3, 7]]);
+    // Named explicitly, the default level gives the same.
+    let named = placed(
+        leaf_spine,
+        "placement = \"spread\"\nplacement_level = \"leaf\"",
+        jobs,
+    );
+    assert_eq!(with_listed(named), spread);
+
+    // A fat-tree of k = 4: 16 hosts, 2 a leaf (edge switch), 4 a pod. A pod is the edge
+    // switches that share their first aggregation switch.
+    let fat_tree = "[scenario]\nfabric = \"ndp\"\n[network]\ntopology = \"fat-tree\"\nk = 4\n";
+    let sc = parse(&format!("{fat_tree}[workload]\nkind = \"collective\"\nop = \"all-reduce\"\nmessage_bytes = 800\n"), "t.toml").unwrap();
+    let topo = sc
+        .spec::<shoal_psn::NetworkSpec>()
+        .unwrap()
+        .build_topology()
+        .unwrap();
+    let edge = |n: u16| topo.link(u32::from(n), 0).peer;
+    let pod = |n: u16| {
+        let e = edge(n);
+        topo.link(e, topo.ports(e) as u32 - 2).peer
+    };
+    for (level, group) in [("leaf", &edge as &dyn Fn(u16) -> u32), ("pod", &pod)] {
+        for (placement, spread) in [("packed", false), ("spread", true)] {
+            let how = format!("placement = \"{placement}\"\nplacement_level = \"{level}\"");
+            let got = with_listed(placed(fat_tree, &how, jobs));
+            assert_eq!(
+                got,
+                expected(&free, group, &counts, spread),
+                "fat-tree {level} {placement}"
+            );
+        }
+    }
+    // Spread over pods, worked by hand: pods hold free [1,2,3], [4,6,7], [8..11], [12..15].
+    let by_pod = placed(
+        fat_tree,
+        "placement = \"spread\"\nplacement_level = \"pod\"",
+        jobs,
+    );
+    assert_eq!(
+        with_listed(by_pod),
+        [vec![1, 4, 8, 12, 2, 6], vec![9, 13, 3, 7]]
+    );
+    let by_leaf = placed(fat_tree, "placement = \"spread\"", jobs);
+    // Leaves of 2: [1], [2,3], [4], [6,7], [8,9], ...: the default level is the leaf.
+    assert_eq!(
+        with_listed(by_leaf),
+        [vec![1, 2, 4, 6, 8, 10], vec![12, 14, 3, 7]]
+    );
+
+    // Aquila: 2 pods of 2 TiNs, 2 hosts a TiN (TiN t holds hosts 2t and 2t + 1), 8 hosts.
+    let aquila = "[scenario]\nfabric = \"aquila\"\n[clique]\npods = 2\ntins_per_pod = 2\n\
+                  hosts_per_tin = 2\n";
+    let jobs = "[[workload.jobs]]\nop = \"all-reduce\"\nranks = 4\nmessage_bytes = 800\n\
+                [[workload.jobs]]\nop = \"all-reduce\"\nranks = 2\nmessage_bytes = 800\n";
+    let tin = placed(aquila, "placement = \"spread\"", jobs);
+    assert_eq!(tin, [vec![0, 2, 4, 6], vec![1, 3]]);
+    let pod = placed(
+        aquila,
+        "placement = \"spread\"\nplacement_level = \"pod\"",
+        jobs,
+    );
+    assert_eq!(pod, [vec![0, 4, 1, 5], vec![2, 6]]);
+    let packed = placed(
+        aquila,
+        "placement = \"packed\"\nplacement_level = \"pod\"",
+        jobs,
+    );
+    assert_eq!(packed, [vec![0, 1, 2, 3], vec![4, 5]]);
+
+    // Stardust: 4 adapters of 2 ports (adapter a holds nodes 2a and 2a + 1), one pod.
+    let stardust = "[scenario]\nfabric = \"stardust\"\n[stardust]\ntopology = \"cell-clos\"\n\
+                    fas = 4\nports_per_fa = 2\nfe1_per_pod = 4\nfe2 = 0\n";
+    let fa = placed(stardust, "placement = \"spread\"", jobs);
+    assert_eq!(fa, [vec![0, 2, 4, 6], vec![1, 3]]);
+}
+
+#[test]
+fn a_level_the_fabric_lacks_is_refused_with_its_levels() {
+    let jobs = "[[workload.jobs]]\nop = \"all-reduce\"\nranks = 2\nmessage_bytes = 800\n";
+    let leaf_spine = "[scenario]\nfabric = \"dctcp\"\n[network]\ntopology = \"leaf-spine\"\n\
+                      hosts = 16\nradix = 8\n";
+    let cases = [
+        (
+            leaf_spine,
+            "placement_level = \"pod\"",
+            "dctcp has no level \"pod\"; its levels: leaf",
+        ),
+        (SWITCH, "placement_level = \"leaf\"", "no groups of nodes"),
+    ];
+    for (fabric, line, reason) in cases {
+        let text = format!("{fabric}[workload]\nkind = \"collective\"\n{line}\n{jobs}");
+        let e = parse(&text, "level.toml").expect_err("refused");
+        assert_eq!(e.key, "workload.placement_level", "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+    }
+    let (key, _, reason) =
+        refused("placement_level = \"leaf\"\nop = \"all-reduce\"\nmessage_bytes = 800\n");
+    assert_eq!(key, "workload.placement_level");
+    assert!(reason.contains("single job"), "{reason}");
 }
 
 #[test]

@@ -13,7 +13,8 @@ use shoal_fabric::config::{
     ConfigError, IntRule, Keys, TableError, TomlOut, dur_ns, float, read_table, text, value,
 };
 use shoal_fabric::{
-    Fabric, FabricError, FabricKind, Progress, ResolvedFabric, Resolving, RunLimits, RunOutput,
+    Fabric, FabricError, FabricKind, NodeGroups, Progress, ResolvedFabric, Resolving, RunLimits,
+    RunOutput,
 };
 use shoal_metrics::IdealFct;
 use shoal_topology::Dragonfly;
@@ -339,6 +340,18 @@ impl FabricKind for Kind {
 impl ResolvedFabric for CliqueSpec {
     fn name(&self) -> &str {
         "aquila"
+    }
+
+    /// Hosts by TiN, then by pod (host h on TiN h / hosts_per_tin, as the simulator wires it).
+    fn node_groups(&self) -> Vec<NodeGroups> {
+        let s = &self.spec;
+        let per_tin = s.hosts_per_tin as usize;
+        let per_pod = per_tin * s.dragonfly.tins_per_pod as usize;
+        let hosts = s.hosts() as usize;
+        vec![
+            NodeGroups::blocks("tin", hosts, per_tin),
+            NodeGroups::blocks("pod", hosts, per_pod),
+        ]
     }
 
     fn nodes(&self) -> usize {

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, Keys, TableError, TomlOut, read_table};
 use shoal_fabric::config::{dur_ns, dur_us, float, text};
-use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
+use shoal_fabric::{Fabric, FabricKind, NodeGroups, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{FatTree, LeafSpine, Topology, TopologyError, Torus};
 use shoal_transport::TcpConfig;
@@ -300,6 +300,28 @@ impl ResolvedFabric for NetworkSpec {
             kind: shoal_fabric::config::ErrorKind::Build,
             reason: e.0,
         })
+    }
+
+    /// Hosts by leaf (edge switch), and by pod on a fat-tree; none on a torus (its hosts
+    /// forward: no switch groups them). Blocks as `shoal_topology` numbers the hosts.
+    fn node_groups(&self) -> Vec<NodeGroups> {
+        let hosts = self.topology.hosts();
+        match self.topology {
+            TopologySpec::LeafSpine { radix, .. } => {
+                vec![NodeGroups::blocks("leaf", hosts, radix as usize / 2)]
+            }
+            TopologySpec::FatTree {
+                k,
+                oversubscription,
+            } => {
+                let per_edge = (oversubscription * k / 2) as usize;
+                vec![
+                    NodeGroups::blocks("leaf", hosts, per_edge),
+                    NodeGroups::blocks("pod", hosts, per_edge * k as usize / 2),
+                ]
+            }
+            TopologySpec::Torus { .. } => Vec::new(),
+        }
     }
 }
 

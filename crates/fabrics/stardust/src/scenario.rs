@@ -13,7 +13,7 @@ use serde::Deserialize;
 use shoal_base::{Dur, Rate};
 use shoal_fabric::config::{ConfigError, ErrorKind, IntRule, Keys, TableError, TomlOut};
 use shoal_fabric::config::{dur_ns, float, read_table, short, text, value};
-use shoal_fabric::{Fabric, FabricKind, ResolvedFabric, Resolving};
+use shoal_fabric::{Fabric, FabricKind, NodeGroups, ResolvedFabric, Resolving};
 use shoal_metrics::IdealFct;
 use shoal_topology::{CellClos, FatTree, LeafSpine, Topology};
 use shoal_transport::TcpConfig;
@@ -896,6 +896,24 @@ impl FabricKind for Kind {
 impl ResolvedFabric for StardustSpec {
     fn name(&self) -> &str {
         "stardust"
+    }
+
+    /// Hosts by Fabric Adapter (node n on adapter n / ports_per_fa, as the simulator maps
+    /// them), then by the adapters' pod (cell Clos of several pods, fat-tree) or leaf element.
+    fn node_groups(&self) -> Vec<NodeGroups> {
+        let ports = self.adapter.ports as usize;
+        let hosts = self.nodes();
+        let block = |level, fas: u32| NodeGroups::blocks(level, hosts, ports * fas as usize);
+        let mut out = vec![block("fa", 1)];
+        match self.shape {
+            Shape::CellClos {
+                fas, fas_per_pod, ..
+            } if fas_per_pod < fas => out.push(block("pod", fas_per_pod)),
+            Shape::CellClos { .. } => {}
+            Shape::FatTree { k } => out.extend([block("leaf", k / 2), block("pod", k * k / 4)]),
+            Shape::LeafSpine { fas_per_leaf, .. } => out.push(block("leaf", fas_per_leaf)),
+        }
+        out
     }
 
     fn nodes(&self) -> usize {

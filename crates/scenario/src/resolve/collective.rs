@@ -1,6 +1,7 @@
 //! `kind = "collective"`: one collective job (`shoal_workload::collective`) over all the
 //! fabric's nodes or a list of them, or several (`[[workload.jobs]]`) on disjoint nodes, each
-//! listing its nodes or giving a count that `placement` places.
+//! listing its nodes or giving a count that `placement` places over the fabric's groups of
+//! nodes (`ResolvedFabric::node_groups`: leaves, pods, TiNs, Fabric Adapters).
 
 use super::Ctx;
 use crate::ErrorKind;
@@ -8,6 +9,7 @@ use crate::ScenarioError;
 use crate::raw::{RawJob, RawWorkload};
 use crate::workload::{CollectiveJob, WorkloadSpec};
 use shoal_base::{Dur, NodeId, Time};
+use shoal_fabric::ResolvedFabric;
 use shoal_workload::collective::{Algorithm, CollectiveError, CollectiveSpec, MAX_TASKS, Op};
 use std::collections::BTreeMap;
 
@@ -32,12 +34,15 @@ const JOB_KEYS: [&str; 9] = [
     "start_us",
 ];
 
-/// How jobs that give a count of ranks are placed on the nodes no job lists.
+/// How jobs that give a count of ranks are placed on the nodes no job lists, over the groups
+/// of one level of the fabric (all the nodes one group where the fabric has none).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement {
-    /// Each job on consecutive free node ids, the first job first.
+    /// Each job on the next free nodes group by group (a group filled before the next), in
+    /// id order within a group, the first job first.
     Packed,
-    /// Free node ids dealt round-robin among the jobs, one each in turn.
+    /// Each job in turn takes its nodes round-robin over the groups: the first free node of
+    /// every group, then the second of every group, ...
     Spread,
 }
 
@@ -51,14 +56,20 @@ enum Ranks {
 pub(super) fn resolve(
     ctx: &Ctx<'_>,
     mut w: RawWorkload,
-    nodes: usize,
+    fabric: &dyn ResolvedFabric,
 ) -> Result<WorkloadSpec, ScenarioError> {
+    let nodes = fabric.nodes();
     let Some(raw_jobs) = w.jobs.take() else {
-        if w.placement.is_some() {
-            return Err(ctx.value(
-                "workload.placement",
-                "placement places the jobs of [[workload.jobs]]; a single job lists its ranks",
-            ));
+        for (key, given) in [
+            ("placement", w.placement.is_some()),
+            ("placement_level", w.placement_level.is_some()),
+        ] {
+            if given {
+                return Err(ctx.value(
+                    &format!("workload.{key}"),
+                    "placement places the jobs of [[workload.jobs]]; a single job lists its ranks",
+                ));
+            }
         }
         let job = RawJob {
             name: None,
@@ -89,7 +100,7 @@ pub(super) fn resolve(
             all_ranks,
         });
     };
-    // With jobs, [workload] takes kind, placement and jobs only.
+    // With jobs, [workload] takes kind, placement, placement_level and jobs only.
     for key in JOB_KEYS {
         let given = match key {
             "op" => w.op.is_some(),
@@ -107,7 +118,7 @@ pub(super) fn resolve(
                 &format!("workload.{key}"),
                 ErrorKind::UnknownKey,
                 "with [[workload.jobs]] each job gives its own; [workload] takes kind, \
-                 placement and jobs",
+                 placement, placement_level and jobs",
             ));
         }
     }
@@ -124,6 +135,7 @@ pub(super) fn resolve(
             ));
         }
     };
+    let group = groups(ctx, fabric, w.placement_level.as_deref())?;
     // Listed nodes first: they must not overlap; counts then share the nodes left.
     let mut owner: BTreeMap<NodeId, usize> = BTreeMap::new();
     let mut wanted: Vec<Ranks> = Vec::with_capacity(raw_jobs.len());
@@ -174,7 +186,7 @@ pub(super) fn resolve(
             ),
         ));
     }
-    let placed = place(&wanted, &free, placement);
+    let placed = place(&wanted, &free, &group, placement);
     let mut jobs = Vec::with_capacity(raw_jobs.len());
     let mut tasks: u128 = 0;
     for (k, (job, list)) in raw_jobs.into_iter().zip(placed).enumerate() {
@@ -197,9 +209,50 @@ pub(super) fn resolve(
     })
 }
 
+/// The group of each node at `level` (the fabric's first level when not given; every node in
+/// group 0 on a fabric without levels).
+fn groups(
+    ctx: &Ctx<'_>,
+    fabric: &dyn ResolvedFabric,
+    level: Option<&str>,
+) -> Result<Vec<u32>, ScenarioError> {
+    let levels = fabric.node_groups();
+    let Some(level) = level else {
+        return Ok(levels
+            .into_iter()
+            .next()
+            .map_or_else(|| vec![0; fabric.nodes()], |g| g.group));
+    };
+    let names: Vec<&str> = levels.iter().map(|g| g.level).collect();
+    match levels.iter().position(|g| g.level == level) {
+        Some(k) => Ok(levels[k].group.clone()),
+        None if names.is_empty() => Err(ctx.value(
+            "workload.placement_level",
+            format!(
+                "{} has no groups of nodes (every node stands alike to every other), so no \
+                 level {level:?}: leave placement_level out",
+                fabric.name()
+            ),
+        )),
+        None => Err(ctx.value(
+            "workload.placement_level",
+            format!(
+                "{} has no level {level:?}; its levels: {}",
+                fabric.name(),
+                names.join(", ")
+            ),
+        )),
+    }
+}
+
 /// Each job's nodes: its list, or its count taken from `free` (in id order) as `placement`
-/// says.
-fn place(wanted: &[Ranks], free: &[NodeId], placement: Placement) -> Vec<Vec<NodeId>> {
+/// says over the groups `group` (per node id).
+fn place(
+    wanted: &[Ranks],
+    free: &[NodeId],
+    group: &[u32],
+    placement: Placement,
+) -> Vec<Vec<NodeId>> {
     let mut out: Vec<Vec<NodeId>> = wanted
         .iter()
         .map(|r| match r {
@@ -211,24 +264,23 @@ fn place(wanted: &[Ranks], free: &[NodeId], placement: Placement) -> Vec<Vec<Nod
         Ranks::Count(c) => c,
         _ => 0,
     };
-    let mut next = free.iter().copied();
-    match placement {
-        Placement::Packed => {
-            for (k, list) in out.iter_mut().enumerate() {
-                list.extend(next.by_ref().take(need(k)));
-            }
-        }
+    // The free nodes of each group, in id order (a BTreeMap: groups in index order).
+    let mut by_group: BTreeMap<u32, Vec<NodeId>> = BTreeMap::new();
+    for &n in free {
+        by_group.entry(group[n.idx()]).or_default().push(n);
+    }
+    let order: Vec<NodeId> = match placement {
+        Placement::Packed => by_group.into_values().flatten().collect(),
         Placement::Spread => {
-            let mut left: Vec<usize> = (0..wanted.len()).map(need).collect();
-            while left.iter().any(|&l| l > 0) {
-                for (k, l) in left.iter_mut().enumerate() {
-                    if *l > 0 {
-                        out[k].push(next.next().expect("counted against the free nodes"));
-                        *l -= 1;
-                    }
-                }
-            }
+            let deepest = by_group.values().map(Vec::len).max().unwrap_or(0);
+            (0..deepest)
+                .flat_map(|i| by_group.values().filter_map(move |g| g.get(i).copied()))
+                .collect()
         }
+    };
+    let mut next = order.into_iter();
+    for (k, list) in out.iter_mut().enumerate() {
+        list.extend(next.by_ref().take(need(k)));
     }
     out
 }
