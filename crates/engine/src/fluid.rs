@@ -30,7 +30,7 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
 /// Each link's key is the fill level at which it would saturate. The link with the least (key,
 /// link) is the next bottleneck: it freezes its unfrozen flows at the current level, which moves
 /// the key of every other link those flows cross; those are re-keyed once per bottleneck. The
-/// least is kept by a [`LinkTree`] (a tournament over the links) rather than a heap: a re-key
+/// least is kept by a `LinkTree` (a tournament over the links) rather than a heap: a re-key
 /// there walks up the tree only while the winner changes, and a link left with no unfrozen flow
 /// simply drops out, where a heap paid a sift for each. Cost: O(Σ route lengths + re-keys ·
 /// log links).
