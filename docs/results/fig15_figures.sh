@@ -1,9 +1,9 @@
 #!/bin/sh
 # Redraws the Fig. 15/16 figures in docs/results/figures from the committed full-scale data:
 # Shoal's sweep (data/fig15-full-scale.csv) for fig15a, fig15b and fig16, and that sweep beside
-# the baselines' comparison (data/fig15-baselines-full-scale.csv: DCTCP, NDP, and DCQCN twice,
-# with RED marking and with one ECN threshold) for fig15-baselines-*, so that every fabric a
-# figure compares is on it. Axis labels name the quantity and its unit. Run from the
+# the baselines' sweeps (data/fig15-baselines-full-scale.csv: DCTCP, DCQCN and NDP with htsim's
+# settings, issue 36; the earlier settings' runs are in data/earlier/) for fig15-baselines-*, so
+# that every fabric a figure compares is on it. Axis labels name the quantity and its unit. Run from the
 # repository's root:
 #   sh docs/results/fig15_figures.sh [path/to/shoal]
 set -eu
@@ -16,6 +16,7 @@ data=docs/results/data
 figures=docs/results/figures
 load="offered load (fraction of each node's link rate)"
 title="Fig. 15 workload, 512 nodes, 1,000,000 flows per point"
+base_title="512 nodes, 10^6 flows a point; baselines as htsim sets them"
 
 "$shoal" plot "$data/fig15-full-scale.csv" --x workload.load \
     --y short_fct_mean_us --y short_fct_p99_us \
@@ -42,8 +43,7 @@ baselines() {
         --x workload.load --y "$metric" --series fabric \
         --rename fig15-full-scale=Shoal --rename dctcp=DCTCP --rename ndp=NDP \
         --rename 'dcqcn=DCQCN (RED marking)' \
-        --rename 'dcqcn-threshold=DCQCN (one ECN threshold, K = 20)' \
-        --xlabel "$load" --ylabel "$label" --title "$title" \
+        --xlabel "$load" --ylabel "$label" --title "$base_title" \
         --out "$figures/fig15-baselines-$metric" "$@"
 }
 baselines short_fct_mean_us "short-flow (<= 100 KB) FCT, mean (µs)" --log-y
