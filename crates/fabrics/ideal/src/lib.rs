@@ -11,9 +11,11 @@
 //!
 //! - `scenario`: the `[switch]` table (`fabric = "ideal-switch"`).
 //! - `sim`: the event loop on the discrete-event engine.
+//! - `cost`: one send's cost from the parameters alone, the collectives' theory model.
 
 #![forbid(unsafe_code)]
 
+pub mod cost;
 pub mod scenario;
 mod sim;
 

@@ -10,6 +10,7 @@
 
 use shoal_base::{Dur, NodeId, Rate, Time};
 use shoal_fabric::{Fabric, NoProgress, RunLimits};
+use shoal_ideal::cost::SendCost as Model;
 use shoal_ideal::{IdealSwitch, SwitchSpec};
 use shoal_workload::collective::{Algorithm, CollectiveSpec, Op};
 use shoal_workload::dag::DagSource;
@@ -50,36 +51,6 @@ fn run(sw: &SwitchSpec, spec: &CollectiveSpec) -> Vec<f64> {
         .into_iter()
         .map(|t| t.expect("every send delivered").0 as f64 * 1e-12)
         .collect()
-}
-
-/// The switch's parameters as the model reads them.
-struct Model {
-    rate: f64,
-    mss: f64,
-    header: f64,
-    delay: f64,
-}
-
-impl Model {
-    fn of(sw: &SwitchSpec) -> Model {
-        Model {
-            rate: sw.link_rate.0 as f64 / 8.0,
-            mss: (sw.packet_bytes - sw.header_bytes) as f64,
-            header: sw.header_bytes as f64,
-            delay: sw.link_delay.0 as f64 * 1e-12,
-        }
-    }
-
-    /// Seconds on one link for `c` payload bytes, headers included.
-    fn wire(&self, c: f64) -> f64 {
-        (c + (c / self.mss).ceil() * self.header) / self.rate
-    }
-
-    /// One-way latency of a send of `c` bytes: both links' propagation and the switch's store
-    /// and forward of its last (at most full) packet.
-    fn latency(&self, c: f64) -> f64 {
-        2.0 * self.delay + (c.min(self.mss) + self.header) / self.rate
-    }
 }
 
 fn within(measured: f64, expected: f64, tolerance: f64, what: &str) {

@@ -44,6 +44,7 @@ use crate::point;
 use crate::scale::Settings;
 use crate::{Claim, Options, ReproError, ScaleSpec};
 use shoal_ideal::SwitchSpec;
+use shoal_ideal::cost::SendCost;
 use shoal_plot::{Axis, Figure, Kind, Series};
 use shoal_scenario::{Scenario, WorkloadSpec};
 use shoal_workload::collective::Op;
@@ -534,36 +535,13 @@ impl Results<'_> {
     }
 }
 
-/// The ideal switch's cost model from its parameters alone.
-struct Model {
-    /// Bytes per second.
-    rate: f64,
-    mss: f64,
-    header: f64,
-    delay: f64,
+/// The ideal switch's cost model from its parameters alone: one send's costs
+/// (`shoal_ideal::cost`) composed into each collective's completion time.
+trait CollectiveModel {
+    fn time(&self, coll: Coll, n: f64, s: f64) -> f64;
 }
 
-impl Model {
-    fn of(sw: &SwitchSpec) -> Model {
-        Model {
-            rate: sw.link_rate.0 as f64 / 8.0,
-            mss: f64::from(sw.packet_bytes - sw.header_bytes),
-            header: f64::from(sw.header_bytes),
-            delay: sw.link_delay.0 as f64 * 1e-12,
-        }
-    }
-
-    /// Seconds on one link for `c` payload bytes, headers included.
-    fn wire(&self, c: f64) -> f64 {
-        (c + (c / self.mss).ceil() * self.header) / self.rate
-    }
-
-    /// One-way latency of a send of `c` bytes: both links and the switch's store and forward
-    /// of its last packet.
-    fn latency(&self, c: f64) -> f64 {
-        2.0 * self.delay + (c.min(self.mss) + self.header) / self.rate
-    }
-
+impl CollectiveModel for SendCost {
     /// The model's completion time of `coll` over `n` ranks of `s` bytes each. Chunks are
     /// S/n (NCCL cuts them in whole bytes; the fraction is below one byte).
     ///
@@ -650,7 +628,7 @@ fn claims(r: &Results, sw: &SwitchSpec) -> Vec<Claim> {
 
     // The ideal switch against its cost model, every size (the tree's: every size whose
     // pipeline is at least as long as the trees are deep).
-    let model = Model::of(sw);
+    let model = SendCost::of(sw);
     let depth = 2.0 * n.log2().floor();
     for coll in Coll::ALL {
         let deep = |s: u64| f64::from(tree_chunks(s)) >= depth;
@@ -979,7 +957,7 @@ mod tests {
     fn the_model_takes_2_log2_n_steps_and_sizes_read_short() {
         // One byte a second, packets of one byte without headers, no propagation: a send of
         // c bytes takes c on the wire and 1 of latency (its last packet stored and forwarded).
-        let m = Model {
+        let m = SendCost {
             rate: 1.0,
             mss: 1.0,
             header: 0.0,
