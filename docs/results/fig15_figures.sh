@@ -1,9 +1,8 @@
 #!/bin/sh
-# Redraws the Fig. 15/16 figures in docs/results/figures from the committed full-scale data:
-# Shoal's sweep (data/fig15-full-scale.csv) for fig15a, fig15b and fig16, and that sweep beside
-# the baselines' sweeps (data/fig15-baselines-full-scale.csv: DCTCP, DCQCN and NDP with htsim's
-# settings, issue 36; the earlier settings' runs are in data/earlier/) for fig15-baselines-*, so
-# that every fabric a figure compares is on it. Axis labels name the quantity and its unit. Run from the
+# Redraws Shoal's own Fig. 15/16 figures in docs/results/figures (fig15a, fig15b, fig16) from its
+# committed full-scale sweep (data/fig15-full-scale.csv). The figures with every fabric,
+# fig15-baselines-*, are written by the full-scale run of `shoal repro fig15-baselines` itself
+# (docs/results/baselines.md). Axis labels name the quantity and its unit. Run from the
 # repository's root:
 #   sh docs/results/fig15_figures.sh [path/to/shoal]
 set -eu
@@ -16,7 +15,6 @@ data=docs/results/data
 figures=docs/results/figures
 load="offered load (fraction of each node's link rate)"
 title="Fig. 15 workload, 512 nodes, 1,000,000 flows per point"
-base_title="512 nodes, 10^6 flows a point; baselines as htsim sets them"
 
 "$shoal" plot "$data/fig15-full-scale.csv" --x workload.load \
     --y short_fct_mean_us --y short_fct_p99_us \
@@ -35,17 +33,3 @@ base_title="512 nodes, 10^6 flows a point; baselines as htsim sets them"
     --xlabel "$load" --ylabel "Shoal: largest reordering buffer (KB)" \
     --title "$title" --out "$figures/fig16-reordering"
 
-baselines() {
-    metric=$1
-    label=$2
-    shift 2
-    "$shoal" plot "$data/fig15-full-scale.csv" "$data/fig15-baselines-full-scale.csv" \
-        --x workload.load --y "$metric" --series fabric \
-        --rename fig15-full-scale=Shoal --rename dctcp=DCTCP --rename ndp=NDP \
-        --rename 'dcqcn=DCQCN (RED marking)' \
-        --xlabel "$load" --ylabel "$label" --title "$base_title" \
-        --out "$figures/fig15-baselines-$metric" "$@"
-}
-baselines short_fct_mean_us "short-flow (<= 100 KB) FCT, mean (µs)" --log-y
-baselines short_fct_p99_us "short-flow (<= 100 KB) FCT, 99th percentile (µs)" --log-y
-baselines long_goodput_gbps "long-flow (>= 1 MB) goodput, mean (Gb/s)"

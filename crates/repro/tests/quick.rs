@@ -257,30 +257,30 @@ fn fig11_relative_cost() {
     common::check("fig11", true);
 }
 
-/// Shoal against its Fig. 15 baselines on 64 nodes, loads 0.2 and 0.7, 10,000 completed flows
-/// on every fabric: milliseconds of simulated time, far from the steady state of the paper's
-/// million flows (see docs/results/baselines.md). At this scale the epoch is short, so Shoal's
-/// mean short-flow FCT is well below every baseline's (0.32-0.34x with htsim's 1 us links)
-/// instead of comparable or slightly above (those three claims miss), and the low-load tail
-/// ratio against NDP is 2.15x against 1.5x (a miss, above the tolerance's 2.03x). Every verdict
-/// is pinned, those near their tolerances' edges too (DCTCP's low-load tail, 2.07x against
-/// 1.95x; the torus's goodput, 6.35x against 6.48x): a change that flips one updates the pin
-/// and says why. The figures are written.
+/// Shoal against its Fig. 15 baselines on the paper's 512 nodes, loads 0.2 and 0.7, 10,000
+/// completed flows on every fabric: about a millisecond of simulated time, far from the steady
+/// state of the full scale's million flows, but on the full scale's rack, so that the verdicts
+/// are the full scale's except where the short run shows (docs/results/baselines.md, "Quick and
+/// full scale"). Every verdict is pinned: a change that flips one updates the pin and says why.
+/// The figures are written.
 #[test]
 fn fig15_baselines() {
     let dir = common::plots_dir("fig15-baselines");
-    // Exact verdicts, with htsim's settings for the baselines (issue 36: 1 us links, DCTCP
-    // marking at 15 packets, ...): the four misses are NDP's low-load tail ratio (2.15x against
-    // 1.5x: at half Shoal's bandwidth the largest short flows serialise twice as long) and the
-    // three mean-FCT ratios (Shoal's mean about a third of the baselines' at 64 nodes). DCTCP's
-    // low-load tail ratio, a miss at 1.85x with our earlier settings, passes at 2.07x.
+    // The misses the full scale has too: the tail ratios against DCTCP and DCQCN at low and
+    // high load (1.3-1.4x against 3x and 2x) and the torus's "up to" tail ratio (below its
+    // band here, above it at full scale). Two verdicts differ from the full scale's: NDP's
+    // mean ratio (0.95x, "slightly higher" misses; 1.01x at full scale) and NDP's high-load
+    // tail (1.37x passes; 1.22x at full scale). The torus's goodput claim is not reported: no
+    // torus long flow completes in 10,000 flows.
     let claims = common::run("fig15-baselines", true);
-    assert_eq!(claims.len(), 16, "{} claims", claims.len());
+    assert_eq!(claims.len(), 15, "{} claims", claims.len());
     let misses = [
-        "short-flow p99 FCT, NDP / Shoal, low load",
-        "short-flow mean FCT, Shoal / DCTCP",
-        "short-flow mean FCT, Shoal / DCQCN",
+        "short-flow p99 FCT, DCTCP / Shoal, low load",
+        "short-flow p99 FCT, DCTCP / Shoal, high load",
+        "short-flow p99 FCT, DCQCN / Shoal, low load",
+        "short-flow p99 FCT, DCQCN / Shoal, high load",
         "short-flow mean FCT, Shoal / NDP",
+        "short-flow p99 FCT, torus / Shoal",
     ];
     for c in &claims {
         let miss = misses.iter().any(|m| c.claim.starts_with(m));
