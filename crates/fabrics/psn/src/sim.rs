@@ -478,7 +478,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         r.solve_at = None;
         r.solves += 1;
         let mut changed = Vec::new();
-        for (flow, rate) in r.ctl.solve() {
+        for &(flow, rate) in r.ctl.solve() {
             let rate = rate as u64;
             if r.told.insert(flow, rate) != Some(rate) {
                 changed.push((flow, rate));
