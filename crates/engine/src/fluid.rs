@@ -14,6 +14,9 @@
 
 use shoal_base::{Dur, Time};
 
+mod set;
+pub use set::MaxMinSet;
+
 /// Max-min fair rates by progressive filling, for flows that load each of their links with a
 /// fixed fraction of their rate. `capacity[l]` is link `l`'s capacity; every route must load at
 /// least one link with a positive fraction. Returns the rates in the order of `routes`.
@@ -24,8 +27,9 @@ pub fn max_min(capacity: &[f64], routes: &[&[(u32, f64)]]) -> Vec<f64> {
 }
 
 /// The progressive-filling solver of [`max_min`], holding its buffers between computations so
-/// that a caller solving again and again (R2C2 recomputes every broadcast delay) allocates
-/// nothing once they have grown.
+/// that a caller solving again and again allocates nothing once they have grown. (A caller
+/// whose flow set changes little between computations keeps the per-link lists as well with
+/// [`MaxMinSet`].)
 ///
 /// Each link's key is the fill level at which it would saturate. The link with the least (key,
 /// link) is the next bottleneck: it freezes its unfrozen flows at the current level, which moves
@@ -156,19 +160,6 @@ impl MaxMin {
         }
         assert!(self.frozen.iter().all(|&f| f), "a flow loads no link");
         &self.rate
-    }
-
-    /// The (fraction, rate) of every flow of the last computation that crosses link `l`, in
-    /// route order; none before the first computation.
-    pub fn on_link(&self, l: usize) -> impl Iterator<Item = (f64, f64)> + '_ {
-        let span = match (self.first.get(l), self.first.get(l + 1)) {
-            (Some(&a), Some(&b)) => a as usize..b as usize,
-            _ => 0..0,
-        };
-        self.users[span.clone()]
-            .iter()
-            .zip(&self.fraction[span])
-            .map(|(&f, &c)| (c, self.rate[f as usize]))
     }
 }
 

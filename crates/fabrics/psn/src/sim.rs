@@ -445,7 +445,7 @@ impl<'a, T: Transport> Sim<'a, T> {
         let route = r.ctl.route(&self.topo, rec.src.0 as u32, rec.dst.0 as u32);
         let rate = r.ctl.start_rate(&route) as u64;
         r.pending.insert(record, route);
-        r.told.insert(record, rate);
+        r.told.tell(record, rate);
         let at = now + r.delay;
         self.q.schedule(at, Ev::R2c2Start { flow: record });
         let slot = self.slot_of[record as usize];
@@ -463,7 +463,7 @@ impl<'a, T: Transport> Sim<'a, T> {
             r.ctl.insert(record, route);
         } else {
             r.ctl.remove(record);
-            r.told.remove(&record);
+            r.told.forget(record);
         }
         if r.solve_at.is_none() {
             let at = next_solve(now, r.delay);
@@ -478,9 +478,9 @@ impl<'a, T: Transport> Sim<'a, T> {
         r.solve_at = None;
         r.solves += 1;
         let mut changed = Vec::new();
-        for (flow, rate) in r.ctl.solve() {
+        for &(flow, rate) in r.ctl.solve() {
             let rate = rate as u64;
-            if r.told.insert(flow, rate) != Some(rate) {
+            if r.told.tell(flow, rate) {
                 changed.push((flow, rate));
             }
         }
