@@ -359,17 +359,14 @@ fn run_point(opts: &Options, run: &Run) -> Result<(Point, String), ReproError> {
     Ok((p, line))
 }
 
-/// Ratios `f(base, shoal)` at the measured loads within `[lo, hi]` where both have a value.
+/// Ratios `f(base, shoal)` at the measured loads of `band` where both have a value.
 fn ratios(
     shoal: &Line,
     other: &Line,
-    (lo, hi): (f64, f64),
+    band: (f64, f64),
     f: &dyn Fn(&Point, &Point) -> Option<f64>,
 ) -> Vec<(f64, f64)> {
-    shoal
-        .points
-        .iter()
-        .filter(|p| p.load >= lo - 1e-9 && p.load <= hi + 1e-9)
+    band_points(shoal, band)
         .filter_map(|s| {
             let o = other.at(s.load)?;
             f(o, s).filter(|r| r.is_finite()).map(|r| (s.load, r))
@@ -379,10 +376,7 @@ fn ratios(
 
 /// "0.2: Shoal 11.91 vs DCTCP 22.03 us": one measure of Shoal and `other` at each load of `band`.
 fn side_by_side(shoal: &Line, other: &Line, band: (f64, f64), f: fn(&Point) -> f64) -> String {
-    let each: Vec<String> = shoal
-        .points
-        .iter()
-        .filter(|p| p.load >= band.0 - 1e-9 && p.load <= band.1 + 1e-9)
+    let each: Vec<String> = band_points(shoal, band)
         .filter_map(|s| {
             let o = other.at(s.load)?;
             Some(format!(
